@@ -1,0 +1,75 @@
+"""Reading datasets in the article-extraction layout: ``html/<id>.html.gz`` + ``ground-truth.json``.
+
+Pages are yielded one at a time (the HTML is read when the page is reached), so a dataset of any
+size is read in bounded memory. A page's *site* is the host of its ``url``; a page without a url
+is its own site, so that site-grouped splits never put two unrelated pages together.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+__all__ = ["LabelledPage", "site_of", "read_dataset", "dataset_size"]
+
+
+@dataclass(frozen=True)
+class LabelledPage:
+    id: str
+    url: str
+    site: str
+    html: bytes
+    truth: str  # articleBody: the main content as text
+    dataset: str
+
+
+def site_of(url: str | None, fallback: str) -> str:
+    """The host of ``url`` without ``www.``; ``fallback`` (unique per page) when there is none."""
+    host = urlsplit(url).hostname if url else None
+    if not host:
+        return f"page:{fallback}"
+    return host[4:] if host.startswith("www.") else host
+
+
+def _ground_truth(directory: Path) -> dict:
+    path = directory / "ground-truth.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{directory} has no ground-truth.json: not a dataset directory")
+    with path.open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def dataset_size(directory: str | Path) -> int:
+    return len(_ground_truth(Path(directory)))
+
+
+def read_dataset(directory: str | Path, ids: set[str] | None = None) -> Iterator[LabelledPage]:
+    """Yield the dataset's pages in id order (only ``ids`` if given)."""
+    directory = Path(directory)
+    truth = _ground_truth(directory)
+    for page_id in sorted(truth):
+        if ids is not None and page_id not in ids:
+            continue
+        record = truth[page_id]
+        html_path = directory / "html" / f"{page_id}.html.gz"
+        if not html_path.is_file():
+            html_path = directory / "html" / f"{page_id}.html"
+            if not html_path.is_file():
+                continue
+            data = html_path.read_bytes()
+        else:
+            with gzip.open(html_path, "rb") as handle:
+                data = handle.read()
+        url = record.get("url") or ""
+        yield LabelledPage(
+            id=page_id,
+            url=url,
+            site=site_of(url, f"{directory.name}/{page_id}"),
+            html=data,
+            truth=record.get("articleBody") or "",
+            dataset=directory.name,
+        )

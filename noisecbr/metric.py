@@ -1,0 +1,101 @@
+"""The shingle metric of the article-extraction layout (modernweb-dev/README.md).
+
+Tokens are ``\\w+`` matches (Unicode, case kept), shingles are 4-token windows counted as a
+multiset. Per page TP = Σ min(true, pred), FP = Σ max(0, pred − true), FN = Σ max(0, true − pred),
+divided by their sum so that every page weighs the same. Precision is the mean over pages with
+TP + FP > 0, recall the mean over pages with TP + FN > 0 (a page with FP = FN = 0 scores 1 on both,
+TP = FP = 0 gives precision 0, TP = FN = 0 recall 0), and F1 = 2PR / (P + R) of the two means.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .subtrees import WORD
+
+__all__ = ["SHINGLE", "tokens", "shingles", "PageScore", "score_page", "Scores", "aggregate", "bootstrap_f1"]
+
+SHINGLE = 4
+
+
+def tokens(text: str) -> list[str]:
+    return WORD.findall(text)
+
+
+def shingles(words: Sequence[str], n: int = SHINGLE) -> Counter:
+    """Multiset of n-token windows; a text shorter than n is one shingle of all its tokens."""
+    if len(words) < n:
+        return Counter([tuple(words)]) if words else Counter()
+    return Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
+
+
+@dataclass(frozen=True)
+class PageScore:
+    """Shares of one page's shingles: true positive, false positive, false negative."""
+
+    tp: float
+    fp: float
+    fn: float
+
+    @property
+    def precision(self) -> float:
+        if self.tp + self.fp > 0:
+            return self.tp / (self.tp + self.fp)
+        return 1.0 if self.fn == 0 else 0.0  # both empty: right; nothing returned: wrong
+
+    @property
+    def recall(self) -> float:
+        if self.tp + self.fn > 0:
+            return self.tp / (self.tp + self.fn)
+        return 1.0 if self.fp == 0 else 0.0
+
+
+def score_page(predicted: str, truth: str) -> PageScore:
+    pred, true = shingles(tokens(predicted)), shingles(tokens(truth))
+    tp = sum(min(count, true[s]) for s, count in pred.items() if s in true)
+    fp = sum(pred.values()) - tp
+    fn = sum(true.values()) - tp
+    total = tp + fp + fn
+    if total == 0:
+        return PageScore(0.0, 0.0, 0.0)
+    return PageScore(tp / total, fp / total, fn / total)
+
+
+@dataclass(frozen=True)
+class Scores:
+    precision: float
+    recall: float
+    f1: float
+    pages: int
+
+    def __str__(self) -> str:
+        return f"P {self.precision:.3f}  R {self.recall:.3f}  F1 {self.f1:.3f}  ({self.pages} pages)"
+
+
+def _f1(p: float, r: float) -> float:
+    return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+def aggregate(pages: Sequence[PageScore]) -> Scores:
+    """Macro precision, recall and F1 over pages, as the layout's README defines them."""
+    precision = float(np.mean([p.precision for p in pages])) if pages else 0.0
+    recall = float(np.mean([p.recall for p in pages])) if pages else 0.0
+    return Scores(precision, recall, _f1(precision, recall), len(pages))
+
+
+def bootstrap_f1(pages: Sequence[PageScore], rounds: int = 1000, seed: int = 0) -> float:
+    """Half-width of the 95 % bootstrap interval of F1 over pages."""
+    if len(pages) < 2:
+        return 0.0
+    precision = np.array([p.precision for p in pages])
+    recall = np.array([p.recall for p in pages])
+    rng = np.random.default_rng(seed)
+    samples = rng.integers(0, len(pages), size=(rounds, len(pages)))
+    ps, rs = precision[samples].mean(axis=1), recall[samples].mean(axis=1)
+    f1 = np.where(ps + rs > 0, 2 * ps * rs / np.maximum(ps + rs, 1e-12), 0.0)
+    low, high = np.percentile(f1, [2.5, 97.5])
+    return float((high - low) / 2)

@@ -1,0 +1,45 @@
+"""The result of cleaning a page: kept HTML, main-content text and the decisions that led there."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["LABELS", "Decision", "CleanResult"]
+
+#: Class order of every model output and every one-hot target: [1 0 0] noise, [0 1 0] data,
+#: [0 0 1] mixture, as in the paper.
+LABELS: tuple[str, str, str] = ("noise", "data", "mixture")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the cleaner decided for one subtree."""
+
+    path: str
+    tag: str
+    label: str  # noise (removed) | data (kept whole) | mixture (descended into)
+    probabilities: tuple[float, float, float]  # in LABELS order
+    text_length: int
+
+
+@dataclass
+class CleanResult:
+    """A cleaned page: ``.html`` (valid HTML), ``.text`` (main content) and ``.decisions``."""
+
+    html: str
+    text: str
+    decisions: list[Decision] = field(default_factory=list)
+    url: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "text": self.text,
+            "html": self.html,
+            "decisions": [asdict(decision) for decision in self.decisions],
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)

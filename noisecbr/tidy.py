@@ -1,0 +1,250 @@
+"""HTML bytes or text → the tidied lxml ``<body>`` every later stage works on.
+
+Tidying decodes the input (BOM, then a declared charset, then a detector), parses it with lxml
+(fast, the default) or html5lib (spec-conformant, about 40× slower), and removes what a reader
+never sees: script, style, noscript, template, comments, processing instructions and elements
+hidden by ``hidden``, ``aria-hidden="true"`` or an inline ``display:none``/``visibility:hidden``.
+Whitespace is normalised when text is read (see ``normalize_space``), not in the tree, so that
+``<pre>`` keeps its layout in the HTML output.
+
+Every traversal here is iterative: a page nested 100 000 levels deep must not reach Python's
+recursion limit.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from typing import Literal
+
+from lxml import etree, html
+
+__all__ = [
+    "InputError",
+    "EmptyInputError",
+    "BinaryInputError",
+    "InputTooLargeError",
+    "DEFAULT_MAX_BYTES",
+    "decode",
+    "tidy",
+    "normalize_space",
+    "drop_elements",
+]
+
+Parser = Literal["lxml", "html5lib"]
+
+#: Pages larger than this are refused (50 MB: the largest of the ~2 300 development pages is
+#: under 5 MB; a bigger "page" is almost always a data dump or an attack on memory).
+DEFAULT_MAX_BYTES = 50_000_000
+
+#: Elements whose content is never shown to a reader.
+INVISIBLE_TAGS = ("script", "style", "noscript", "template", "head", "link", "meta", "object",
+                  "embed", "param", "canvas", "map", "datalist", "dialog", "title", "base")
+
+#: A ``<noscript>`` with more text than this is the page's no-JavaScript rendering (forums such as
+#: Discourse serve the whole thread there) and is kept; smaller ones are "enable JavaScript"
+#: notices and tracking pixels. 500 characters: those notices stay under 200 in the dev pages,
+#: the thread renderings start at a few thousand.
+NOSCRIPT_CONTENT_CHARS = 500
+
+#: React streams server-rendered Suspense segments as ``<div hidden id="S:n">`` and moves them into
+#: view with script: they are what a reader sees, so ``hidden`` does not remove them.
+_STREAMED_SEGMENT = re.compile(r"S:\d+$")
+
+#: Elements that belong in <head>; anything else found there (libxml2 leaves body content in the
+#: head of some malformed pages) is moved to the start of the body.
+_HEAD_TAGS = frozenset(("title", "meta", "link", "style", "script", "base", "noscript",
+                        "template"))
+
+#: Control bytes other than whitespace: more than this share of the first 4 kB means the input is
+#: binary (images, archives, PDFs), not HTML. Real HTML in any encoding has almost none.
+BINARY_CONTROL_SHARE = 0.10
+
+_HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_\-:.]+)""", re.I)
+_SPACE = re.compile(r"\s+")
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+class InputError(ValueError):
+    """The input cannot be read as an HTML page."""
+
+
+class EmptyInputError(InputError):
+    """The input is empty or holds only whitespace."""
+
+
+class BinaryInputError(InputError):
+    """The input is binary data (an image, an archive…), not HTML."""
+
+
+class InputTooLargeError(InputError):
+    """The input is larger than the configured limit."""
+
+
+def normalize_space(text: str) -> str:
+    """Collapse runs of whitespace to one space and strip the ends."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def _looks_binary(data: bytes) -> bool:
+    head = data[:4096]
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return False
+    controls = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27))
+    return controls > BINARY_CONTROL_SHARE * len(head)
+
+
+def decode(data: bytes | str) -> str:
+    """Decode page bytes: BOM first, then a ``<meta charset>``/http-equiv, then detection.
+
+    A declared charset that fails to decode the bytes (a mis-declared page) falls through to
+    UTF-8 and then to charset-normalizer's guess, so a wrong declaration never loses the page.
+    """
+    if isinstance(data, str):
+        return data
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return data[len(bom):].decode(encoding, errors="replace")
+    candidates: list[str] = []
+    declared = _META_CHARSET.search(data[:8192])
+    if declared:
+        candidates.append(declared.group(1).decode("ascii", "ignore"))
+    candidates.append("utf-8")
+    for encoding in candidates:
+        try:
+            codecs.lookup(encoding)
+            return data.decode(encoding)
+        except (LookupError, UnicodeDecodeError):
+            continue
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data[:200_000]).best()
+    encoding = best.encoding if best is not None else "cp1252"
+    return data.decode(encoding, errors="replace")
+
+
+def _parse_lxml(text: str) -> etree._Element:
+    # huge_tree lifts libxml2's depth (256) and text-size limits, so deep or huge pages are
+    # parsed whole instead of being cut off silently.
+    parser = html.HTMLParser(remove_comments=True, remove_pis=True, huge_tree=True)
+    # lxml refuses str input that carries an XML encoding declaration.
+    text = re.sub(r"^\s*<\?xml[^>]*>", "", text, count=1)
+    root = html.document_fromstring(text, parser=parser, ensure_head_body=True)
+    return root
+
+
+def _parse_html5lib(text: str) -> etree._Element:
+    import html5lib
+
+    root = html5lib.parse(text, treebuilder="lxml", namespaceHTMLElements=False)
+    return root.getroot() if hasattr(root, "getroot") else root
+
+
+def _is_hidden(element: etree._Element) -> bool:
+    attrib = element.attrib
+    if not attrib:
+        return False
+    if "hidden" in attrib and not _STREAMED_SEGMENT.match(attrib.get("id", "")):
+        return True
+    if attrib.get("aria-hidden", "").strip().lower() == "true":
+        return True
+    style = attrib.get("style")
+    return bool(style and _HIDDEN_STYLE.search(style))
+
+
+def drop_elements(elements) -> None:
+    """Detach elements from their tree, keeping each one's tail text (it belongs to the parent)."""
+    for element in elements:
+        parent = element.getparent()
+        if parent is None:
+            continue
+        tail = element.tail
+        if tail:
+            previous = element.getprevious()
+            if previous is not None:
+                previous.tail = (previous.tail or "") + tail
+            else:
+                parent.text = (parent.text or "") + tail
+        parent.remove(element)
+
+
+def _body_of(root: etree._Element) -> etree._Element:
+    """The page's body, with content that libxml2 left outside it on malformed pages moved in:
+    elements in the head that do not belong there go to the body's start, elements beside the
+    body (after a premature ``</html>`` or ``</body>``) to its end, each in document order."""
+    body = root.find("body")
+    if body is None:
+        body = root.find(".//body")
+    if body is None:
+        body = etree.SubElement(root, "body")
+    head = root.find("head")
+    if head is not None:
+        stray = [c for c in head if isinstance(c.tag, str) and c.tag not in _HEAD_TAGS]
+        for position, element in enumerate(stray):
+            body.insert(position, element)
+    if body.getparent() is root:
+        for child in list(root):
+            if child is not body and child is not head and isinstance(child.tag, str):
+                body.append(child)
+    # After a premature </html>, libxml2 starts a second top-level <html> beside the first.
+    for sibling in list(root.itersiblings()):
+        if isinstance(sibling.tag, str):
+            for child in list(sibling):
+                if isinstance(child.tag, str) and child.tag not in ("head",):
+                    body.append(child)
+    return body
+
+
+def tidy(
+    source: bytes | str,
+    *,
+    parser: Parser = "lxml",
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> etree._Element:
+    """Parse a page and return its tidied ``<body>`` element.
+
+    Raises :class:`EmptyInputError`, :class:`BinaryInputError` or :class:`InputTooLargeError`
+    for input that is not a page; malformed HTML is repaired by the parser, never refused.
+    """
+    if parser not in ("lxml", "html5lib"):
+        raise ValueError(f"unknown parser {parser!r}: use 'lxml' or 'html5lib'")
+    size = len(source.encode("utf-8", "ignore")) if isinstance(source, str) else len(source)
+    if size > max_bytes:
+        raise InputTooLargeError(f"input is {size:,} bytes, over the limit of {max_bytes:,}")
+    if isinstance(source, bytes) and _looks_binary(source):
+        raise BinaryInputError("input looks like binary data, not HTML")
+    text = decode(source)
+    text = text.replace("\x00", "")
+    if not text.strip():
+        raise EmptyInputError("input is empty")
+    if isinstance(source, str) and _looks_binary(text[:4096].encode("utf-8", "ignore")):
+        raise BinaryInputError("input looks like binary data, not HTML")
+    try:
+        root = _parse_html5lib(text) if parser == "html5lib" else _parse_lxml(text)
+    except (etree.ParserError, ValueError) as error:
+        raise InputError(f"cannot parse input as HTML: {error}") from error
+    body = _body_of(root)
+    _remove_invisible(body)
+    return body
+
+
+def _remove_invisible(body: etree._Element) -> None:
+    doomed = []
+    # body.iter() is a C-level iterator: no recursion, whatever the depth.
+    for element in body.iter():
+        tag = element.tag
+        if not isinstance(tag, str):  # comments, processing instructions, entities
+            doomed.append(element)
+        elif tag == "noscript":
+            if len(element.text_content()) < NOSCRIPT_CONTENT_CHARS:
+                doomed.append(element)
+        elif tag in INVISIBLE_TAGS or _is_hidden(element):
+            doomed.append(element)
+    drop_elements(doomed)

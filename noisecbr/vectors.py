@@ -1,0 +1,269 @@
+"""Subtree vectors: the paper's eq. 1 leaf-frequency shares plus the features that decide noise.
+
+Eq. 1 (Htwe): for each leaf-node type n of a fixed vocabulary, x_n = S_n / T_n, the number of the
+subtree's leaves of type n over the number of its leaves. A *leaf* is an element without element
+children (typed by its tag, see :data:`LEAF_TYPES`) or a text piece of an element that also has
+element children (type ``text``: running text mixed with markup).
+
+The full vector appends feature groups, each scaled to about [0, 1]:
+
+``text``       log text length and words, link density, punctuation and stop-word rates, how much
+               of the subtree's text is its root's own, its share of the page's text
+``structure``  depth, position in the page, children, size
+``tag``        one-hot of the subtree root's tag group
+``attributes`` noise/content keywords found in the root's class, id, role and aria-label
+``context``    the same keywords on any ancestor, the ancestors' landmark tags, and the parent's
+               text features
+
+All vectors of a page come from one :class:`~noisecbr.subtrees.ElementTable`: one walk, then
+numpy. Changing anything here changes :data:`VECTOR_SCHEMA`, so models trained on other vectors
+are refused instead of silently mis-read.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+
+from .subtrees import ElementTable
+
+__all__ = [
+    "VECTOR_SCHEMA",
+    "LEAF_TYPES",
+    "TAG_GROUPS",
+    "KEYWORDS",
+    "FEATURE_GROUPS",
+    "FEATURE_NAMES",
+    "leaf_counts",
+    "leaf_shares",
+    "vectorize",
+]
+
+#: Bumped whenever a feature's definition, order or scaling changes.
+VECTOR_SCHEMA = 1
+
+#: Leaf-node types of eq. 1 (30). Tags not listed count as ``other``; ``text`` is running text
+#: beside child elements. Grouped types: media = video/audio/svg/picture/canvas/source,
+#: code = code/pre/kbd/samp, inline = em/strong/b/i/u/small/mark/sup/sub/abbr/cite/q.
+LEAF_TYPES: tuple[str, ...] = (
+    "a", "img", "input", "select", "option", "button", "textarea", "label", "li", "td", "th",
+    "p", "h1", "h2", "h3", "h4", "h5", "h6", "span", "div", "text", "br", "hr", "iframe",
+    "media", "code", "inline", "time", "figcaption", "other",
+)
+_LEAF_ALIASES = {
+    **{t: "media" for t in ("video", "audio", "svg", "picture", "canvas", "source")},
+    **{t: "code" for t in ("code", "pre", "kbd", "samp")},
+    **{t: "inline" for t in "em strong b i u small mark sup sub abbr cite q".split()},
+}
+_LEAF_INDEX = {name: i for i, name in enumerate(LEAF_TYPES)}
+_TEXT_LEAF = _LEAF_INDEX["text"]
+_OTHER_LEAF = _LEAF_INDEX["other"]
+
+#: Tag groups of the subtree root (one-hot).
+TAG_GROUPS: tuple[str, ...] = (
+    "div", "section", "article", "main", "nav", "header", "footer", "aside", "list", "li", "p",
+    "a", "span", "table", "tr", "cell", "form", "control", "heading", "img", "figure",
+    "blockquote", "code", "dl", "inline", "other",
+)
+_TAG_ALIASES = {
+    "ul": "list", "ol": "list", "menu": "list", "td": "cell", "th": "cell",
+    "thead": "table", "tbody": "table", "tfoot": "table", "caption": "table",
+    "input": "control", "button": "control", "select": "control", "textarea": "control",
+    "label": "control", "option": "control", "fieldset": "form",
+    **{f"h{k}": "heading" for k in range(1, 7)}, "hgroup": "heading",
+    "picture": "img", "svg": "img", "video": "img", "iframe": "img", "figcaption": "figure",
+    "pre": "code", "dt": "dl", "dd": "dl",
+    **{t: "inline" for t in "em strong b i u small mark sup sub abbr cite q time".split()},
+}
+_TAG_INDEX = {name: i for i, name in enumerate(TAG_GROUPS)}
+
+#: Keywords looked for in class / id / role / aria-label (lower-cased, as substrings of tokens):
+#: the vocabulary front-end developers use for page furniture, and for content.
+KEYWORDS: tuple[str, ...] = (
+    "nav", "menu", "header", "footer", "sidebar", "aside", "breadcrumb", "cookie", "consent",
+    "banner", "share", "social", "related", "recommend", "comment", "advert", "sponsor", "promo",
+    "newsletter", "subscribe", "modal", "widget", "tag", "author", "date", "pagination", "search",
+    "login", "copyright", "skip", "toolbar", "ad",
+    "article", "content", "main", "post", "entry", "body", "text", "story", "caption", "title",
+)
+#: ``ad`` only as a whole token (``ad``, ``ads``: ``ad-slot``), never inside ``header``/``load``.
+_WHOLE_TOKEN_KEYWORDS = {"ad": ("ad", "ads")}
+_ATTRIBUTE_TOKEN = re.compile(r"[a-z]+")
+
+
+@functools.lru_cache(maxsize=65536)
+def _token_keywords(token: str) -> tuple[int, ...]:
+    # Cached per token: tokens repeat across a page's elements and across pages, so the
+    # substring scan runs once per distinct token.
+    return tuple(
+        i for i, keyword in enumerate(KEYWORDS)
+        if (token in _WHOLE_TOKEN_KEYWORDS[keyword] if keyword in _WHOLE_TOKEN_KEYWORDS
+            else keyword in token)
+    )
+
+
+@functools.lru_cache(maxsize=65536)
+def _keywords_of(value: str) -> list[int]:
+    found: list[int] = []
+    for token in _ATTRIBUTE_TOKEN.findall(value.lower()):
+        found.extend(_token_keywords(token))
+    return found
+
+
+#: Landmark tags whose descendants are furniture (or content) whatever their own markup says.
+_LANDMARKS = ("nav", "header", "footer", "aside", "form", "article", "main")
+
+_STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    also may might must shall one two new like get got said says le la les des et est un une
+    der die das und ist nicht el los las y que en del""".split()
+)
+
+_TEXT_FEATURES = ("log_chars", "log_words", "link_density", "punct_rate", "stop_share",
+                  "own_share", "page_share", "chars_per_element")
+_STRUCTURE_FEATURES = ("depth", "log_depth", "position_start", "position_end", "log_children",
+                       "log_size", "page_size_share")
+FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
+    "leaf": tuple(f"leaf:{t}" for t in LEAF_TYPES),
+    "text": _TEXT_FEATURES,
+    "structure": _STRUCTURE_FEATURES,
+    "tag": tuple(f"tag:{t}" for t in TAG_GROUPS),
+    "attributes": tuple(f"kw:{k}" for k in KEYWORDS),
+    "context": tuple(f"anc_kw:{k}" for k in KEYWORDS)
+    + tuple(f"anc_tag:{t}" for t in _LANDMARKS)
+    + tuple(f"parent:{f}" for f in _TEXT_FEATURES),
+}
+FEATURE_NAMES: tuple[str, ...] = tuple(n for group in FEATURE_GROUPS.values() for n in group)
+
+
+def group_slices() -> dict[str, slice]:
+    """Column range of each feature group in the full vector."""
+    out, start = {}, 0
+    for group, names in FEATURE_GROUPS.items():
+        out[group] = slice(start, start + len(names))
+        start += len(names)
+    return out
+
+
+def leaf_type(tag: str) -> int:
+    tag = _LEAF_ALIASES.get(tag, tag)
+    return _LEAF_INDEX.get(tag, _OTHER_LEAF)
+
+
+def leaf_counts(table: ElementTable) -> np.ndarray:
+    """S_n for every subtree: an (elements × leaf types) count matrix."""
+    n = len(table)
+    own = np.zeros((n, len(LEAF_TYPES)), dtype=np.float64)
+    childless = np.flatnonzero(table.n_children == 0)
+    types = np.fromiter((leaf_type(table.tags[i]) for i in childless), dtype=np.int64,
+                        count=len(childless))
+    own[childless, types] = 1.0
+    # Text pieces owned by elements that have element children are ``text`` leaves.
+    owners = table.piece_owner
+    mixed = owners[table.n_children[owners] > 0] if len(owners) else owners
+    np.add.at(own[:, _TEXT_LEAF], mixed, 1.0)
+    cumulative = np.zeros((n + 1, len(LEAF_TYPES)))
+    np.cumsum(own, axis=0, out=cumulative[1:])
+    index = np.arange(n)
+    return cumulative[table.end] - cumulative[index]
+
+
+def leaf_shares(counts: np.ndarray) -> np.ndarray:
+    """Eq. 1: x_n = S_n / T_n (rows sum to 1; a subtree always has at least one leaf)."""
+    totals = counts.sum(axis=1, keepdims=True)
+    return counts / np.maximum(totals, 1.0)
+
+
+def _keyword_flags(table: ElementTable) -> np.ndarray:
+    flags = np.zeros((len(table), len(KEYWORDS)), dtype=np.float64)
+    for i, element in enumerate(table.elements):
+        attrib = element.attrib
+        if not attrib:
+            continue
+        value = " ".join(
+            v for k in ("class", "id", "role", "aria-label") if (v := attrib.get(k))
+        )
+        if value:
+            flags[i, _keywords_of(value)] = 1.0
+    return flags
+
+
+def _inherited(table: ElementTable, own: np.ndarray) -> np.ndarray:
+    """For each element, the OR of ``own`` over its strict ancestors (level by level)."""
+    inherited = np.zeros_like(own)
+    parent = table.parent
+    order = np.argsort(table.depth, kind="stable")
+    depths = table.depth[order]
+    bounds = np.flatnonzero(np.diff(depths)) + 1
+    for level in np.split(order, bounds)[1:]:
+        p = parent[level]
+        inherited[level] = np.maximum(inherited[p], own[p])
+    return inherited
+
+
+def _text_features(table: ElementTable) -> np.ndarray:
+    n = len(table)
+    piece_stop = np.fromiter(
+        (sum(1 for w in tokens if w.lower() in _STOP_WORDS) for tokens in table.piece_tokens),
+        dtype=np.float64, count=len(table.piece_tokens),
+    )
+    chars = table.subtree(table.piece_chars)
+    words = table.subtree(table.piece_words)
+    link_chars = table.subtree(table.piece_chars * table.piece_in_link)
+    punct = table.subtree(table.piece_punct)
+    stops = table.subtree(piece_stop)
+    own_chars = table.own(table.piece_chars)
+    size = (table.end - np.arange(n)).astype(np.float64)
+    safe_chars = np.maximum(chars, 1.0)
+    safe_words = np.maximum(words, 1.0)
+    page_chars = max(chars[0], 1.0) if n else 1.0
+    return np.column_stack([
+        np.log1p(chars) / 12.0,
+        np.log1p(words) / 10.0,
+        link_chars / safe_chars,
+        np.minimum(punct / safe_words, 1.0),
+        stops / safe_words,
+        own_chars / safe_chars,
+        chars / page_chars,
+        np.log1p(chars / size) / 8.0,
+    ])
+
+
+def vectorize(table: ElementTable) -> np.ndarray:
+    """The full float32 vector of every subtree of the page (rows in document order)."""
+    n = len(table)
+    if n == 0:
+        return np.zeros((0, len(FEATURE_NAMES)), dtype=np.float32)
+    index = np.arange(n)
+    size = (table.end - index).astype(np.float64)
+    depth = table.depth.astype(np.float64)
+    leaf = leaf_shares(leaf_counts(table))
+    text = _text_features(table)
+    structure = np.column_stack([
+        depth / max(depth.max(), 1.0),
+        np.log1p(depth) / 5.0,
+        index / n,
+        table.end / n,
+        np.log1p(table.n_children) / 6.0,
+        np.log1p(size) / 9.0,
+        size / n,
+    ])
+    tag = np.zeros((n, len(TAG_GROUPS)))
+    tag[index, [_TAG_INDEX.get(_TAG_ALIASES.get(t, t), _TAG_INDEX["other"])
+                for t in table.tags]] = 1.0
+    keywords = _keyword_flags(table)
+    landmarks = np.column_stack([[t == lm for t in table.tags] for lm in _LANDMARKS]).astype(
+        np.float64)
+    inherited = _inherited(table, np.hstack([keywords, landmarks]))
+    parent_text = text[np.maximum(table.parent, 0)]
+    parent_text[table.parent < 0] = 0.0
+    return np.hstack([leaf, text, structure, tag, keywords, inherited, parent_text]).astype(
+        np.float32)
