@@ -1,0 +1,210 @@
+"""The case base schema (SQLAlchemy 2.0 typed ORM).
+
+``Site``          one row per host (``www.`` stripped, see :func:`noisecbr.layout.site_of`)
+``Page``          a page, its tidied HTML stored once (zlib-compressed UTF-8), unique per
+                  (source, sha256 of the raw bytes)
+``Case``          one candidate subtree of a page: its path, label, text and float32 vector
+``LabelHistory``  every change of a case's label after it was created
+
+Enumerations are stored as short strings guarded by CHECK constraints, so the database stays
+readable from any SQL client. Every change here needs an Alembic migration in ``alembic/versions``
+(``tests/test_casebase_migrations.py`` fails when models and migrations disagree).
+"""
+
+from __future__ import annotations
+
+import zlib
+from datetime import datetime
+
+import numpy as np
+from sqlalchemy import (
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from noisecbr.result import LABELS
+
+__all__ = [
+    "LABELS",
+    "LABEL_SOURCES",
+    "MAX_TEXT_CHARS",
+    "Base",
+    "Site",
+    "Page",
+    "Case",
+    "LabelHistory",
+    "compress_html",
+    "decompress_html",
+    "vector_to_bytes",
+    "vector_from_bytes",
+]
+
+#: Where a label came from: the dataset's ground truth, a site template (boilerplate shared by
+#: the pages of a site), a person, or a model's prediction.
+LABEL_SOURCES: tuple[str, ...] = ("ground_truth", "site_template", "human", "model")
+
+#: A case's ``text`` is the subtree's text (its text pieces joined by one space, whitespace
+#: normalised), cut to this many characters: enough to recognise and search a subtree, while the
+#: body's text (the whole page) is not stored again for every ancestor of every paragraph.
+MAX_TEXT_CHARS = 2000
+
+#: Length of a host name (RFC 1035) and of a dataset name / external id.
+_HOST_CHARS = 255
+_NAME_CHARS = 200
+
+_NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=_NAMING)
+
+
+class Site(Base):
+    __tablename__ = "sites"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    host: Mapped[str] = mapped_column(String(_HOST_CHARS), unique=True)
+
+    pages: Mapped[list[Page]] = relationship(back_populates="site", passive_deletes=True)
+
+    def __repr__(self) -> str:
+        return f"Site(id={self.id}, host={self.host!r})"
+
+
+class Page(Base):
+    __tablename__ = "pages"
+    __table_args__ = (
+        UniqueConstraint("source", "content_hash", name="uq_pages_source_content_hash"),
+        Index("ix_pages_site_id", "site_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    site_id: Mapped[int] = mapped_column(ForeignKey("sites.id", ondelete="CASCADE"))
+    url: Mapped[str] = mapped_column(Text, default="")
+    #: The dataset's directory name, or "import" for pages added one at a time.
+    source: Mapped[str] = mapped_column(String(_NAME_CHARS))
+    #: The page's id in its source (the dataset's page id), if it has one.
+    external_id: Mapped[str | None] = mapped_column(String(_NAME_CHARS))
+    #: sha256 (hex) of the raw bytes as read, before tidying.
+    content_hash: Mapped[str] = mapped_column(String(64))
+    #: The parser that tidied the page: case paths are paths in that parser's tree.
+    parser: Mapped[str] = mapped_column(String(16), default="lxml")
+    #: ``lxml.html.tostring(body, encoding="utf-8")`` of the tidied body, zlib-compressed.
+    html: Mapped[bytes] = mapped_column(LargeBinary)
+    #: The ground-truth main content, when the page came from a labelled dataset.
+    truth: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.current_timestamp())
+
+    site: Mapped[Site] = relationship(back_populates="pages")
+    cases: Mapped[list[Case]] = relationship(back_populates="page", passive_deletes=True)
+
+    @property
+    def body_html(self) -> str:
+        return decompress_html(self.html)
+
+    def __repr__(self) -> str:
+        return f"Page(id={self.id}, source={self.source!r}, url={self.url!r})"
+
+
+class Case(Base):
+    __tablename__ = "cases"
+    __table_args__ = (
+        CheckConstraint(_one_of("label", LABELS), name="label"),
+        CheckConstraint(_one_of("label_source", LABEL_SOURCES), name="label_source"),
+        CheckConstraint("count >= 1", name="count_positive"),
+        Index("ix_cases_page_id", "page_id"),
+        Index("ix_cases_label", "label"),
+        Index("ix_cases_label_source", "label_source"),
+        Index("ix_cases_schema_version", "schema_version"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    page_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"))
+    #: XPath with positions of the subtree's root in the tidied page (``ElementTable.paths``).
+    path: Mapped[str] = mapped_column(Text)
+    #: The root's index in document order (0 = body): cases of a page sort into tree order.
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    tag: Mapped[str] = mapped_column(String(64))
+    label: Mapped[str] = mapped_column(String(8))
+    label_source: Mapped[str] = mapped_column(String(16))
+    #: The subtree's text, whitespace-normalised, at most :data:`MAX_TEXT_CHARS` characters.
+    text: Mapped[str] = mapped_column(Text, default="")
+    #: float32 little-endian bytes of the subtree's vector (:func:`noisecbr.vectors.vectorize`).
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    schema_version: Mapped[int] = mapped_column(Integer)
+    #: How many identical cases this one stands for (``casebase dedupe`` sums them).
+    count: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.current_timestamp())
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime, server_default=func.current_timestamp(), onupdate=func.current_timestamp()
+    )
+
+    page: Mapped[Page] = relationship(back_populates="cases")
+    history: Mapped[list[LabelHistory]] = relationship(
+        back_populates="case", passive_deletes=True, order_by="LabelHistory.id"
+    )
+
+    @property
+    def vector_array(self) -> np.ndarray:
+        return vector_from_bytes(self.vector)
+
+    def __repr__(self) -> str:
+        return f"Case(id={self.id}, page_id={self.page_id}, path={self.path!r}, label={self.label!r})"
+
+
+class LabelHistory(Base):
+    __tablename__ = "label_history"
+    __table_args__ = (
+        CheckConstraint(_one_of("new_label", LABELS), name="new_label"),
+        CheckConstraint(f"old_label IS NULL OR {_one_of('old_label', LABELS)}", name="old_label"),
+        CheckConstraint(_one_of("source", LABEL_SOURCES), name="source"),
+        Index("ix_label_history_case_id", "case_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("cases.id", ondelete="CASCADE"))
+    old_label: Mapped[str | None] = mapped_column(String(8))
+    new_label: Mapped[str] = mapped_column(String(8))
+    source: Mapped[str] = mapped_column(String(16))
+    changed_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.current_timestamp())
+    note: Mapped[str | None] = mapped_column(Text)
+
+    case: Mapped[Case] = relationship(back_populates="history")
+
+
+def compress_html(html: bytes | str) -> bytes:
+    if isinstance(html, str):
+        html = html.encode("utf-8")
+    return zlib.compress(html, 6)
+
+
+def decompress_html(blob: bytes) -> str:
+    return zlib.decompress(blob).decode("utf-8")
+
+
+def vector_to_bytes(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype="<f4").tobytes()
+
+
+def vector_from_bytes(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<f4")
