@@ -1,0 +1,519 @@
+"""``casebase``: build and curate the case base.
+
+    casebase [--db URL] COMMAND ...
+
+The database is ``--db URL`` (a SQLAlchemy URL or a SQLite file path), else ``$NOISECBR_DB``,
+else a SQLite file in the per-user data directory. Every command migrates it to the newest schema
+first.
+
+Exit codes (every command):
+
+    0    success
+    1    partial failure: some pages could not be read (import), some label paths matched
+         nothing (import-page)
+    2    usage error (unknown option, bad value: click's own code)
+    3    not found (unknown case id; delete: any id not found, the others are deleted)
+    4    database error (cannot open, locked, corrupt, unknown revision, …)
+    5    other error (a file that cannot be read or written, an unexpected failure)
+    130  interrupted (Ctrl-C): the running transaction was rolled back, nothing was written
+
+Errors are one line on stderr; set ``CASEBASE_DEBUG=1`` for the traceback.
+
+Adding a command: write a function decorated with ``@cli.command(...)`` and
+``@_handle_errors``, take ``ctx`` with ``@click.pass_context`` and get the case base with
+``_open(ctx)``; write in one ``with cb.session() as session:`` block.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from noisecbr.result import LABELS
+
+from .labelling import MAX_COVERAGE, T_DATA, T_NOISE
+from .models import LABEL_SOURCES
+from .store import CaseBase, CaseBaseError, CaseRecord, NotFoundError
+
+EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_DATABASE, EXIT_OTHER = 0, 1, 2, 3, 4, 5
+EXIT_INTERRUPTED = 130
+
+
+class _Failure(click.ClickException):
+    """A one-line error with its own exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _handle_errors(command):
+    """Turn the case base's exceptions into one line on stderr and the documented exit code."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        from alembic.util import CommandError
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            return command(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("casebase: interrupted: the transaction was rolled back, nothing was "
+                       "written", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except Exception as error:
+            if os.environ.get("CASEBASE_DEBUG"):
+                raise
+            if isinstance(error, NotFoundError):
+                raise _Failure(str(error), EXIT_NOT_FOUND) from None
+            if isinstance(error, SQLAlchemyError):
+                message = str(getattr(error, "orig", None) or error).splitlines()[0]
+                raise _Failure(f"database error: {message}", EXIT_DATABASE) from None
+            if isinstance(error, CommandError):
+                raise _Failure(f"database schema: {error} (a newer casebase wrote this "
+                               "database?)", EXIT_DATABASE) from None
+            if isinstance(error, CaseBaseError):
+                raise _Failure(str(error), EXIT_DATABASE) from None
+            if isinstance(error, OSError):
+                raise _Failure(f"{error.strerror or error}: {error.filename or ''}".rstrip(": "),
+                               EXIT_OTHER) from None
+            raise _Failure(f"unexpected {type(error).__name__}: {error}", EXIT_OTHER) from None
+
+    return wrapper
+
+
+def _open(ctx: click.Context) -> CaseBase:
+    state = ctx.find_root().obj
+    if state.get("cb") is None:
+        state["cb"] = CaseBase.open(state["db"])
+        ctx.find_root().call_on_close(state["cb"].close)
+    return state["cb"]
+
+
+def _size(nbytes: int | None) -> str:
+    if nbytes is None:
+        return "n/a"
+    for unit in ("B", "kB", "MB", "GB"):
+        if nbytes < 1000 or unit == "GB":
+            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1000
+    return ""
+
+
+def _label_counts(counts: Counter | dict) -> str:
+    total = sum(counts.values()) or 1
+    return "  ".join(f"{label} {counts.get(label, 0):,} ({100 * counts.get(label, 0) / total:.1f} %)"
+                     for label in LABELS)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--db", metavar="URL", envvar="NOISECBR_DB",
+              help="SQLAlchemy URL or SQLite file path [env NOISECBR_DB; default: a SQLite file "
+                   "in the user data directory].")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None) -> None:
+    """Build and curate the noisecbr case base (labelled subtrees of web pages).
+
+    Exit codes: 0 ok, 1 partial failure, 2 usage error, 3 not found, 4 database error,
+    5 other error, 130 interrupted.
+    """
+    ctx.obj = {"db": db, "cb": None}
+
+
+@cli.command()
+@click.pass_context
+@_handle_errors
+def init(ctx: click.Context) -> None:
+    """Create the case base (or upgrade it to the newest schema)."""
+    cb = _open(ctx)
+    click.echo(f"case base ready: {cb.url} (schema revision {cb.revision()})")
+
+
+@cli.command("import")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--t-data", type=click.FloatRange(0, 1), default=T_DATA, show_default=True,
+              help="Matched-word share from which a pure subtree is data.")
+@click.option("--t-noise", type=click.FloatRange(0, 1), default=T_NOISE, show_default=True,
+              help="Matched-word share up to which a subtree is noise.")
+@click.option("--max-coverage", type=click.FloatRange(0, 1), default=MAX_COVERAGE,
+              show_default=True, help="Largest share of the page's content a noise subtree "
+              "may hold.")
+@click.option("--limit", type=click.IntRange(min=1), help="Read at most N pages.")
+@click.option("--parser", type=click.Choice(["lxml", "html5lib"]), default="lxml",
+              show_default=True)
+@click.option("--oracle/--no-oracle", default=True, show_default=True,
+              help="Score the oracle ceiling (known labels, top-down) of the imported pages.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--batch-rows", type=click.IntRange(min=1), default=20_000, hidden=True)
+@click.pass_context
+@_handle_errors
+def import_(ctx: click.Context, directory: Path, t_data: float, t_noise: float,
+            max_coverage: float, limit: int | None, parser: str, oracle: bool, quiet: bool,
+            batch_rows: int) -> None:
+    """Import a labelled dataset (html/<id>.html.gz + ground-truth.json) as cases.
+
+    Every element of every page becomes a case labelled from the ground truth. The import is
+    one transaction: interrupted, it leaves the case base as it was. Pages already imported
+    from this dataset are skipped; pages that are not HTML are reported and skipped (exit 1).
+    """
+    from .importer import import_dataset
+
+    if t_noise >= t_data:
+        raise click.BadParameter("--t-noise must be below --t-data", param_hint="--t-noise")
+    cb = _open(ctx)
+    with cb.session() as session:
+        report = import_dataset(session, directory, t_data=t_data, t_noise=t_noise,
+                                max_coverage=max_coverage, limit=limit, parser=parser,
+                                oracle=oracle, progress=not quiet and sys.stderr.isatty(),
+                                batch_rows=batch_rows)
+    _checkpoint(cb)
+    for page_id in report.duplicates:
+        click.echo(f"skipped {page_id}: already imported", err=True)
+    for page_id, error in report.failed:
+        click.echo(f"failed {page_id}: {error}", err=True)
+    cases = sum(report.cases.values())
+    click.echo(f"{report.dataset}: {report.read} pages read, {report.imported} imported, "
+               f"{len(report.duplicates)} already there, {len(report.failed)} failed "
+               f"in {report.seconds:.1f} s ({report.pages_per_second:.1f} pages/s)")
+    click.echo(f"cases: {cases:,}  {_label_counts(report.cases)}")
+    if report.oracle is not None:
+        click.echo(f"oracle ceiling: {report.oracle}")
+    click.echo(f"database: {cb.url} ({_size(cb.db_size())})")
+    if report.failed:
+        ctx.exit(EXIT_PARTIAL)
+
+
+def _checkpoint(cb: CaseBase) -> None:
+    """Fold SQLite's write-ahead log into the database file after a big write."""
+    if cb.engine.dialect.name == "sqlite":
+        with cb.engine.connect() as connection:
+            connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+@cli.command("import-page")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--url", default="", help="The page's URL (its host is the site).")
+@click.option("--labels", "labels_file", type=click.Path(exists=True, dir_okay=False,
+                                                          path_type=Path),
+              help='JSON object {"XPath": "noise|data|mixture"}: one case per element each '
+                   "path selects in the tidied page.")
+@click.option("--truth", "truth_file", type=click.Path(exists=True, dir_okay=False,
+                                                        path_type=Path),
+              help="Text file with the page's main content: every element becomes a case "
+                   "labelled from it (when --labels is not given).")
+@click.option("--label-source", type=click.Choice(LABEL_SOURCES),
+              help="Source of the labels [default: human with --labels, ground_truth with "
+                   "--truth].")
+@click.option("--source", default="import", show_default=True,
+              help="Source name of the page (pages are unique per source and content).")
+@click.option("--site", help="Site (host) of the page [default: the URL's host].")
+@click.option("--parser", type=click.Choice(["lxml", "html5lib"]), default="lxml",
+              show_default=True)
+@click.pass_context
+@_handle_errors
+def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | None,
+                truth_file: Path | None, label_source: str | None, source: str,
+                site: str | None, parser: str) -> None:
+    """Import one page (.html or .html.gz) with labels for some of its subtrees."""
+    import gzip
+
+    from noisecbr.tidy import InputError
+
+    if labels_file is None and truth_file is None:
+        raise click.UsageError("give --labels LABELS.json or --truth TEXT")
+    labels = None
+    if labels_file is not None:
+        try:
+            labels = json.loads(labels_file.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise click.BadParameter(f"not JSON: {error}", param_hint="--labels") from None
+        if not isinstance(labels, dict) or not all(
+                isinstance(k, str) and v in LABELS for k, v in labels.items()):
+            raise click.BadParameter('expected {"path": "noise|data|mixture", ...}',
+                                     param_hint="--labels")
+    truth = truth_file.read_text(encoding="utf-8") if truth_file is not None else None
+    raw = file.read_bytes()
+    if file.name.endswith(".gz"):
+        raw = gzip.decompress(raw)
+    cb = _open(ctx)
+    try:
+        added = cb.add_page(raw, url=url, source=source, external_id=file.name, site=site,
+                            truth=truth, labels=labels, label_source=label_source,
+                            parser=parser)
+    except InputError as error:
+        raise _Failure(f"{file}: {error}", EXIT_PARTIAL) from None
+    if added.page_id is None:
+        click.echo(f"{file}: already in the case base as page {added.duplicate_of}: skipped")
+        return
+    for path in added.unknown_paths:
+        click.echo(f"unknown path (selects no element): {path}", err=True)
+    click.echo(f"page {added.page_id}: {sum(added.cases.values())} cases  "
+               f"{_label_counts(added.cases)}")
+    if added.unknown_paths:
+        click.echo(f"{len(added.unknown_paths)} of {len(labels or {})} paths matched nothing",
+                   err=True)
+        ctx.exit(EXIT_PARTIAL)
+
+
+def _filters(function):
+    options = [
+        click.option("--site", help="Only cases of this site (host)."),
+        click.option("--label", type=click.Choice(LABELS), help="Only cases with this label."),
+        click.option("--source", type=click.Choice(LABEL_SOURCES),
+                     help="Only cases whose label came from this source."),
+        click.option("--dataset", help="Only cases of pages from this dataset (page source)."),
+        click.option("--page", "page_id", type=int, help="Only cases of this page id."),
+        click.option("--schema", "schema_version", type=int, help="Only this vector schema."),
+        click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True),
+        click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True),
+        click.option("--json", "as_json", is_flag=True, help="One JSON object per line."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _shorten(value: str, width: int, left: bool = False) -> str:
+    value = " ".join(value.split())
+    if len(value) <= width:
+        return value
+    return "…" + value[-(width - 1):] if left else value[:width - 1] + "…"
+
+
+def _print_cases(cb: CaseBase, as_json: bool, limit: int, offset: int, **filters: Any) -> None:
+    cases = cb.list_cases(limit=limit, offset=offset, **filters)
+    if as_json:
+        for case in cases:
+            click.echo(json.dumps(_case_dict(case, vector=False), ensure_ascii=False))
+        return
+    total = cb.count_cases(**filters)
+    header = f"{'id':>8}  {'site':<24}  {'path':<40}  {'tag':<8}  {'label':<7}  " \
+             f"{'source':<13}  text"
+    click.echo(header)
+    for case in cases:
+        click.echo(f"{case.id:>8}  {_shorten(case.site, 24):<24}  "
+                   f"{_shorten(case.path, 40, left=True):<40}  {_shorten(case.tag, 8):<8}  "
+                   f"{case.label:<7}  {case.label_source:<13}  {_shorten(case.text, 50)}")
+    shown = f"{offset + 1}–{offset + len(cases)}" if cases else "none"
+    click.echo(f"({shown} of {total:,})", err=True)
+
+
+@cli.command("list")
+@_filters
+@click.option("--text", help="Only cases whose text contains this (case-insensitive).")
+@click.pass_context
+@_handle_errors
+def list_(ctx: click.Context, as_json: bool, limit: int, offset: int, **filters: Any) -> None:
+    """List cases (id order), filtered, a page at a time (--limit/--offset)."""
+    _print_cases(_open(ctx), as_json, limit, offset, **filters)
+
+
+@cli.command()
+@click.argument("text")
+@_filters
+@click.pass_context
+@_handle_errors
+def search(ctx: click.Context, text: str, as_json: bool, limit: int, offset: int,
+           **filters: Any) -> None:
+    """Cases whose text contains TEXT (case-insensitive), with the filters of list."""
+    _print_cases(_open(ctx), as_json, limit, offset, text=text, **filters)
+
+
+def _case_dict(case: CaseRecord, vector: bool = True) -> dict[str, Any]:
+    record = {
+        "id": case.id, "page_id": case.page_id, "site": case.site, "path": case.path,
+        "position": case.position, "tag": case.tag, "label": case.label,
+        "label_source": case.label_source, "text": case.text,
+        "schema_version": case.schema_version, "count": case.count,
+        "created_at": case.created_at.isoformat(), "updated_at": case.updated_at.isoformat(),
+    }
+    if vector:
+        record["vector"] = case.features()
+    return record
+
+
+@cli.command()
+@click.argument("case_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
+@click.option("--all-features", is_flag=True, help="Print zero features too.")
+@click.pass_context
+@_handle_errors
+def show(ctx: click.Context, case_id: int, as_json: bool, all_features: bool) -> None:
+    """Show a case: its text, its subtree's HTML (cut from the stored page by its path), its
+    vector by feature name and its label history."""
+    cb = _open(ctx)
+    case = cb.get_case(case_id)
+    html = cb.subtree_html(case)
+    history = cb.case_history(case_id)
+    if as_json:
+        record = _case_dict(case) | {"html": html, "history": [
+            {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in entry.items()}
+            for entry in history]}
+        click.echo(json.dumps(record, ensure_ascii=False, indent=2))
+        return
+    click.echo(f"case {case.id}  {case.label} ({case.label_source})  count {case.count}")
+    click.echo(f"page {case.page_id}  site {case.site}")
+    click.echo(f"path {case.path}  <{case.tag}>  position {case.position}")
+    click.echo(f"schema {case.schema_version}  created {case.created_at}  "
+               f"updated {case.updated_at}")
+    click.echo("\ntext:")
+    click.echo(f"  {case.text}" if case.text else "  (none)")
+    click.echo("\nhtml:")
+    if html is None:
+        click.echo("  (the path is not found in the stored page)")
+    else:
+        click.echo(html if len(html) <= 4000 else html[:4000] + f"\n… ({len(html):,} chars)")
+    features = case.features()
+    shown = {k: v for k, v in features.items() if all_features or v != 0.0}
+    click.echo(f"\nvector ({len(features)} features, {len(shown)} shown"
+               f"{'' if all_features else ', zeros hidden'}):")
+    for name, value in shown.items():
+        click.echo(f"  {name:<32} {value:.4f}")
+    if history:
+        click.echo("\nhistory:")
+        for entry in history:
+            note = f"  ({entry['note']})" if entry["note"] else ""
+            click.echo(f"  {entry['changed_at']}  {entry['old_label']} → {entry['new_label']}  "
+                       f"by {entry['source']}{note}")
+
+
+@cli.command()
+@click.argument("case_id", type=int)
+@click.argument("label", type=click.Choice(LABELS))
+@click.option("--note", help="Why: kept in the label history.")
+@click.option("--source", type=click.Choice(LABEL_SOURCES), default="human", show_default=True)
+@click.pass_context
+@_handle_errors
+def label(ctx: click.Context, case_id: int, label: str, note: str | None, source: str) -> None:
+    """Relabel a case (the change is kept in its history)."""
+    old = _open(ctx).relabel(case_id, label, source=source, note=note)
+    click.echo(f"case {case_id}: {old} → {label} ({source})")
+
+
+@cli.command()
+@click.argument("case_ids", type=int, nargs=-1, required=True)
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+@_handle_errors
+def delete(ctx: click.Context, case_ids: tuple[int, ...], yes: bool) -> None:
+    """Delete cases (with their history)."""
+    cb = _open(ctx)
+    if not yes:
+        try:
+            confirmed = click.confirm(f"delete {len(set(case_ids))} case(s)?", err=True)
+        except click.Abort:  # no answer (stdin closed)
+            raise click.UsageError("not confirmed: nothing deleted (use --yes)") from None
+        if not confirmed:
+            click.echo("nothing deleted")
+            return
+    deleted, missing = cb.delete_cases(case_ids)
+    click.echo(f"deleted {len(deleted)} case(s)")
+    if missing:
+        raise _Failure(f"not found: {', '.join(map(str, missing))}", EXIT_NOT_FOUND)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--sites", "top_sites", type=click.IntRange(min=0), default=20, show_default=True,
+              help="How many sites to list (most cases first).")
+@click.pass_context
+@_handle_errors
+def stats(ctx: click.Context, as_json: bool, top_sites: int) -> None:
+    """Counts of pages, sites and cases per label, source and site; database size."""
+    cb = _open(ctx)
+    numbers = cb.stats()
+    if as_json:
+        click.echo(json.dumps(numbers, indent=2))
+        return
+    click.echo(f"database  {cb.url}  ({_size(numbers['db_size'])}, "
+               f"schema revision {cb.revision()})")
+    datasets = ", ".join(f"{k} {v:,}" for k, v in numbers["pages_by_dataset"].items())
+    click.echo(f"pages     {numbers['pages']:,}" + (f"  ({datasets})" if datasets else ""))
+    click.echo(f"sites     {numbers['sites']:,}")
+    click.echo(f"cases     {numbers['cases']:,}  (weighted by count {numbers['weighted_cases']:,}"
+               f"; {numbers['history']:,} relabellings)")
+    click.echo(f"labels    {_label_counts(numbers['by_label'])}")
+    click.echo("sources   " + "  ".join(f"{k} {v:,}" for k, v in numbers["by_source"].items()))
+    click.echo("schemas   " + "  ".join(f"v{k} {v:,}" for k, v in numbers["by_schema"].items()))
+    by_site = sorted(numbers["by_site"].items(), key=lambda item: -sum(item[1].values()))
+    if by_site and top_sites:
+        click.echo(f"\n{'site':<40} {'cases':>9} " + " ".join(f"{x:>9}" for x in LABELS))
+        for host, counts in by_site[:top_sites]:
+            click.echo(f"{_shorten(host, 40):<40} {sum(counts.values()):>9,} "
+                       + " ".join(f"{counts.get(x, 0):>9,}" for x in LABELS))
+        if len(by_site) > top_sites:
+            click.echo(f"… {len(by_site) - top_sites} more sites (--sites N)")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
+@click.pass_context
+@_handle_errors
+def export(ctx: click.Context, file: Path) -> None:
+    """Export everything (pages with HTML, cases with vectors, history) to a JSON Lines file
+    (FILE.jsonl; FILE.jsonl.gz is gzipped)."""
+    import gzip
+
+    from .transfer import export_jsonl
+
+    cb = _open(ctx)
+    temporary = file.with_name(file.name + ".part")
+    opener = gzip.open if file.name.endswith(".gz") else open
+    try:
+        with opener(temporary, "wt", encoding="utf-8", newline="\n") as out:
+            counts = export_jsonl(cb, out)
+        temporary.replace(file)
+    finally:
+        temporary.unlink(missing_ok=True)
+    click.echo(f"exported {counts['page']:,} pages, {counts['case']:,} cases, "
+               f"{counts['history']:,} history entries, {counts['site']:,} sites to {file}")
+
+
+@cli.command("import-jsonl")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_context
+@_handle_errors
+def import_jsonl_(ctx: click.Context, file: Path) -> None:
+    """Import a file written by export (one transaction). Into an empty case base the ids are
+    kept; otherwise new ids are given and pages already present are skipped."""
+    import gzip
+
+    from .transfer import import_jsonl
+
+    cb = _open(ctx)
+    opener = gzip.open if file.name.endswith(".gz") else open
+    with opener(file, "rt", encoding="utf-8") as lines:
+        counts = import_jsonl(cb, lines)
+    _checkpoint(cb)
+    click.echo(f"imported {counts['page']:,} pages, {counts['case']:,} cases, "
+               f"{counts['history']:,} history entries"
+               + (f"; {counts['duplicate_page']:,} pages already there were skipped"
+                  if counts["duplicate_page"] else ""))
+
+
+@cli.command()
+@click.pass_context
+@_handle_errors
+def dedupe(ctx: click.Context) -> None:
+    """Merge cases with identical vectors and labels into one case with the summed count."""
+    cb = _open(ctx)
+    merged = cb.dedupe()
+    click.echo(f"merged {merged:,} duplicate case(s); {cb.count_cases():,} cases remain")
+
+
+def main(argv: list[str] | None = None) -> None:
+    cli.main(args=argv, prog_name="casebase")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,200 @@
+"""The casebase command line, end to end: CliRunner, and a real process for interruptions."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from casebase.cli import cli
+from casebase.store import CaseBase
+
+FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    monkeypatch.delenv("NOISECBR_DB", raising=False)
+    return f"sqlite:///{tmp_path / 'cli.sqlite'}"
+
+
+def run(db: str, *args: str, input: str | None = None):
+    result = CliRunner().invoke(cli, ["--db", db, *args], input=input, catch_exceptions=False)
+    return result
+
+
+def test_help_everywhere():
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--help"]).exit_code == 0
+    for command in cli.commands:
+        result = runner.invoke(cli, [command, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output, command
+
+
+def test_end_to_end(db, tmp_path):
+    assert run(db, "init").exit_code == 0
+    result = run(db, "import", str(FIXTURE), "--quiet")
+    assert result.exit_code == 0, result.output
+    print(result.output)
+    assert "4 imported" in result.stdout and "oracle ceiling: P" in result.stdout
+    assert "pages/s" in result.stdout and "noise" in result.stdout
+
+    again = run(db, "import", str(FIXTURE), "--quiet", "--no-oracle")
+    assert again.exit_code == 0 and "4 already there" in again.stdout
+    assert "skipped news-1: already imported" in again.stderr
+
+    stats = json.loads(run(db, "stats", "--json").stdout)
+    assert stats["pages"] == 4 and all(stats["by_label"].values())
+    assert "harbour-gazette.test" in run(db, "stats").stdout
+
+    listing = run(db, "list", "--label", "data", "--site", "harbour-gazette.test", "--limit", "3")
+    assert listing.exit_code == 0
+    rows = listing.stdout.splitlines()
+    assert rows[0].split()[:3] == ["id", "site", "path"] and len(rows) == 4
+    assert "of" in listing.stderr
+    found = [json.loads(line) for line in run(db, "search", "sourdough", "--json").stdout.splitlines()]
+    assert found and all("sourdough" in case["text"].lower() for case in found)
+    case_id = found[-1]["id"]
+
+    shown = run(db, "show", str(case_id))
+    assert shown.exit_code == 0 and "html:" in shown.stdout and "vector (" in shown.stdout
+    record = json.loads(run(db, "show", str(case_id), "--json").stdout)
+    assert record["html"].startswith(f"<{record['tag']}") and len(record["vector"]) > 100
+
+    relabelled = run(db, "label", str(case_id), "data", "--note", "it is content")
+    assert relabelled.exit_code == 0 and "→ data (human)" in relabelled.stdout
+    record = json.loads(run(db, "show", str(case_id), "--json").stdout)
+    assert record["label_source"] == "human"
+    assert record["history"][0]["note"] == "it is content"
+
+    assert "nothing deleted" in run(db, "delete", str(case_id), input="n\n").stdout
+    assert run(db, "delete", str(case_id), "--yes").exit_code == 0
+    assert run(db, "show", str(case_id)).exit_code == 3
+
+    exported = tmp_path / "all.jsonl.gz"
+    assert run(db, "export", str(exported)).exit_code == 0
+    copy = f"sqlite:///{tmp_path / 'copy.sqlite'}"
+    assert run(copy, "import-jsonl", str(exported)).exit_code == 0
+    original = json.loads(run(db, "stats", "--json").stdout)
+    copied = json.loads(run(copy, "stats", "--json").stdout)
+    original.pop("db_size"), copied.pop("db_size")
+    assert copied == original
+
+    deduped = run(db, "dedupe")
+    assert deduped.exit_code == 0 and "merged" in deduped.stdout
+
+
+def test_exit_codes(db, tmp_path):
+    run(db, "import", str(FIXTURE), "--quiet", "--no-oracle")
+    assert run(db, "show", "999999").exit_code == 3
+    missing = run(db, "show", "999999")
+    assert missing.stderr.strip() == "Error: no case with id 999999"
+    assert run(db, "label", "999999", "noise").exit_code == 3
+    assert run(db, "delete", "1", "999999", "--yes").exit_code == 3
+    assert run(db, "label", "1", "junk").exit_code == 2
+    assert run(db, "list", "--limit", "0").exit_code == 2
+    assert run(db, "frobnicate").exit_code == 2
+    assert run(db, "import", str(tmp_path / "nowhere")).exit_code == 2
+    assert run(db, "delete", "2").exit_code == 2  # no answer to the confirmation
+
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"this is not a database " * 100)
+    broken = run(str(garbage), "stats")
+    assert broken.exit_code == 4 and "Traceback" not in broken.output
+    assert len(broken.stderr.strip().splitlines()) == 1
+
+
+def test_failed_pages_are_reported_and_exit_1(db, tmp_path):
+    dataset = tmp_path / "dataset"
+    shutil.copytree(FIXTURE, dataset)
+    truth = json.loads((dataset / "ground-truth.json").read_text())
+    truth["zz-binary"] = {"url": "https://bin.test/x", "articleBody": "nothing"}
+    (dataset / "ground-truth.json").write_text(json.dumps(truth))
+    with gzip.open(dataset / "html" / "zz-binary.html.gz", "wb") as handle:
+        handle.write(bytes(range(256)) * 20)
+    result = run(db, "import", str(dataset), "--quiet")
+    assert result.exit_code == 1
+    assert "failed zz-binary:" in result.stderr and "1 failed" in result.stdout
+    assert json.loads(run(db, "stats", "--json").stdout)["pages"] == 4
+
+
+def test_import_page_with_labels(db, tmp_path):
+    page = FIXTURE / "html" / "blog-2.html.gz"
+    labels = tmp_path / "labels.json"
+    labels.write_text(json.dumps({"//article": "data", "//div[@id='topbar']": "noise",
+                                  "/html/body/table": "noise"}))
+    result = run(db, "import-page", str(page), "--url", "https://notes.workshop-blog.test/p",
+                 "--labels", str(labels))
+    assert result.exit_code == 1  # one path matched nothing
+    assert "unknown path (selects no element): /html/body/table" in result.stderr
+    assert "2 cases" in result.stdout
+    cases = [json.loads(line) for line in run(db, "list", "--json").stdout.splitlines()]
+    assert {(c["tag"], c["label"], c["label_source"]) for c in cases} == {
+        ("article", "data", "human"), ("div", "noise", "human")}
+    labels.write_text(json.dumps({"//article": "junk"}))
+    assert run(db, "import-page", str(page), "--labels", str(labels)).exit_code == 2
+    assert run(db, "import-page", str(page)).exit_code == 2
+
+
+_SLOW_IMPORT = """
+import sys, time
+import casebase.importer as importer
+original = importer.prepare_page
+def slow(*args, **kwargs):
+    sys.stderr.write("PAGE\\n"); sys.stderr.flush()
+    time.sleep(0.4)
+    return original(*args, **kwargs)
+importer.prepare_page = slow
+from casebase.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGINT"])
+def test_interrupted_import_leaves_the_database_as_it_was(tmp_path, how):
+    url = f"sqlite:///{tmp_path / 'killed.sqlite'}"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("NOISECBR_DB", None)
+    # Rows are flushed after every page (--batch-rows 1): pages are in the transaction when the
+    # import dies.
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_IMPORT, "--db", url, "import", "--quiet", "--batch-rows",
+         "1", str(FIXTURE)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path, text=True)
+    try:
+        pages = 0
+        deadline = time.monotonic() + 60
+        while pages < 3 and time.monotonic() < deadline:
+            line = process.stderr.readline()
+            assert line, "the import ended before it could be interrupted"
+            pages += line.strip() == "PAGE"
+        assert pages == 3
+        # Mid-import, another connection sees nothing and is not blocked (WAL).
+        cb = CaseBase.open(url)
+        assert cb.stats()["pages"] == 0
+        process.send_signal(getattr(signal, how))
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    if how == "SIGINT":
+        assert process.returncode == 130
+        assert "interrupted" in stderr and "Traceback" not in stderr
+    else:
+        assert process.returncode == -signal.SIGKILL
+    stats = cb.stats()
+    assert (stats["pages"], stats["cases"], stats["sites"]) == (0, 0, 0)
+    cb.close()
+    # And the database still works: a complete import afterwards succeeds.
+    result = CliRunner().invoke(cli, ["--db", url, "import", "--quiet", str(FIXTURE)])
+    assert result.exit_code == 0 and "4 imported" in result.stdout

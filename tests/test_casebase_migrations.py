@@ -1,0 +1,99 @@
+"""The Alembic migrations agree with the models, go down and up again, and keep data."""
+
+from __future__ import annotations
+
+import numpy as np
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import inspect, text
+
+from casebase.models import Base
+from casebase.store import CaseBase, _create_engine, migrate
+
+
+def _url(tmp_path, name="m.sqlite") -> str:
+    return f"sqlite:///{tmp_path / name}"
+
+
+def _ours(name, type_, parent_names) -> bool:
+    # Tables of later revisions whose models live outside casebase.models (e.g. training runs)
+    # are compared by their own tests.
+    return type_ != "table" or name in Base.metadata.tables
+
+
+def test_models_and_migrations_agree(tmp_path):
+    cb = CaseBase.open(_url(tmp_path))
+    with cb.engine.connect() as connection:
+        context = MigrationContext.configure(
+            connection, opts={"compare_type": True, "include_name": _ours})
+        diff = compare_metadata(context, Base.metadata)
+    cb.close()
+    assert diff == []
+
+
+def test_open_creates_every_table_with_sqlite_settings(tmp_path):
+    cb = CaseBase.open(_url(tmp_path))
+    tables = set(inspect(cb.engine).get_table_names())
+    assert {"sites", "pages", "cases", "label_history", "alembic_version"} <= tables
+    with cb.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+        assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() > 0
+    assert cb.revision() is not None
+    cb.close()
+
+
+def test_downgrade_to_base_and_upgrade_again(tmp_path):
+    engine = _create_engine(_url(tmp_path))
+    migrate(engine)
+    migrate(engine, "base", downgrade=True)
+    assert set(inspect(engine).get_table_names()) <= {"alembic_version"}
+    migrate(engine)
+    assert {"sites", "pages", "cases", "label_history"} <= set(inspect(engine).get_table_names())
+    engine.dispose()
+
+
+def test_upgrade_to_head_keeps_data_written_at_0001(tmp_path):
+    engine = _create_engine(_url(tmp_path))
+    migrate(engine, "0001_initial")
+    vector = np.arange(4, dtype="<f4").tobytes()
+    with engine.begin() as connection:
+        connection.execute(text("INSERT INTO sites (id, host) VALUES (1, 'example.com')"))
+        connection.execute(text(
+            "INSERT INTO pages (id, site_id, url, source, external_id, content_hash, parser, "
+            "html, truth) VALUES (1, 1, 'https://example.com/a', 'ds', 'a', 'h1', 'lxml', :html, "
+            "'the truth')"), {"html": b"zlib"})
+        connection.execute(text(
+            "INSERT INTO cases (id, page_id, path, position, tag, label, label_source, text, "
+            "vector, schema_version) VALUES (7, 1, '/html/body', 0, 'body', 'mixture', "
+            "'ground_truth', 'words', :vector, 1)"), {"vector": vector})
+        connection.execute(text(
+            "INSERT INTO label_history (case_id, old_label, new_label, source, note) "
+            "VALUES (7, 'data', 'mixture', 'human', 'why')"))
+    migrate(engine, "head")
+    engine.dispose()
+    cb = CaseBase.open(_url(tmp_path))
+    case = cb.get_case(7)
+    assert (case.site, case.path, case.label, case.text, case.count) == (
+        "example.com", "/html/body", "mixture", "words", 1)
+    assert case.vector.tobytes() == vector
+    assert cb.case_history(7)[0]["note"] == "why"
+    cb.close()
+
+
+def test_check_constraints_guard_the_enumerations(tmp_path):
+    import pytest
+    from sqlalchemy.exc import IntegrityError
+
+    cb = CaseBase.open(_url(tmp_path))
+    with pytest.raises(IntegrityError):
+        with cb.engine.begin() as connection:
+            connection.execute(text("INSERT INTO sites (id, host) VALUES (1, 'x')"))
+            connection.execute(text(
+                "INSERT INTO pages (id, site_id, url, source, content_hash, parser, html) "
+                "VALUES (1, 1, '', 'ds', 'h', 'lxml', x'00')"))
+            connection.execute(text(
+                "INSERT INTO cases (page_id, path, position, tag, label, label_source, text, "
+                "vector, schema_version) VALUES (1, '/', 0, 'b', 'junk', 'human', '', x'00', 1)"))
+    cb.close()
