@@ -1,0 +1,50 @@
+"""noisecbr — a case-based neural web page cleaner.
+
+Removes the noise subtrees of a page (navigation, ads, cookie banners, footers, "related" lists)
+with a backpropagation network trained on a case base of labelled DOM subtrees.
+
+>>> import noisecbr
+>>> result = noisecbr.clean(html, url=url)    # doctest: +SKIP
+>>> result.text                                # the main content
+"""
+
+from __future__ import annotations
+
+from .cleaner import Cleaner, clean, default_model
+from .model import Model, ModelError, SchemaMismatchError, load_model, save_model
+from .result import LABELS, CleanResult, Decision
+from .smoothing import isotonic_smooth
+from .tidy import BinaryInputError, EmptyInputError, InputError, InputTooLargeError, tidy
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LABELS",
+    "BinaryInputError",
+    "CleanResult",
+    "Cleaner",
+    "CompressedStructureTree",
+    "Decision",
+    "EmptyInputError",
+    "InputError",
+    "InputTooLargeError",
+    "Model",
+    "ModelError",
+    "SchemaMismatchError",
+    "SiteStyleTree",
+    "clean",
+    "default_model",
+    "isotonic_smooth",
+    "load_model",
+    "save_model",
+    "tidy",
+]
+
+
+def __getattr__(name: str):
+    # The site-level methods are imported on first use: most users never need them.
+    if name in ("SiteStyleTree", "CompressedStructureTree"):
+        from . import sitelevel
+
+        return getattr(sitelevel, name)
+    raise AttributeError(f"module 'noisecbr' has no attribute {name!r}")

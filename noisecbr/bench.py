@@ -1,0 +1,196 @@
+"""Benchmark: shingle P / R / F1 and docs/s of noisecbr and its peers on a dataset in the
+article-extraction layout.
+
+Every extractor sees the same pages in the same process; speed is CPU time (``process_time``)
+per page, so a second process on the machine does not distort it. The F1's ± is the half-width
+of a 95 % bootstrap interval over pages. Peers come from the optional ``[bench]`` extra; one that
+is not installed is reported as missing, not fatal.
+
+``cv`` (K site-grouped folds) trains K models, each on the pages of the other folds' sites, and
+scores every page with the model that never saw its site — the only fair way to score noisecbr on
+the data it is developed on. Training lives in :mod:`training` (torch), imported only then.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from .layout import LabelledPage, read_dataset
+from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page
+
+__all__ = ["PEERS", "Extractor", "BenchRow", "get_extractor", "bench", "format_table"]
+
+#: An extractor maps (page bytes, url) to the main content as text.
+Extractor = Callable[[bytes, str], str]
+
+
+def _noisecbr(model=None) -> Extractor:
+    from .cleaner import Cleaner
+
+    cleaner = Cleaner(model)
+    return lambda html, url: cleaner.clean(html, url=url).text
+
+
+def _no_cleaning() -> Extractor:
+    from .render import render_text
+    from .tidy import tidy
+
+    return lambda html, url: render_text(tidy(html))
+
+
+def _trafilatura() -> Extractor:
+    import trafilatura
+
+    return lambda html, url: trafilatura.extract(html, url=url or None) or ""
+
+
+def _readability() -> Extractor:
+    from lxml import html as lxml_html
+    from readability import Document
+
+    def extract(html: bytes, url: str) -> str:
+        summary = Document(html, url=url or None).summary(html_partial=True)
+        from .render import render_text
+
+        return render_text(lxml_html.fromstring(summary)) if summary.strip() else ""
+
+    return extract
+
+
+def _justext() -> Extractor:
+    import justext
+
+    stoplist = justext.get_stoplist("English")
+
+    def extract(html: bytes, url: str) -> str:
+        paragraphs = justext.justext(html, stoplist)
+        return "\n\n".join(p.text for p in paragraphs if not p.is_boilerplate)
+
+    return extract
+
+
+def _resiliparse() -> Extractor:
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
+
+    def extract(html: bytes, url: str) -> str:
+        return extract_plain_text(bytes_to_str(html, detect_encoding(html)), main_content=True)
+
+    return extract
+
+
+def _boilerpy3() -> Extractor:
+    from boilerpy3 import extractors
+
+    article = extractors.ArticleExtractor(raise_on_failure=False)
+    return lambda html, url: article.get_content(html.decode("utf-8", "replace")) or ""
+
+
+#: Extractor factories by name: ``none`` is the whole page's text, the floor every cleaner
+#: must beat.
+PEERS: dict[str, Callable[[], Extractor]] = {
+    "noisecbr": _noisecbr,
+    "none": _no_cleaning,
+    "trafilatura": _trafilatura,
+    "readability": _readability,
+    "justext": _justext,
+    "resiliparse": _resiliparse,
+    "boilerpy3": _boilerpy3,
+}
+
+
+def get_extractor(name: str) -> Extractor:
+    if name not in PEERS:
+        raise ValueError(f"unknown extractor {name!r}; known: {', '.join(PEERS)}")
+    return PEERS[name]()
+
+
+@dataclass
+class BenchRow:
+    name: str
+    scores: Scores | None = None
+    f1_ci: float = 0.0
+    docs_per_second: float = 0.0
+    failures: int = 0
+    note: str = ""
+    pages: list[PageScore] = field(default_factory=list, repr=False)
+
+
+def _run(name: str, extract: Callable[[LabelledPage], str],
+         pages: Sequence[LabelledPage]) -> BenchRow:
+    row = BenchRow(name)
+    cpu = 0.0
+    for page in pages:
+        start = time.process_time()
+        try:
+            text = extract(page)
+        except Exception:  # noqa: BLE001 - a peer's crash on one page is that peer's failure
+            text = ""
+            row.failures += 1
+        cpu += time.process_time() - start
+        row.pages.append(score_page(text, page.truth))
+    row.scores = aggregate(row.pages)
+    row.f1_ci = bootstrap_f1(row.pages)
+    row.docs_per_second = len(pages) / cpu if cpu > 0 else float("inf")
+    return row
+
+
+def _cv_extractor(pages: Sequence[LabelledPage], folds: int, seed: int,
+                  progress: bool) -> Callable[[LabelledPage], str]:
+    """Cleans each page with the model of the fold that held the page's site out."""
+    from training.crossval import fold_models
+
+    from .cleaner import Cleaner
+
+    cleaners = {}
+    for held_out_ids, model in fold_models(pages, folds=folds, seed=seed, progress=progress):
+        cleaner = Cleaner(model)
+        cleaners.update(dict.fromkeys(held_out_ids, cleaner))
+    return lambda page: cleaners[page.id].clean(page.html, url=page.url).text
+
+
+def bench(
+    dataset: str,
+    extractors: Iterable[str] = ("noisecbr",),
+    *,
+    cv: int | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    model: str | None = None,
+    progress: bool = False,
+) -> list[BenchRow]:
+    """Score each extractor on the dataset's pages (the first ``limit`` if given)."""
+    pages = list(read_dataset(dataset))
+    if limit:
+        pages = pages[:limit]
+    rows = []
+    for name in extractors:
+        if name == "noisecbr" and cv:
+            rows.append(_run(f"noisecbr (cv {cv})", _cv_extractor(pages, cv, seed, progress),
+                             pages))
+            continue
+        try:
+            extract = _noisecbr(model) if name == "noisecbr" else get_extractor(name)
+        except ImportError as error:
+            rows.append(BenchRow(name, note=f"not installed ({error.name}): pip install "
+                                            "'noisecbr[bench]'"))
+            continue
+        rows.append(_run(name, lambda page, f=extract: f(page.html, page.url), pages))
+    return rows
+
+
+def format_table(rows: Sequence[BenchRow]) -> str:
+    header = f"{'extractor':<22} {'P':>6} {'R':>6} {'F1':>6} {'±':>6} {'docs/s':>8} {'fail':>5}"
+    lines = [header, "-" * len(header)]
+    for row in rows:
+        if row.scores is None:
+            lines.append(f"{row.name:<22} {row.note}")
+            continue
+        s = row.scores
+        lines.append(
+            f"{row.name:<22} {s.precision:6.3f} {s.recall:6.3f} {s.f1:6.3f} {row.f1_ci:6.3f} "
+            f"{row.docs_per_second:8.1f} {row.failures:5d}"
+        )
+    return "\n".join(lines)

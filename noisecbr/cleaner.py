@@ -1,0 +1,181 @@
+"""The walk: class scores of every subtree → noise / data / mixture decisions → a cleaned page.
+
+Top-down over the tidied body, in document order:
+
+1. a subtree whose noise score reaches ``noise_threshold`` is **noise**: removed whole;
+2. else one whose data score reaches ``keep_threshold`` is **data**: kept whole, not descended;
+3. else it is **mixture**: its own text is kept and each child is decided in turn;
+4. an element without element children is removed when its noise score reaches
+   ``leaf_threshold``, kept otherwise.
+
+Keeping every subtree the network calls *data* whole lets the noise nested inside it through,
+so the walk keeps a subtree whole only on a confident data score and otherwise descends; the
+thresholds are stored with the model, chosen on site-grouped validation folds (see
+:mod:`training` and ``noisecbr bench --cv``).
+
+Optionally the noise scores are smoothed over the tree first (regularised isotonic regression,
+:func:`noisecbr.smoothing.isotonic_smooth`, penalty γ_i = c·A/A_i), so that a parent is never
+scored noisier than its least noisy child and isolated flips are evened out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+from lxml import etree
+
+from .model import Model, load_model
+from .render import render_html, render_text
+from .result import LABELS, CleanResult, Decision
+from .subtrees import ElementTable, build_table
+from .tidy import Parser, drop_elements, tidy
+from .vectors import vectorize
+
+__all__ = ["DEFAULT_MODEL", "Cleaner", "clean", "default_model"]
+
+DEFAULT_MODEL = "default.safetensors"
+NOISE, DATA, MIXTURE = range(3)
+
+#: Walk thresholds used when a model does not carry its own. 0.5 / 0.9 / 0.5: remove what the
+#: network more likely than not calls noise, keep whole only what it is sure is data.
+DEFAULT_THRESHOLDS = {"noise": 0.5, "keep": 0.9, "leaf": 0.5}
+
+#: Extra evidence from outside the network (e.g. a site style tree's noisy nodes): given a page's
+#: table, return the indices of the subtrees it marks as noise.
+NoiseEvidence = Callable[[ElementTable], "set[int] | np.ndarray"]
+
+_default: Model | None = None
+
+
+def default_model() -> Model:
+    """The model shipped in the package (loaded once per process)."""
+    global _default
+    if _default is None:
+        path = resources.files("noisecbr") / "data" / DEFAULT_MODEL
+        with resources.as_file(path) as file:
+            _default = load_model(file)
+    return _default
+
+
+class Cleaner:
+    """Removes the noise subtrees of pages with one model, loaded once.
+
+    >>> cleaner = Cleaner()                     # the embedded default model
+    >>> result = cleaner.clean(html, url=url)   # doctest: +SKIP
+    >>> result.text, result.html, result.decisions  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        model: Model | str | Path | None = None,
+        *,
+        parser: Parser = "lxml",
+        noise_threshold: float | None = None,
+        keep_threshold: float | None = None,
+        leaf_threshold: float | None = None,
+        smooth: float | None = None,
+        max_bytes: int | None = None,
+    ) -> None:
+        if model is None:
+            model = default_model()
+        elif not isinstance(model, Model):
+            model = load_model(model)
+        self.model = model
+        self.parser: Parser = parser
+        thresholds = {**DEFAULT_THRESHOLDS, **model.thresholds}
+        self.noise_threshold = thresholds["noise"] if noise_threshold is None else noise_threshold
+        self.keep_threshold = thresholds["keep"] if keep_threshold is None else keep_threshold
+        self.leaf_threshold = thresholds["leaf"] if leaf_threshold is None else leaf_threshold
+        self.smooth = smooth
+        self.max_bytes = max_bytes
+
+    # -- scores ------------------------------------------------------------------------------
+    def scores(self, table: ElementTable) -> np.ndarray:
+        """Class probabilities of every subtree of the page (rows in document order)."""
+        if len(table) == 0:
+            return np.zeros((0, len(LABELS)), dtype=np.float32)
+        proba = self.model.predict_proba(vectorize(table))
+        if self.smooth:
+            proba = _smoothed(table, proba, self.smooth)
+        return proba
+
+    def predict(self, table: ElementTable, extra_noise: set[int] | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """Decide the page: returns (decision per element: −1 undecided (inside a decided
+        subtree) or a LABELS index, and the class probabilities)."""
+        proba = self.scores(table)
+        decision = np.full(len(table), -1, dtype=np.int8)
+        noise_score, data_score = proba[:, NOISE], proba[:, DATA]
+        is_leaf = table.n_children == 0
+        forced = extra_noise or set()
+        i, n = 0, len(table)
+        while i < n:
+            if (noise_score[i] >= (self.leaf_threshold if is_leaf[i] else self.noise_threshold)
+                    or i in forced) and i > 0:
+                decision[i] = NOISE
+                i = int(table.end[i])
+            elif data_score[i] >= self.keep_threshold or is_leaf[i]:
+                decision[i] = DATA
+                i = int(table.end[i])
+            else:
+                decision[i] = MIXTURE
+                i += 1
+        return decision, proba
+
+    # -- cleaning ----------------------------------------------------------------------------
+    def clean_body(self, body: etree._Element, url: str | None = None,
+                   extra_noise: NoiseEvidence | None = None) -> CleanResult:
+        table = build_table(body)
+        forced = None
+        if extra_noise is not None:
+            forced = {int(i) for i in extra_noise(table)}
+        decision, proba = self.predict(table, forced)
+        decided = np.flatnonzero(decision >= 0)
+        removed_index = decided[decision[decided] == NOISE]
+        removed = {table.elements[i] for i in removed_index}
+        text = render_text(body, removed)
+        words = table.subtree(table.piece_chars)
+        tree = body.getroottree()
+        decisions = [
+            Decision(
+                path=tree.getpath(table.elements[i]),
+                tag=table.tags[i],
+                label=LABELS[decision[i]],
+                probabilities=tuple(round(float(p), 4) for p in proba[i]),
+                text_length=int(words[i]),
+            )
+            for i in decided
+        ]
+        drop_elements(removed)
+        return CleanResult(html=render_html(body), text=text, decisions=decisions, url=url)
+
+    def clean(self, html: str | bytes, url: str | None = None, *,
+              extra_noise: NoiseEvidence | None = None) -> CleanResult:
+        """Clean one page. Raises :class:`noisecbr.tidy.InputError` for input that is not HTML."""
+        kwargs = {} if self.max_bytes is None else {"max_bytes": self.max_bytes}
+        body = tidy(html, parser=self.parser, **kwargs)
+        return self.clean_body(body, url=url, extra_noise=extra_noise)
+
+
+def _smoothed(table: ElementTable, proba: np.ndarray, c: float) -> np.ndarray:
+    from .smoothing import isotonic_smooth, subtree_penalties
+
+    parents = table.parent.tolist()
+    noise = isotonic_smooth(parents, proba[:, NOISE].tolist(), subtree_penalties(parents, c))
+    out = proba.copy()
+    out[:, NOISE] = noise
+    # Keep the row a distribution: the other classes share what noise gave up or took.
+    rest = np.maximum(1.0 - out[:, NOISE], 0.0)
+    others = proba[:, 1:].sum(axis=1)
+    ratio = np.divide(rest, others, out=np.zeros_like(rest), where=others > 0)
+    out[:, 1:] = proba[:, 1:] * ratio[:, None]
+    return out
+
+
+def clean(html: str | bytes, url: str | None = None, *, model: Model | str | Path | None = None,
+          parser: Parser = "lxml") -> CleanResult:
+    """Clean one page with the embedded default model (or ``model``)."""
+    return Cleaner(model, parser=parser).clean(html, url=url)

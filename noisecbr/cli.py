@@ -1,0 +1,237 @@
+"""``noisecbr`` command line: clean | bench | train | runs.
+
+Thin: parse arguments, call the API. ``train`` and ``runs`` live in :mod:`training` (torch) and
+are imported only when one of them is invoked, so ``noisecbr clean`` starts without torch.
+
+Exit codes: 0 success; 1 some inputs failed (the others were written, the failures are listed on
+stderr); 2 usage error; 4 model error.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import click
+
+EXIT_PARTIAL = 1
+EXIT_MODEL = 4
+_FORMATS = {"text": ".txt", "html": ".html", "json": ".json"}
+_HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".gz")
+
+
+class _LazyGroup(click.Group):
+    """Commands from :mod:`training` are imported on first use: torch is slow to import."""
+
+    _lazy = {"train": ("training.cli", "train"), "runs": ("training.cli", "runs")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self._lazy])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self._lazy:
+            module_name, attribute = self._lazy[name]
+            try:
+                import importlib
+
+                return getattr(importlib.import_module(module_name), attribute)
+            except ImportError as error:
+                missing = error.name or "torch"
+                return click.Command(name, help=f"Needs the training extra ({missing}).",
+                                     callback=lambda: _fail(
+                                         f"'noisecbr {name}' needs {missing}: pip install torch"
+                                         "==2.13.0 'noisecbr[train]'", 2))
+        return super().get_command(ctx, name)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"noisecbr: {message}", err=True)
+    sys.exit(code)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="noisecbr")
+def main() -> None:
+    """Remove navigation, ads, banners and other noise from web pages."""
+
+
+# -- clean ---------------------------------------------------------------------------------------
+def _expand(inputs: tuple[str, ...]) -> Iterator[str]:
+    for item in inputs:
+        path = Path(item)
+        if item != "-" and path.is_dir():
+            for child in sorted(path.rglob("*")):
+                if child.is_file() and child.name.lower().endswith(_HTML_SUFFIXES):
+                    yield str(child)
+        else:
+            yield item
+
+
+def _read(item: str) -> bytes:
+    data = sys.stdin.buffer.read() if item == "-" else Path(item).read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data
+
+
+def _output_name(item: str, fmt: str) -> str:
+    name = "stdin" if item == "-" else Path(item).name
+    for suffix in (".gz", ".html", ".htm", ".xhtml"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name + _FORMATS[fmt]
+
+
+_worker_cleaner = None
+
+
+def _init_worker(model: str | None, parser: str, smooth: float | None) -> None:
+    global _worker_cleaner
+    from .cleaner import Cleaner
+
+    _worker_cleaner = Cleaner(model, parser=parser, smooth=smooth)
+
+
+def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None) -> tuple[str, str | None,
+                                                                                   str | None]:
+    """Returns (input, output, error): one bad page never stops the batch."""
+    from .tidy import InputError
+
+    try:
+        result = _worker_cleaner.clean(_read(item) if data is None else data, url=url)
+    except InputError as error:
+        return item, None, str(error)
+    except OSError as error:
+        return item, None, f"cannot read: {error.strerror or error}"
+    except Exception as error:  # noqa: BLE001 - reported per page, the batch goes on
+        return item, None, f"{type(error).__name__}: {error}"
+    if fmt == "json":
+        return item, result.to_json() + "\n", None
+    if fmt == "html":
+        return item, result.html, None
+    return item, result.text + "\n", None
+
+
+@main.command()
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="Output file (one input) or directory (several). Default: standard output.")
+@click.option("-f", "--format", "fmt", type=click.Choice(list(_FORMATS)), default="text",
+              show_default=True, help="text: main content; html: cleaned page; json: both plus "
+              "every decision.")
+@click.option("--model", type=click.Path(exists=True, dir_okay=False),
+              help="A model artifact (.safetensors). Default: the embedded model.")
+@click.option("--url", help="The page's URL (recorded in JSON output).")
+@click.option("--parser", type=click.Choice(["lxml", "html5lib"]), default="lxml",
+              show_default=True, help="html5lib is spec-conformant but about 40x slower.")
+@click.option("--smooth", type=float, default=None,
+              help="Smooth noise scores over the tree (isotonic regression, penalty c·A/A_i).")
+@click.option("-j", "--jobs", type=int, default=1, show_default=True,
+              help="Worker processes for batches.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | None,
+          url: str | None, parser: str, smooth: float | None, jobs: int, quiet: bool) -> None:
+    """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin."""
+    from tqdm import tqdm
+
+    from .model import ModelError
+
+    items = list(_expand(inputs))
+    if not items:
+        _fail("no HTML files found in the inputs", 2)
+    if items.count("-") > 1:
+        _fail("standard input can be read only once", 2)
+    many = len(items) > 1
+    if output is not None and many:
+        output.mkdir(parents=True, exist_ok=True)
+    try:
+        _init_worker(model, parser, smooth)
+    except ModelError as error:
+        _fail(str(error), EXIT_MODEL)
+    stdin_data = _read("-") if "-" in items else None
+    failures: list[tuple[str, str]] = []
+    bar = tqdm(total=len(items), unit="page", disable=quiet or not many or None,
+               file=sys.stderr)
+
+    def tasks():
+        for item in items:
+            yield item, stdin_data if item == "-" else None, fmt, url
+
+    def emit(item: str, text: str | None, error: str | None) -> None:
+        bar.update(1)
+        if error is not None:
+            failures.append((item, error))
+            return
+        if output is None:
+            if many:
+                sys.stdout.write(f"==> {item} <==\n")
+            sys.stdout.write(text)
+        else:
+            target = output / _output_name(item, fmt) if many else output
+            target.write_text(text, encoding="utf-8")
+
+    if jobs > 1 and many:
+        with ProcessPoolExecutor(jobs, initializer=_init_worker,
+                                 initargs=(model, parser, smooth)) as pool:
+            for result in pool.map(_clean_one, *zip(*tasks()), chunksize=4):
+                emit(*result)
+    else:
+        for task in tasks():
+            emit(*_clean_one(*task))
+    bar.close()
+    if failures:
+        click.echo(f"noisecbr: {len(failures)} of {len(items)} inputs failed:", err=True)
+        for item, error in failures:
+            click.echo(f"  {item}: {error}", err=True)
+        sys.exit(EXIT_PARTIAL)
+
+
+# -- bench ---------------------------------------------------------------------------------------
+@main.command("bench")
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False))
+@click.option("-e", "--extractor", "extractors", multiple=True,
+              help="noisecbr, none (no cleaning), trafilatura, readability, justext, resiliparse, "
+              "boilerpy3. Repeatable. Default: noisecbr.")
+@click.option("--cv", type=int, default=None,
+              help="Score noisecbr by K site-grouped folds: each page by a model trained "
+              "without its site (needs the training extra).")
+@click.option("--limit", type=int, default=None, help="Only the first N pages.")
+@click.option("--model", type=click.Path(exists=True, dir_okay=False), default=None)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the table as CSV.")
+def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None, limit: int | None,
+                  model: str | None, seed: int, csv_path: Path | None) -> None:
+    """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
+    with a bootstrap ± and docs/s (CPU time, one process)."""
+    from .bench import PEERS, bench, format_table
+
+    unknown = [e for e in extractors if e not in PEERS]
+    if unknown:
+        _fail(f"unknown extractor(s) {', '.join(unknown)}; known: {', '.join(PEERS)}", 2)
+    rows = bench(dataset, extractors or ("noisecbr",), cv=cv, limit=limit, seed=seed,
+                 model=model, progress=sys.stderr.isatty())
+    click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")
+    click.echo(format_table(rows))
+    if csv_path:
+        import csv
+
+        with csv_path.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["extractor", "precision", "recall", "f1", "f1_ci95", "docs_per_s",
+                             "failures"])
+            for row in rows:
+                if row.scores:
+                    writer.writerow([row.name, f"{row.scores.precision:.4f}",
+                                     f"{row.scores.recall:.4f}", f"{row.scores.f1:.4f}",
+                                     f"{row.f1_ci:.4f}", f"{row.docs_per_second:.2f}",
+                                     row.failures])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()
