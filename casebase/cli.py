@@ -178,7 +178,9 @@ def import_(ctx: click.Context, directory: Path, t_data: float, t_noise: float,
                                 batch_rows=batch_rows)
     _checkpoint(cb)
     for page_id in report.duplicates:
-        click.echo(f"skipped {page_id}: already imported", err=True)
+        original = report.duplicate_of.get(page_id)
+        same = f" (same bytes as {original})" if original and original != page_id else ""
+        click.echo(f"skipped {page_id}: already in the case base{same}", err=True)
     for page_id, error in report.failed:
         click.echo(f"failed {page_id}: {error}", err=True)
     cases = sum(report.cases.values())
@@ -262,6 +264,58 @@ def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | No
     if added.unknown_paths:
         click.echo(f"{len(added.unknown_paths)} of {len(labels or {})} paths matched nothing",
                    err=True)
+        ctx.exit(EXIT_PARTIAL)
+
+
+@cli.command("import-site")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--site", "host", required=True, help="The site's host, e.g. example.com.")
+@click.option("--theta", type=click.FloatRange(0, 1), default=0.10, show_default=True,
+              help="template_labels' theta (see noisecbr.sitelevel.templates).")
+@click.option("--share", type=click.FloatRange(0, 1), default=0.85, show_default=True,
+              help="template_labels' share (see noisecbr.sitelevel.templates).")
+@click.option("--source", help="Source name of the pages [default: site:HOST].")
+@click.option("--parser", type=click.Choice(["lxml", "html5lib"]), default="lxml",
+              show_default=True)
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+@_handle_errors
+def import_site_(ctx: click.Context, directory: Path, host: str, theta: float, share: float,
+                 source: str | None, parser: str, quiet: bool) -> None:
+    """Import the pages of one site (DIR of .html/.html.gz files) with their site template as
+    noise cases (label source site_template).
+
+    Subtrees repeated across the site's pages (noisecbr.sitelevel.templates.template_labels)
+    become noise cases, at every level; the other subtrees get no case, since not being
+    template does not make a subtree content. One transaction; pages already imported are
+    skipped, pages that are not HTML are reported (exit 1).
+    """
+    from .importer import import_site, site_pages
+
+    try:
+        import noisecbr.sitelevel.templates  # noqa: F401
+    except ImportError:
+        raise _Failure("site templates are not available in this version "
+                       "(noisecbr.sitelevel.templates is missing)", EXIT_OTHER) from None
+    if not site_pages(directory):
+        raise click.BadParameter(f"no .html or .html.gz files in {directory}",
+                                 param_hint="DIRECTORY")
+    cb = _open(ctx)
+    with cb.session() as session:
+        report = import_site(session, directory, host, theta=theta, share=share, parser=parser,
+                             source=source, progress=not quiet and sys.stderr.isatty())
+    _checkpoint(cb)
+    for name in report.duplicates:
+        click.echo(f"skipped {name}: already in the case base", err=True)
+    for name, error in report.failed:
+        click.echo(f"failed {name}: {error}", err=True)
+    click.echo(f"{host}: {report.read} pages read, {report.imported} imported, "
+               f"{len(report.duplicates)} already there, {len(report.failed)} failed "
+               f"in {report.seconds:.1f} s")
+    click.echo(f"template cases (noise, site_template): {report.cases['noise']:,}"
+               + (f"; {report.unmatched_paths:,} template paths matched no element"
+                  if report.unmatched_paths else ""))
+    if report.failed:
         ctx.exit(EXIT_PARTIAL)
 
 

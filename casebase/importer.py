@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 from lxml import html as lxml_html
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from noisecbr.layout import dataset_size, read_dataset, site_of
@@ -51,6 +51,8 @@ __all__ = [
     "add_page",
     "ImportReport",
     "import_dataset",
+    "site_pages",
+    "import_site",
 ]
 
 #: Case rows sent to the database per executemany inside the import's transaction.
@@ -253,9 +255,13 @@ class ImportReport:
     read: int = 0
     imported: int = 0
     duplicates: list[str] = field(default_factory=list)  # page ids already in the case base
+    #: for each duplicate, the external id of the stored page with the same bytes
+    duplicate_of: dict[str, str | None] = field(default_factory=dict)
     failed: list[tuple[str, str]] = field(default_factory=list)  # (page id, error)
     cases: Counter = field(default_factory=Counter)  # per label
     oracle_pages: list[PageScore] = field(default_factory=list)
+    #: site-template import: template paths that are no element of the tidied page
+    unmatched_paths: int = 0
     seconds: float = 0.0
 
     @property
@@ -306,8 +312,11 @@ def import_dataset(
                 break
             report.read += 1
             digest = content_hash(labelled.html)
-            if _find_page(session, source, digest) is not None:
+            existing = _find_page(session, source, digest)
+            if existing is not None:
                 report.duplicates.append(labelled.id)
+                report.duplicate_of[labelled.id] = session.execute(
+                    select(Page.external_id).where(Page.id == existing)).scalar()
             else:
                 try:
                     page = prepare_page(labelled.html, parser, digest)
@@ -338,6 +347,95 @@ def import_dataset(
             if on_page is not None:
                 on_page(report)
         insert_cases(session, pending)
+    finally:
+        bar.close()
+        report.seconds = time.perf_counter() - started
+    return report
+
+
+def site_pages(directory: str | Path) -> list[Path]:
+    """The .html and .html.gz files of a folder (one site's pages), sorted by name."""
+    directory = Path(directory)
+    return sorted(p for p in directory.iterdir()
+                  if p.is_file() and p.name.endswith((".html", ".htm", ".html.gz", ".htm.gz")))
+
+
+def _read_page_file(path: Path) -> bytes:
+    import gzip
+
+    data = path.read_bytes()
+    return gzip.decompress(data) if path.name.endswith(".gz") else data
+
+
+def import_site(
+    session: Session,
+    directory: str | Path,
+    host: str,
+    *,
+    theta: float = 0.10,
+    share: float = 0.85,
+    parser: str = "lxml",
+    source: str | None = None,
+    progress: bool = False,
+) -> ImportReport:
+    """Import the pages of one site (a folder of .html/.html.gz files) with the subtrees that
+    :func:`noisecbr.sitelevel.templates.template_labels` finds repeated across them (the
+    site's template) as noise cases, label source ``site_template``.
+
+    Only template subtrees become cases: a subtree that is not part of the template is not
+    thereby content (an ad or a related-links box differs from page to page), so it gets no
+    label rather than a wrong one. Every template subtree is a case, at every level, as in a
+    ground-truth import. Pages are stored under ``source`` (default ``site:<host>``); pages
+    already stored there are skipped, pages that are not HTML are reported in ``failed``.
+    ``report.unmatched_paths`` counts template paths that are not elements of the tidied
+    page (the two sides parsed differently).
+    """
+    from tqdm import tqdm
+
+    from noisecbr.sitelevel.templates import template_labels
+
+    files = site_pages(directory)
+    source = source or f"site:{host}"
+    report = ImportReport(dataset=source)
+    started = time.perf_counter()
+    raws = [_read_page_file(path) for path in files]
+    templates = template_labels(raws, theta=theta, share=share)
+    if len(templates) != len(raws):
+        raise ValueError(f"template_labels returned {len(templates)} results for {len(raws)} "
+                         "pages")
+    site_cache: dict[str, int] = {}
+    noise = LABELS.index("noise")
+    bar = tqdm(total=len(files), unit="page", file=sys.stderr, disable=not progress,
+               dynamic_ncols=True, desc=host)
+    try:
+        for path, raw, template in zip(files, raws, templates):
+            report.read += 1
+            bar.update(1)
+            digest = content_hash(raw)
+            existing = _find_page(session, source, digest)
+            if existing is not None:
+                report.duplicates.append(path.name)
+                report.duplicate_of[path.name] = session.execute(
+                    select(Page.external_id).where(Page.id == existing)).scalar()
+                continue
+            try:
+                page = prepare_page(raw, parser, digest)
+            except InputError as error:
+                report.failed.append((path.name, str(error)))
+                continue
+            page_id = _insert_page(session, page, url="", source=source,
+                                   external_id=path.name, host=host, truth=None,
+                                   parser=parser, site_cache=site_cache)
+            position = {p: i for i, p in enumerate(page.paths)}
+            chosen = sorted(position[p] for p, is_template in template.items()
+                            if is_template and p in position)
+            report.unmatched_paths += sum(
+                1 for p, is_template in template.items() if is_template and p not in position)
+            labels = np.full(len(page.table), noise, dtype=np.int8)
+            rows = case_rows(page, page_id, labels, "site_template", chosen)
+            insert_cases(session, rows)
+            report.cases["noise"] += len(rows)
+            report.imported += 1
     finally:
         bar.close()
         report.seconds = time.perf_counter() - started

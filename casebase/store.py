@@ -519,30 +519,38 @@ class CaseBase:
                     chunk: int = 100_000) -> CaseArrays:
         """All cases of ``schema_version`` as training arrays, in case-id order.
 
-        One read transaction, one streaming SELECT of (id, page, site, label, vector); vectors
-        are copied ``chunk`` rows at a time into a preallocated float32 matrix, so memory peaks
-        at the result plus one chunk. About 1 s per 500 000 cases on SQLite.
+        One read transaction and one table scan of (id, page, label, vector), fetched ``chunk``
+        rows at a time straight from the driver; vectors are copied into a preallocated float32
+        matrix with ``np.frombuffer``, so memory peaks at the result plus one chunk. Sites come
+        from the small pages and sites tables, mapped with numpy (no join). Measured: 951 569
+        cases × 170 features in about 6 s on a busy 2-core machine (the scan itself is 2 s).
         """
-        where = "WHERE c.schema_version = :version"
+        select_sql = ("SELECT id, page_id, label, vector FROM cases "
+                      # "+": a full scan in id order beats walking the schema_version index.
+                      "WHERE +schema_version = {} ORDER BY id")
         with self.engine.connect() as connection:
-            n = connection.execute(text(f"SELECT COUNT(*) FROM cases c {where}"),
-                                   {"version": schema_version}).scalar_one()
+            # The first statement begins the read transaction the scan below runs in.
+            n = connection.execute(text("SELECT COUNT(*) FROM cases WHERE schema_version = :v"),
+                                   {"v": schema_version}).scalar_one()
+            page_site = dict(connection.execute(text("SELECT id, site_id FROM pages")).all())
             hosts = dict(connection.execute(text("SELECT id, host FROM sites")).all())
+            if connection.dialect.name == "sqlite":
+                cursor = connection.connection.driver_connection.cursor()
+                cursor.execute(select_sql.format("?"), (schema_version,))
+                fetch = cursor.fetchmany
+            else:
+                result = connection.execution_options(stream_results=True).execute(
+                    text(select_sql.format(":v")), {"v": schema_version})
+                fetch = result.fetchmany
             X: np.ndarray | None = None
             y = np.empty(n, dtype=np.int8)
-            site_ids = np.empty(n, dtype=np.int64)
             page_ids = np.empty(n, dtype=np.int64)
             case_ids = np.empty(n, dtype=np.int64)
-            result = connection.execution_options(stream_results=True, yield_per=chunk).execute(
-                text("SELECT c.id, c.page_id, p.site_id, c.label, c.vector FROM cases c "
-                     f"JOIN pages p ON p.id = c.page_id {where} ORDER BY c.id"),
-                {"version": schema_version},
-            )
             filled = 0
-            for rows in result.partitions(chunk):
-                ids, pages, sites, labels, vectors = zip(*rows)
+            while rows := fetch(chunk):
+                ids, pages, labels, vectors = zip(*rows)
                 k = len(ids)
-                if filled + k > n:  # a writer committed between the two statements
+                if filled + k > n:
                     raise CaseBaseError("the case base changed while loading: try again")
                 data = b"".join(vectors)
                 if X is None:
@@ -556,20 +564,25 @@ class CaseBase:
                         "mixes vectors of different definitions under one schema version")
                 X[filled:filled + k] = np.frombuffer(data, dtype="<f4").reshape(k, -1)
                 y[filled:filled + k] = [_LABEL_INDEX[label] for label in labels]
-                site_ids[filled:filled + k] = sites
                 page_ids[filled:filled + k] = pages
                 case_ids[filled:filled + k] = ids
                 filled += k
+        if filled != n:
+            raise CaseBaseError("the case base changed while loading: try again")
         if X is None:
             X = np.zeros((0, len(FEATURE_NAMES) if schema_version == VECTOR_SCHEMA else 0),
                          dtype=np.float32)
-        if filled != n:
-            raise CaseBaseError("the case base changed while loading: try again")
-        site_ids = site_ids[:filled]
-        host_ids = np.array(sorted(hosts), dtype=np.int64)
-        names = np.array([hosts[i] for i in host_ids], dtype=str)
-        sites = names[np.searchsorted(host_ids, site_ids)] if filled else np.array([], dtype=str)
-        return CaseArrays(X, y[:filled], sites, page_ids[:filled], case_ids[:filled])
+        # page id → site id → host, vectorised.
+        page_keys = np.array(sorted(page_site), dtype=np.int64)
+        site_of_page = np.array([page_site[k] for k in page_keys.tolist()], dtype=np.int64)
+        site_keys = np.array(sorted(hosts), dtype=np.int64)
+        names = np.array([hosts[k] for k in site_keys.tolist()], dtype=str)
+        if n:
+            site_ids = site_of_page[np.searchsorted(page_keys, page_ids)]
+            sites = names[np.searchsorted(site_keys, site_ids)]
+        else:
+            sites = np.array([], dtype=str)
+        return CaseArrays(X, y, sites, page_ids, case_ids)
 
     def load_counts(self, case_ids: np.ndarray) -> np.ndarray:
         """``count`` of each case in ``case_ids`` (for weighting deduplicated cases)."""

@@ -50,7 +50,7 @@ def test_end_to_end(db, tmp_path):
 
     again = run(db, "import", str(FIXTURE), "--quiet", "--no-oracle")
     assert again.exit_code == 0 and "4 already there" in again.stdout
-    assert "skipped news-1: already imported" in again.stderr
+    assert "skipped news-1: already in the case base" in again.stderr
 
     stats = json.loads(run(db, "stats", "--json").stdout)
     assert stats["pages"] == 4 and all(stats["by_label"].values())
@@ -198,3 +198,56 @@ def test_interrupted_import_leaves_the_database_as_it_was(tmp_path, how):
     # And the database still works: a complete import afterwards succeeds.
     result = CliRunner().invoke(cli, ["--db", url, "import", "--quiet", str(FIXTURE)])
     assert result.exit_code == 0 and "4 imported" in result.stdout
+
+
+def _fake_template_labels(pages, theta=0.10, share=0.85):
+    """Stands in for noisecbr.sitelevel.templates.template_labels: a subtree is template when
+    the same path holds the same text on every page."""
+    from noisecbr.subtrees import build_table
+    from noisecbr.tidy import tidy
+
+    from casebase.importer import subtree_texts
+
+    tables = [build_table(tidy(page)) for page in pages]
+    keyed = [dict(zip(t.paths(), subtree_texts(t))) for t in tables]
+    common = set.intersection(*(set(k.items()) for k in keyed))
+    return [{path: (path, text) in common for path, text in k.items()} | {"/html/body/x[9]": True}
+            for k in keyed]
+
+
+def test_import_site_stores_template_subtrees_as_noise(db, tmp_path, monkeypatch):
+    import types
+
+    fake = types.ModuleType("noisecbr.sitelevel.templates")
+    fake.template_labels = _fake_template_labels
+    monkeypatch.setitem(sys.modules, "noisecbr.sitelevel.templates", fake)
+    site = tmp_path / "site"
+    site.mkdir()
+    for name in ("blog-1", "blog-2"):
+        shutil.copy(FIXTURE / "html" / f"{name}.html.gz", site)
+    (site / "notes.txt").write_text("not a page")
+    result = run(db, "import-site", str(site), "--site", "notes.workshop-blog.test", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "2 imported" in result.stdout and "2 template paths matched no element" in result.stdout
+    cases = [json.loads(line) for line in run(db, "list", "--json", "--limit", "500").stdout
+             .splitlines()]
+    assert cases and {(c["label"], c["label_source"], c["site"]) for c in cases} == {
+        ("noise", "site_template", "notes.workshop-blog.test")}
+    paths = {c["path"] for c in cases}
+    assert "/html/body/div[1]" in paths  # the top bar
+    assert not any("/article" in p for p in paths)
+    again = run(db, "import-site", str(site), "--site", "notes.workshop-blog.test", "--quiet")
+    assert again.exit_code == 0 and "2 already there" in again.stdout
+
+
+def test_import_site_without_templates_module(db, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "noisecbr.sitelevel.templates", None)
+    result = run(db, "import-site", str(tmp_path), "--site", "x.test")
+    assert result.exit_code == 5 and "not available" in result.stderr
+
+
+def test_default_database_comes_from_the_environment(tmp_path, monkeypatch):
+    path = tmp_path / "env.sqlite"
+    monkeypatch.setenv("NOISECBR_DB", str(path))
+    result = CliRunner().invoke(cli, ["init"])
+    assert result.exit_code == 0 and str(path) in result.stdout and path.exists()
