@@ -72,10 +72,7 @@ def render_text(root: etree._Element, removed: Collection[etree._Element] = ()) 
         tag = element.tag
         if event == "start":
             if element in removed:
-                walker.skip_subtree()
-                # skip_subtree() suppresses this element's "end" event: emit its tail here.
-                if element is not root and element.tail:
-                    parts.append(element.tail)
+                walker.skip_subtree()  # its "end" event still comes, and emits the tail
                 continue
             if tag in BLOCK_TAGS:
                 parts.append(_PARAGRAPH)
@@ -86,7 +83,9 @@ def render_text(root: etree._Element, removed: Collection[etree._Element] = ()) 
             if element.text:
                 parts.append(element.text)
         else:
-            if tag in BLOCK_TAGS:
+            if element in removed:
+                pass
+            elif tag in BLOCK_TAGS:
                 parts.append(_PARAGRAPH)
             elif tag in LINE_TAGS and tag != "br":
                 parts.append(_LINE)

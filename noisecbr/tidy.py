@@ -130,13 +130,48 @@ def decode(data: bytes | str) -> str:
     return data.decode(encoding, errors="replace")
 
 
+#: libxml2's HTML parser stops at 2 048 open elements (huge_tree does not lift it for HTML) and
+#: drops the rest of the page. Deeper markup is flattened to this depth first: the tags beyond it
+#: are removed, their text kept. 1 500 leaves room for the elements the parser adds itself.
+MAX_PARSE_DEPTH = 1500
+_TAG = re.compile(r"<(/?)([a-zA-Z][^\s/>]*)[^>]*>")
+_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+
+
+def _flatten_deep(text: str, max_depth: int = MAX_PARSE_DEPTH) -> str:
+    """Remove the tags nested deeper than ``max_depth`` (a best effort on absurd markup)."""
+    out: list[str] = []
+    kept: list[bool] = []  # per open element: was its start tag kept?
+    last = 0
+    for match in _TAG.finditer(text):
+        closing, name = match.group(1), match.group(2).lower()
+        if name in _VOID or match.group(0).endswith("/>"):
+            continue
+        if closing:
+            if kept and not kept.pop():
+                out.append(text[last:match.start()])
+                last = match.end()
+        else:
+            keep = len(kept) < max_depth
+            kept.append(keep)
+            if not keep:
+                out.append(text[last:match.start()])
+                last = match.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
 def _parse_lxml(text: str) -> etree._Element:
-    # huge_tree lifts libxml2's depth (256) and text-size limits, so deep or huge pages are
-    # parsed whole instead of being cut off silently.
-    parser = html.HTMLParser(remove_comments=True, remove_pis=True, huge_tree=True)
     # lxml refuses str input that carries an XML encoding declaration.
     text = re.sub(r"^\s*<\?xml[^>]*>", "", text, count=1)
-    root = html.document_fromstring(text, parser=parser, ensure_head_body=True)
+    for attempt in range(2):
+        # huge_tree lifts libxml2's limits on text size.
+        parser = html.HTMLParser(remove_comments=True, remove_pis=True, huge_tree=True)
+        root = html.document_fromstring(text, parser=parser, ensure_head_body=True)
+        too_deep = any("Excessive depth" in e.message for e in parser.error_log)
+        if not too_deep or attempt:
+            return root
+        text = _flatten_deep(text)
     return root
 
 

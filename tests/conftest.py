@@ -1,0 +1,26 @@
+"""Shared fixtures. Nothing here reads ../shared at import time."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: The development data, when this checkout sits beside it (CI has it; a bare clone may not).
+SHARED_DATA = Path(os.environ.get("NOISECBR_SHARED_DATA",
+                                  Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+@pytest.fixture
+def article_html() -> bytes:
+    return (FIXTURES / "article.html").read_bytes()
+
+
+@pytest.fixture
+def modernweb_dev() -> Path:
+    path = SHARED_DATA / "modernweb-dev"
+    if not (path / "ground-truth.json").is_file():
+        pytest.skip(f"development data not found at {path} (set NOISECBR_SHARED_DATA)")
+    return path

@@ -1,0 +1,107 @@
+import codecs
+import gzip
+
+import pytest
+
+from noisecbr.render import render_text
+from noisecbr.tidy import (
+    BinaryInputError,
+    EmptyInputError,
+    InputTooLargeError,
+    decode,
+    tidy,
+)
+
+
+def text_of(html, **kwargs) -> str:
+    return render_text(tidy(html, **kwargs))
+
+
+def test_removes_invisible_content(article_html):
+    text = text_of(article_html)
+    assert "should never appear" not in text
+    assert "color: red" not in text
+    assert "Tide pools of the northern coast" in text
+
+
+@pytest.mark.parametrize("hidden", [
+    '<div hidden>SECRET</div>',
+    '<div aria-hidden="true">SECRET</div>',
+    '<div style="display: none">SECRET</div>',
+    '<div style="visibility:hidden">SECRET</div>',
+    '<!-- SECRET -->',
+    '<template>SECRET</template>',
+    '<noscript>SECRET enable javascript</noscript>',
+])
+def test_hidden_elements_are_dropped_but_tails_kept(hidden):
+    text = text_of(f"<html><body><p>before {hidden} after</p></body></html>")
+    assert "SECRET" not in text
+    assert "before" in text and "after" in text
+
+
+def test_react_streamed_segments_and_large_noscript_are_kept():
+    article = "word " * 200
+    assert "word" in text_of(f'<body><div hidden id="S:0"><p>{article}</p></div></body>')
+    assert "word" in text_of(f"<body><noscript><p>{article}</p></noscript></body>")
+
+
+def test_content_outside_body_is_recovered():
+    html = "<html><head><title>t</title></head><body><p>one</p></body></html><div>two</div>"
+    text = text_of(html)
+    assert "one" in text and "two" in text
+
+
+@pytest.mark.parametrize("data", [b"", b"   \n\t ", ""])
+def test_empty_input(data):
+    with pytest.raises(EmptyInputError):
+        tidy(data)
+
+
+def test_binary_input():
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 20
+    with pytest.raises(BinaryInputError):
+        tidy(png)
+    with pytest.raises(BinaryInputError):
+        tidy(gzip.compress(b"<html><body>x</body></html>"))
+
+
+def test_size_limit():
+    with pytest.raises(InputTooLargeError):
+        tidy(b"<p>" + b"x" * 1000 + b"</p>", max_bytes=100)
+
+
+def test_malformed_html_is_repaired():
+    text = text_of(b"<html><body><div><p>unclosed <b>bold <i>both</div><p>next</table></span>")
+    assert "unclosed bold both" in text and "next" in text
+
+
+@pytest.mark.parametrize("parser", ["lxml", "html5lib"])
+def test_deep_nesting_does_not_recurse(parser):
+    depth = 100_000 if parser == "lxml" else 5_000
+    html = "<html><body>" + "<div>" * depth + "deep text" + "</div>" * depth + "</body></html>"
+    body = tidy(html, parser=parser)
+    assert "deep text" in render_text(body)
+
+
+def test_misdeclared_encoding_falls_back():
+    # Declares ISO-8859-1 but is UTF-8: both decode, so the declaration wins for latin-1 only
+    # when valid; a declaration of an unknown charset must not lose the page.
+    data = '<meta charset="no-such-charset"><p>café naïve</p>'.encode()
+    assert "café naïve" in text_of(data)
+    cp1252 = '<meta charset="utf-8"><p>café – naïve</p>'.encode("cp1252")
+    assert "caf" in text_of(cp1252) and "na" in text_of(cp1252)
+
+
+def test_declared_and_bom_encodings():
+    latin = '<html><head><meta charset="iso-8859-1"></head><body>Größe</body></html>'
+    assert "Größe" in text_of(latin.encode("iso-8859-1"))
+    assert decode(codecs.BOM_UTF16_LE + "<p>hé</p>".encode("utf-16-le")) == "<p>hé</p>"
+
+
+def test_html5lib_parser_matches_lxml_on_clean_page(article_html):
+    assert text_of(article_html, parser="html5lib") == text_of(article_html)
+
+
+def test_unknown_parser():
+    with pytest.raises(ValueError):
+        tidy("<p>x</p>", parser="regex")

@@ -1,0 +1,74 @@
+import numpy as np
+import pytest
+
+from noisecbr.subtrees import at_level, build_table
+from noisecbr.tidy import tidy
+from noisecbr.vectors import (FEATURE_NAMES, LEAF_TYPES, group_slices, leaf_counts, leaf_shares,
+                              vectorize)
+
+PAGE = ("<body><div id='menu' class='nav'><a>Home</a><a>News</a><img src=x></div>"
+        "<div class='article-content'><p>Some text, here.</p><p>More <a>link</a> text.</p></div>"
+        "</body>")
+
+
+def table():
+    return build_table(tidy(PAGE))
+
+
+def test_eq1_worked_example_by_hand():
+    t = table()
+    # elements: 0 body, 1 div#menu, 2 a, 3 a, 4 img, 5 div.article, 6 p, 7 p, 8 a
+    assert t.tags == ["body", "div", "a", "a", "img", "div", "p", "p", "a"]
+    counts = leaf_counts(t)
+    shares = leaf_shares(counts)
+    a, img, p, text = (LEAF_TYPES.index(n) for n in ("a", "img", "p", "text"))
+    # menu: leaves a, a, img → x_a = 2/3, x_img = 1/3
+    assert shares[1, a] == pytest.approx(2 / 3) and shares[1, img] == pytest.approx(1 / 3)
+    # article: leaves p (childless), a (inside 2nd p), and the 2nd p's two text pieces
+    # ("More ", " text.") beside its child → T = 4: x_p = 1/4, x_a = 1/4, x_text = 2/4
+    assert counts[5].sum() == 4
+    assert shares[5, p] == pytest.approx(0.25) and shares[5, text] == pytest.approx(0.5)
+
+
+def test_eq1_rows_sum_to_one():
+    shares = leaf_shares(leaf_counts(table()))
+    assert np.allclose(shares.sum(axis=1), 1.0)
+
+
+def test_full_vector_shape_and_features():
+    t = table()
+    x = vectorize(t)
+    assert x.shape == (len(t), len(FEATURE_NAMES)) and x.dtype == np.float32
+    assert np.isfinite(x).all()
+    name = {n: i for i, n in enumerate(FEATURE_NAMES)}
+    # link density: the menu is all links, the article has one link word of five
+    assert x[1, name["link_density"]] == pytest.approx(1.0)
+    assert 0.0 < x[5, name["link_density"]] < 0.3
+    assert x[1, name["kw:nav"]] == 1.0 and x[5, name["kw:article"]] == 1.0
+    # the links in the menu inherit its keyword, the article's paragraphs do not
+    assert x[2, name["anc_kw:nav"]] == 1.0 and x[6, name["anc_kw:nav"]] == 0.0
+    slices = group_slices()
+    assert slices["leaf"].stop - slices["leaf"].start == len(LEAF_TYPES)
+
+
+def test_ad_keyword_is_a_whole_token():
+    t = build_table(tidy("<body><div class='header'>x</div><div class='ad-slot'>y</div></body>"))
+    x = vectorize(t)
+    ad = FEATURE_NAMES.index("kw:ad")
+    assert x[1, ad] == 0.0 and x[2, ad] == 1.0
+
+
+def test_subtree_ranges_and_threshold_level():
+    t = table()
+    assert list(t.end) == [9, 5, 3, 4, 5, 9, 7, 9, 9]
+    assert list(at_level(t, 1)) == [1, 5]
+    words = t.subtree(t.piece_words)
+    assert words[0] == words[1] + words[5] == 2 + 6
+
+
+def test_deep_page_vectorises():
+    depth = 20_000  # flattened by tidy to its maximal parse depth, text kept
+    t = build_table(tidy("<body>" + "<div>" * depth + "x y" + "</div>" * depth + "</body>"))
+    x = vectorize(t)
+    assert x.shape[0] == len(t) > 1000
+    assert t.subtree(t.piece_words)[0] == 2
