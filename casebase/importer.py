@@ -43,6 +43,7 @@ __all__ = [
     "content_hash",
     "subtree_texts",
     "PreparedPage",
+    "parse_stored",
     "prepare_page",
     "CASE_COLUMNS",
     "case_rows",
@@ -92,13 +93,34 @@ class PreparedPage:
         return self.table.paths()
 
 
+def parse_stored(html: str | bytes) -> etree._Element:
+    """The ``<body>`` of a stored page (``Page.html`` decompressed), parsed the one way every
+    case of the page was built from: a case's path selects its element in this tree."""
+    if isinstance(html, bytes):
+        html = html.decode("utf-8")
+    document = lxml_html.document_fromstring(html, parser=_STORED_PARSER)
+    body = document.find("body")
+    return body if body is not None else document
+
+
+_STORED_PARSER = lxml_html.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
+
+
 def prepare_page(raw: bytes | str, parser: str = "lxml", digest: str | None = None
                  ) -> PreparedPage:
-    """Tidy and tabulate a page (raises :class:`noisecbr.tidy.InputError`)."""
-    body = tidy(raw, parser=parser)
+    """Tidy a page, serialise the tidied body (what is stored) and tabulate that serialisation
+    parsed again (raises :class:`noisecbr.tidy.InputError`).
+
+    Cases come from the stored HTML re-parsed, not from the tidied tree itself: on about 2 % of
+    pages the serialisation does not parse back into the same tree (a list item outside a list,
+    a second ``<html>`` after a premature ``</html>``), and the stored page must reproduce every
+    case exactly, for ``casebase show`` and for recomputing vectors under a new schema.
+    """
+    tidied = tidy(raw, parser=parser)
+    serialised = lxml_html.tostring(tidied, encoding="unicode", with_tail=False)
+    body = parse_stored(serialised)
     table = build_table(body)
-    html = compress_html(lxml_html.tostring(body, encoding="utf-8", with_tail=False))
-    return PreparedPage(digest or content_hash(raw), body, table, html)
+    return PreparedPage(digest or content_hash(raw), body, table, compress_html(serialised))
 
 
 #: Column order of the tuples :func:`case_rows` returns.

@@ -503,14 +503,14 @@ class CaseBase:
         return decompress_html(blob)
 
     def subtree_html(self, case: CaseRecord) -> str | None:
-        """The case's subtree cut from its stored page by its path (None if the path is not
-        found in the re-parsed page)."""
+        """The case's subtree cut from its stored page by its path (None if the path selects
+        nothing: only for cases written by hand with other paths)."""
         from lxml import html as lxml_html
 
-        document = lxml_html.document_fromstring(
-            self.page_html(case.page_id),
-            parser=lxml_html.HTMLParser(huge_tree=True, remove_comments=True))
-        found = document.getroottree().xpath(case.path)
+        from .importer import parse_stored
+
+        body = parse_stored(self.page_html(case.page_id))
+        found = body.getroottree().xpath(case.path)
         if not found:
             return None
         return lxml_html.tostring(found[0], encoding="unicode", with_tail=False)
