@@ -19,6 +19,13 @@ from sqlalchemy import create_engine
 from casebase.models import Base
 
 config = context.config
+if config.attributes.get("connection") is None:
+    # By hand (alembic revision --autogenerate): every model declared on Base must be imported
+    # for autogenerate to see its table; training runs live in training/runs.py.
+    try:
+        import training.runs  # noqa: F401
+    except ImportError:
+        pass
 target_metadata = Base.metadata
 
 

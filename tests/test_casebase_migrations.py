@@ -16,9 +16,15 @@ def _url(tmp_path, name="m.sqlite") -> str:
 
 
 def _ours(name, type_, parent_names) -> bool:
-    # Tables of later revisions whose models live outside casebase.models (e.g. training runs)
-    # are compared by their own tests.
+    # Compare every table declared on Base; a table of a later revision whose model is not
+    # importable here is left to its own tests.
     return type_ != "table" or name in Base.metadata.tables
+
+
+try:  # training runs (0002_runs) are declared on casebase.models.Base
+    import training.runs  # noqa: F401
+except ImportError:
+    pass
 
 
 def test_models_and_migrations_agree(tmp_path):
