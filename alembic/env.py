@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 
-from alembic import context
 from sqlalchemy import create_engine
 
+from alembic import context
 from casebase.models import Base
 
 config = context.config

@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 
 from noisecbr.result import LABELS
 
@@ -112,8 +111,9 @@ def _size(nbytes: int | None) -> str:
 
 def _label_counts(counts: Counter | dict) -> str:
     total = sum(counts.values()) or 1
-    return "  ".join(f"{label} {counts.get(label, 0):,} ({100 * counts.get(label, 0) / total:.1f} %)"
-                     for label in LABELS)
+    return "  ".join(
+        f"{label} {counts.get(label, 0):,} ({100 * counts.get(label, 0) / total:.1f} %)"
+        for label in LABELS)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -40,20 +40,20 @@ from .models import MAX_TEXT_CHARS, Case, Page, compress_html
 
 __all__ = [
     "BATCH_ROWS",
-    "content_hash",
-    "subtree_texts",
+    "CASE_COLUMNS",
+    "AddedPage",
+    "ImportReport",
     "PreparedPage",
+    "add_page",
+    "case_rows",
+    "content_hash",
+    "import_dataset",
+    "import_site",
+    "insert_cases",
     "parse_stored",
     "prepare_page",
-    "CASE_COLUMNS",
-    "case_rows",
-    "insert_cases",
-    "AddedPage",
-    "add_page",
-    "ImportReport",
-    "import_dataset",
     "site_pages",
-    "import_site",
+    "subtree_texts",
 ]
 
 #: Case rows sent to the database per executemany inside the import's transaction.
@@ -412,9 +412,8 @@ def import_site(
     ``report.unmatched_paths`` counts template paths that are not elements of the tidied
     page (the two sides parsed differently).
     """
-    from tqdm import tqdm
-
     from noisecbr.sitelevel.templates import template_labels
+    from tqdm import tqdm
 
     files = site_pages(directory)
     source = source or f"site:{host}"

@@ -39,14 +39,14 @@ __all__ = [
     "LABEL_SOURCES",
     "MAX_TEXT_CHARS",
     "Base",
-    "Site",
-    "Page",
     "Case",
     "LabelHistory",
+    "Page",
+    "Site",
     "compress_html",
     "decompress_html",
-    "vector_to_bytes",
     "vector_from_bytes",
+    "vector_to_bytes",
 ]
 
 #: Where a label came from: the dataset's ground truth, a site template (boilerplate shared by
@@ -169,7 +169,8 @@ class Case(Base):
         return vector_from_bytes(self.vector)
 
     def __repr__(self) -> str:
-        return f"Case(id={self.id}, page_id={self.page_id}, path={self.path!r}, label={self.label!r})"
+        return (f"Case(id={self.id}, page_id={self.page_id}, path={self.path!r}, "
+                f"label={self.label!r})")
 
 
 class LabelHistory(Base):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from importlib.resources import as_file, files
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 import numpy as np
 from sqlalchemy import (
@@ -38,6 +38,7 @@ from sqlalchemy import (
     text,
     update,
 )
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from noisecbr.result import LABELS
@@ -55,11 +56,11 @@ from .models import (
 
 __all__ = [
     "DEFAULT_DB_NAME",
-    "CaseBaseError",
-    "NotFoundError",
-    "CaseRecord",
     "CaseArrays",
     "CaseBase",
+    "CaseBaseError",
+    "CaseRecord",
+    "NotFoundError",
     "default_url",
     "normalize_url",
 ]
@@ -142,8 +143,9 @@ def _create_engine(url: str) -> Engine:
 def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) -> None:
     """Upgrade (or downgrade) the database to ``revision`` with the installed migrations, in
     one transaction."""
-    from alembic import command
     from alembic.config import Config
+
+    from alembic import command
 
     with as_file(files("casebase.migrations")) as location:
         config = Config()
@@ -253,7 +255,7 @@ class CaseBase:
     def close(self) -> None:
         self.engine.dispose()
 
-    def __enter__(self) -> CaseBase:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -263,9 +265,8 @@ class CaseBase:
     def session(self) -> Iterator[Session]:
         """A session in one transaction: committed at the end of the block, rolled back if
         the block raises."""
-        with Session(self.engine, expire_on_commit=False) as session:
-            with session.begin():
-                yield session
+        with Session(self.engine, expire_on_commit=False) as session, session.begin():
+            yield session
 
     def revision(self) -> str | None:
         """The database's Alembic revision."""
@@ -273,7 +274,7 @@ class CaseBase:
             try:
                 return connection.execute(text("SELECT version_num FROM alembic_version")
                                           ).scalar()
-            except Exception:  # no alembic_version table: never migrated
+            except SQLAlchemyError:  # no alembic_version table: never migrated
                 return None
 
     def db_size(self) -> int | None:
@@ -603,8 +604,9 @@ class CaseBase:
 
             by_site: dict[str, dict[str, int]] = {}
             for host, label, number in connection.execute(text(
-                    "SELECT s.host, c.label, COUNT(*) FROM cases c JOIN pages p ON p.id = c.page_id "
-                    "JOIN sites s ON s.id = p.site_id GROUP BY s.host, c.label ORDER BY s.host")):
+                    "SELECT s.host, c.label, COUNT(*) FROM cases c "
+                    "JOIN pages p ON p.id = c.page_id JOIN sites s ON s.id = p.site_id "
+                    "GROUP BY s.host, c.label ORDER BY s.host")):
                 by_site.setdefault(host, {})[label] = int(number)
             return {
                 "pages": scalar("SELECT COUNT(*) FROM pages"),

@@ -5,8 +5,9 @@ both directions stream with memory bounded by one page):
 
     {"type": "casebase", "format": 1, "revision": "0001_initial", "exported_at": "..."}
     {"type": "site", "id": 1, "host": "example.com"}                          every site
-    {"type": "page", "id": 7, "site": "example.com", "url": ..., "source": ..., "external_id": ...,
-     "content_hash": ..., "parser": "lxml", "html": "<body>…</body>", "truth": ..., "created_at": ...}
+    {"type": "page", "id": 7, "site": "example.com", "url": ..., "source": ...,
+     "external_id": ..., "content_hash": ..., "parser": "lxml", "html": "<body>…</body>",
+     "truth": ..., "created_at": ...}
     {"type": "case", "id": 42, "page": 7, "path": ..., "position": ..., "tag": ..., "label": ...,
      "label_source": ..., "text": ..., "vector": "<base64 of float32 LE bytes>",
      "schema_version": 1, "count": 1, "created_at": ..., "updated_at": ...}
@@ -163,12 +164,17 @@ def import_jsonl(cb: CaseBase, lines: Iterable[str]) -> Counter:
                         page_map[record["id"]] = None
                         counts["duplicate_page"] += 1
                         continue
-                    values = dict(
-                        site_id=CaseBase.site_id(session, record["site"], site_ids),
-                        url=record["url"], source=record["source"],
-                        external_id=record["external_id"], content_hash=record["content_hash"],
-                        parser=record["parser"], html=compress_html(record["html"]),
-                        truth=record["truth"], created_at=_parse_time(record["created_at"]))
+                    values = {
+                        "site_id": CaseBase.site_id(session, record["site"], site_ids),
+                        "url": record["url"],
+                        "source": record["source"],
+                        "external_id": record["external_id"],
+                        "content_hash": record["content_hash"],
+                        "parser": record["parser"],
+                        "html": compress_html(record["html"]),
+                        "truth": record["truth"],
+                        "created_at": _parse_time(record["created_at"]),
+                    }
                     if keep_ids:
                         values["id"] = record["id"]
                     result = session.execute(insert(Page).values(**values))
@@ -181,14 +187,15 @@ def import_jsonl(cb: CaseBase, lines: Iterable[str]) -> Counter:
                     page_id = page_map[record["page"]]
                     if page_id is None:
                         continue
-                    values = dict(
-                        page_id=page_id, path=record["path"], position=record["position"],
-                        tag=record["tag"], label=record["label"],
-                        label_source=record["label_source"], text=record["text"],
-                        vector=base64.b64decode(record["vector"]),
-                        schema_version=record["schema_version"], count=record["count"],
-                        created_at=_parse_time(record["created_at"]),
-                        updated_at=_parse_time(record["updated_at"]))
+                    values = {
+                        "page_id": page_id, "path": record["path"], "position": record["position"],
+                        "tag": record["tag"], "label": record["label"],
+                        "label_source": record["label_source"], "text": record["text"],
+                        "vector": base64.b64decode(record["vector"]),
+                        "schema_version": record["schema_version"], "count": record["count"],
+                        "created_at": _parse_time(record["created_at"]),
+                        "updated_at": _parse_time(record["updated_at"]),
+                    }
                     if keep_ids:
                         values["id"] = record["id"]
                         pending_cases.append(values)
@@ -204,10 +211,10 @@ def import_jsonl(cb: CaseBase, lines: Iterable[str]) -> Counter:
                     case_id = record["case"] if keep_ids else case_map.get(record["case"])
                     if case_id is None:
                         continue  # the case's page was a duplicate
-                    values = dict(case_id=case_id, old_label=record["old_label"],
-                                  new_label=record["new_label"], source=record["source"],
-                                  changed_at=_parse_time(record["changed_at"]),
-                                  note=record["note"])
+                    values = {"case_id": case_id, "old_label": record["old_label"],
+                              "new_label": record["new_label"], "source": record["source"],
+                              "changed_at": _parse_time(record["changed_at"]),
+                              "note": record["note"]}
                     if keep_ids:
                         values["id"] = record["id"]
                     pending_history.append(values)  # flush() inserts cases first

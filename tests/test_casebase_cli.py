@@ -61,7 +61,8 @@ def test_end_to_end(db, tmp_path):
     rows = listing.stdout.splitlines()
     assert rows[0].split()[:3] == ["id", "site", "path"] and len(rows) == 4
     assert "of" in listing.stderr
-    found = [json.loads(line) for line in run(db, "search", "sourdough", "--json").stdout.splitlines()]
+    searched = run(db, "search", "sourdough", "--json").stdout
+    found = [json.loads(line) for line in searched.splitlines()]
     assert found and all("sourdough" in case["text"].lower() for case in found)
     case_id = found[-1]["id"]
 
@@ -203,10 +204,9 @@ def test_interrupted_import_leaves_the_database_as_it_was(tmp_path, how):
 def _fake_template_labels(pages, theta=0.10, share=0.85):
     """Stands in for noisecbr.sitelevel.templates.template_labels: a subtree is template when
     the same path holds the same text on every page."""
+    from casebase.importer import subtree_texts
     from noisecbr.subtrees import build_table
     from noisecbr.tidy import tidy
-
-    from casebase.importer import subtree_texts
 
     tables = [build_table(tidy(page)) for page in pages]
     keyed = [dict(zip(t.paths(), subtree_texts(t))) for t in tables]

@@ -93,13 +93,12 @@ def test_check_constraints_guard_the_enumerations(tmp_path):
     from sqlalchemy.exc import IntegrityError
 
     cb = CaseBase.open(_url(tmp_path))
-    with pytest.raises(IntegrityError):
-        with cb.engine.begin() as connection:
-            connection.execute(text("INSERT INTO sites (id, host) VALUES (1, 'x')"))
-            connection.execute(text(
-                "INSERT INTO pages (id, site_id, url, source, content_hash, parser, html) "
-                "VALUES (1, 1, '', 'ds', 'h', 'lxml', x'00')"))
-            connection.execute(text(
-                "INSERT INTO cases (page_id, path, position, tag, label, label_source, text, "
-                "vector, schema_version) VALUES (1, '/', 0, 'b', 'junk', 'human', '', x'00', 1)"))
+    with pytest.raises(IntegrityError), cb.engine.begin() as connection:
+        connection.execute(text("INSERT INTO sites (id, host) VALUES (1, 'x')"))
+        connection.execute(text(
+            "INSERT INTO pages (id, site_id, url, source, content_hash, parser, html) "
+            "VALUES (1, 1, '', 'ds', 'h', 'lxml', x'00')"))
+        connection.execute(text(
+            "INSERT INTO cases (page_id, path, position, tag, label, label_source, text, "
+            "vector, schema_version) VALUES (1, '/', 0, 'b', 'junk', 'human', '', x'00', 1)"))
     cb.close()
