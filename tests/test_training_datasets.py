@@ -1,0 +1,88 @@
+"""Site-grouped splits, the known-data hold-out, case weights, the npz cache."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from noisecbr.vectors import FEATURE_NAMES
+from training.datasets import (
+    Dataset,
+    case_weights,
+    known_holdout,
+    make_splits,
+    site_folds,
+    split_by_site,
+)
+
+
+def _sites(seed=0):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 200, size=120)
+    return np.repeat([f"s{i}" for i in range(len(sizes))], sizes)
+
+
+def test_split_by_site_never_shares_a_site_and_is_seeded():
+    sites = _sites()
+    parts = split_by_site(sites, (0.7, 0.15, 0.15), seed=5)
+    assert sum(len(p) for p in parts) == len(sites)
+    seen = [set(sites[p]) for p in parts]
+    assert not (seen[0] & seen[1]) and not (seen[0] & seen[2]) and not (seen[1] & seen[2])
+    shares = [len(p) / len(sites) for p in parts]
+    assert abs(shares[0] - 0.7) < 0.1 and abs(shares[1] - 0.15) < 0.1
+    again = split_by_site(sites, (0.7, 0.15, 0.15), seed=5)
+    assert all(np.array_equal(a, b) for a, b in zip(parts, again))
+    other = split_by_site(sites, (0.7, 0.15, 0.15), seed=6)
+    assert not np.array_equal(parts[0], other[0])
+
+
+def test_site_folds_test_every_site_once():
+    sites = _sites(1)
+    folds = site_folds(sites, 4, seed=0)
+    tested = np.concatenate([test for _, test in folds])
+    assert sorted(tested) == list(range(len(sites)))
+    for train, test in folds:
+        assert not set(sites[train]) & set(sites[test])
+
+
+def test_known_holdout_keeps_every_site_in_training():
+    sites = np.array(["a"] * 6 + ["b"] * 4 + ["c"] * 2)
+    pages = np.array(["a1", "a1", "a2", "a2", "a3", "a3", "b1", "b1", "b2", "b2", "c1", "c1"])
+    train, known = known_holdout(sites, pages, np.arange(12), fraction=0.5, seed=0)
+    assert set(sites[train]) == {"a", "b", "c"}
+    assert set(sites[known]) <= {"a", "b"}
+    assert not set(pages[train]) & set(pages[known])
+    assert len(set(pages[known])) == 3  # a:2 of 3, b:1 of 2 (c has one page)
+
+
+def _dataset(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, len(FEATURE_NAMES)), dtype=np.float32)
+    X[: n // 4, FEATURE_NAMES.index("log_words")] = 0.0
+    y = rng.choice(3, n, p=[0.7, 0.25, 0.05])
+    sites = np.array([f"s{i % 40}" for i in range(n)])
+    pages = np.array([f"s{i % 40}/{(i // 40) % 3}" for i in range(n)])
+    return Dataset(X=X, y=y, sites=sites, pages=pages)
+
+
+def test_case_weights_balance_classes_after_page_weights():
+    d = _dataset()
+    w = case_weights(d, class_power=1.0, page_power=1.0, wordless=0.5)
+    assert abs(w.mean() - 1.0) < 1e-5
+    mass = np.bincount(d.y, weights=w, minlength=3)
+    np.testing.assert_allclose(mass, mass.mean(), rtol=1e-5)
+    assert np.all(case_weights(d) == 1.0)
+
+
+def test_npz_cache_and_fingerprint(tmp_path):
+    d = _dataset()
+    path = d.save_npz(tmp_path / "d.npz")
+    back = Dataset.load_npz(path)
+    assert back.fingerprint() == d.fingerprint()
+    np.testing.assert_array_equal(back.X, d.X)
+    shuffled = d.subset(np.random.default_rng(1).permutation(len(d)))
+    changed = d.subset(np.arange(len(d)))
+    changed.y[0] = (changed.y[0] + 1) % 3
+    assert changed.fingerprint() != d.fingerprint()
+    splits = make_splits(d, seed=0)
+    assert len(splits.train) + len(splits.val) + len(splits.test) + len(splits.known) == len(d)
+    assert shuffled.label_counts() == d.label_counts()

@@ -1,0 +1,98 @@
+"""Training: separable data is learnt exactly and reproducibly; export matches torch; presets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from noisecbr.model import SchemaMismatchError, load_model, save_model
+from noisecbr.vectors import FEATURE_GROUPS
+from training.datasets import split_by_site, synthetic
+from training.presets import PAPER, get_preset
+from training.report import evaluate
+from training.train import build_network, feature_columns, fit, torch_forward
+
+
+
+@pytest.fixture(scope="module")
+def data():
+    d = synthetic()
+    train, val, test = split_by_site(d.sites, (0.6, 0.2, 0.2), seed=1)
+    return d.subset(train), d.subset(val), d.subset(test)
+
+
+FAST = get_preset("default").replace(hidden=(32, 16), epochs=15, batch_size=64, lr=1e-2)
+
+
+def test_default_learns_separable_classes_exactly_and_reproducibly(data):
+    train, val, test = data
+    first = fit(train, val, FAST, seed=3, progress=False)
+    second = fit(train, val, FAST, seed=3, progress=False)
+    m = evaluate(first.model, test)
+    assert m["accuracy"] == 1.0, m
+    assert all(r == 1.0 for r in m["rates"].values())
+    assert first.history == second.history
+    assert first.best_epoch == second.best_epoch
+    for w1, w2 in zip(first.model.weights, second.model.weights):
+        np.testing.assert_array_equal(w1, w2)
+    assert evaluate(second.model, test) == m
+    other = fit(train, val, FAST, seed=4, progress=False)
+    assert other.history != first.history
+
+
+def test_paper_preset_learns_separable_classes(data):
+    train, val, test = data
+    preset = PAPER.replace(epochs=40, epoch_cases=3000, patience=None)
+    result = fit(train, val, preset, seed=0, progress=False)
+    assert evaluate(result.model, test)["accuracy"] == 1.0
+    assert len(result.history) == 40
+    assert result.best_epoch == 1 + int(np.argmin([h[1] for h in result.history]))
+
+
+def test_paper_preset_has_the_published_shape():
+    assert PAPER.groups == ("leaf",)
+    assert len(feature_columns(PAPER.groups)) == 30 == len(FEATURE_GROUPS["leaf"])
+    assert PAPER.hidden == (14,)
+    assert (PAPER.hidden_activation, PAPER.output_activation) == ("sigmoid", "sigmoid")
+    assert (PAPER.loss, PAPER.optimizer, PAPER.momentum) == ("mse", "sgd", 0.0)
+    assert PAPER.epochs == 500 and not PAPER.normalize
+    net = build_network(PAPER, 30)
+    import torch.nn as nn
+
+    linears = [m for m in net if isinstance(m, nn.Linear)]
+    assert [(m.in_features, m.out_features) for m in linears] == [(30, 14), (14, 3)]
+    assert [type(m) for m in net] == [nn.Linear, nn.Sigmoid, nn.Linear]
+
+
+@pytest.mark.parametrize("name", ["paper", "default"])
+def test_numpy_forward_equals_torch_forward(data, name):
+    train, val, test = data
+    preset = get_preset(name).replace(epochs=2, epoch_cases=500, batch_size=64,
+                                      hidden=(14,) if name == "paper" else (32, 16))
+    result = fit(train, val, preset, seed=0, progress=False)
+    model = result.model
+    x = (test.X[:, model.columns] - model.mean) / model.scale
+    expected = torch_forward(result.network, x, preset)
+    if model.output_activation == "sigmoid":
+        expected = expected / expected.sum(1, keepdims=True)
+    np.testing.assert_allclose(model.predict_proba(test.X), expected, atol=1e-5)
+    assert model.metadata["preset"] == name
+
+
+def test_artifact_round_trip_and_wrong_schema_refused(data, tmp_path, monkeypatch):
+    train, val, test = data
+    result = fit(train, val, FAST.replace(epochs=1), seed=0, progress=False,
+                 metadata={"run_id": 7})
+    path = save_model(result.model, tmp_path / "model.safetensors")
+    loaded = load_model(path)
+    np.testing.assert_array_equal(loaded.predict_proba(test.X), result.model.predict_proba(test.X))
+    assert loaded.metadata["run_id"] == 7 and loaded.metadata["labels"] == ["noise", "data",
+                                                                           "mixture"]
+    np.testing.assert_array_equal(loaded.mean, result.model.mean)
+    import noisecbr.model as model_module
+
+    monkeypatch.setattr(model_module, "VECTOR_SCHEMA", model_module.VECTOR_SCHEMA + 1)
+    save_model(result.model, tmp_path / "other.safetensors")
+    monkeypatch.undo()
+    with pytest.raises(SchemaMismatchError):
+        load_model(tmp_path / "other.safetensors")

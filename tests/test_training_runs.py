@@ -1,0 +1,100 @@
+"""Runs in the case base: migration 0002 agrees with the model, records round-trip, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from click.testing import CliRunner
+from sqlalchemy import inspect
+
+from casebase.models import Base
+from casebase.store import CaseBase, _create_engine, migrate
+from noisecbr.model import load_model
+from training.cli import runs, train_run
+from training.datasets import synthetic
+from training.runs import Run, compare_runs, finish_run, get_run, list_runs, start_run
+
+
+
+def _url(tmp_path):
+    return f"sqlite:///{tmp_path / 'cb.sqlite'}"
+
+
+def test_runs_model_and_migration_agree(tmp_path):
+    assert "runs" in Base.metadata.tables and Run.__table__ is Base.metadata.tables["runs"]
+    cb = CaseBase.open(_url(tmp_path))
+    assert cb.revision() == "0002_runs"
+    with cb.engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        assert compare_metadata(context, Base.metadata) == []
+    cb.close()
+
+
+def test_0002_goes_down_and_up(tmp_path):
+    engine = _create_engine(_url(tmp_path))
+    migrate(engine)
+    assert "runs" in inspect(engine).get_table_names()
+    migrate(engine, "0001_initial", downgrade=True)
+    assert "runs" not in inspect(engine).get_table_names()
+    assert "cases" in inspect(engine).get_table_names()
+    migrate(engine)
+    assert "runs" in inspect(engine).get_table_names()
+    engine.dispose()
+
+
+def test_run_record_round_trips(tmp_path):
+    cb = CaseBase.open(_url(tmp_path))
+    data = {"cases": 10, "per_label": {"noise": 6, "data": 3, "mixture": 1}, "sha256": "ab" * 32}
+    run_id = start_run(cb, "paper", {"lr": 0.5, "hidden": [14]}, 3, data)
+    assert get_run(cb, run_id)["status"] == "running"
+    metrics = {"unseen": {"rates": {"noise": 0.9, "data": 0.8, "mixture": float("nan")},
+                          "mse": 0.1}}
+    finish_run(cb, run_id, history=[(0.3, 0.4), (0.2, 0.35)], best_epoch=2, metrics=metrics,
+               duration=1.5, artifact_path="/x/model.safetensors")
+    cb.close()
+    cb = CaseBase.open(_url(tmp_path))
+    r = get_run(cb, run_id)
+    assert (r["preset"], r["status"], r["seed"], r["best_epoch"]) == ("paper", "finished", 3, 2)
+    assert r["hyperparameters"] == {"lr": 0.5, "hidden": [14]}
+    assert r["data"] == data and r["data_hash"] == "ab" * 32
+    assert r["history"] == [[0.3, 0.4], [0.2, 0.35]]
+    assert r["metrics"]["unseen"]["rates"] == {"noise": 0.9, "data": 0.8, "mixture": None}
+    assert r["duration"] == 1.5 and r["artifact_path"] == "/x/model.safetensors"
+    assert r["code_version"].startswith("noisecbr") or r["code_version"]
+    assert r["created_at"]
+    assert [x["id"] for x in list_runs(cb)] == [run_id]
+    cb.close()
+
+
+def test_train_run_records_everything_and_cli_reads_it(tmp_path):
+    url = _url(tmp_path)
+    cb = CaseBase.open(url)
+    dataset = synthetic(n_sites=24, per_site=40)
+    overrides = {"hidden": (16,), "batch_size": 64, "lr": 1e-2}
+    first = train_run(cb, "default", seed=1, out=tmp_path / "run1", epochs=3, quiet=True,
+                      dataset=dataset, overrides=overrides)
+    second = train_run(cb, "paper", seed=1, out=tmp_path / "run2", epochs=2, quiet=True,
+                       dataset=dataset, overrides={"epoch_cases": 300})
+    cb.close()
+    assert first["status"] == "finished" and len(first["history"]) == 3
+    assert first["data"]["sha256"] == dataset.fingerprint()
+    assert set(first["metrics"]) >= {"val", "unseen", "inference_subtrees_per_s"}
+    model = load_model(first["artifact_path"])
+    assert model.metadata["run_id"] == first["id"] and model.metadata["preset"] == "default"
+    for name in ("history.csv", "metrics.csv", "confusion.csv", "error_vs_epoch.png",
+                 "report.txt", "run.json"):
+        assert (tmp_path / "run1" / name).is_file(), name
+    runner = CliRunner()
+    out = runner.invoke(runs, ["list", "--db", url])
+    assert out.exit_code == 0, out.output
+    assert "paper" in out.output and "default" in out.output
+    out = runner.invoke(runs, ["show", str(first["id"]), "--db", url])
+    assert out.exit_code == 0 and "unseen" in out.output, out.output
+    out = runner.invoke(runs, ["show", str(second["id"]), "--db", url, "--json"])
+    assert json.loads(out.output)["preset"] == "paper"
+    out = runner.invoke(runs, ["compare", str(first["id"]), str(second["id"]), "--db", url])
+    assert out.exit_code == 0 and "hp.loss" in out.output, out.output
+    assert runner.invoke(runs, ["show", "999", "--db", url]).exit_code != 0
+    assert any(k == "hp.optimizer" for k, _, _ in compare_runs(first, second))

@@ -1,0 +1,403 @@
+"""Training data: case arrays, site-grouped splits, and how cases are sampled and weighted.
+
+A :class:`Dataset` is the case base as arrays: ``X`` (float32, cases × 170 full vectors of
+:func:`noisecbr.vectors.vectorize`), ``y`` (int64 label index in :data:`noisecbr.result.LABELS`
+order: 0 noise, 1 data, 2 mixture), and per case its ``sites`` and ``pages`` (strings). It comes
+from the case base (:func:`from_casebase`) or, for quick experiments, straight from labelled pages
+(:func:`from_pages`: tidy → build_table → vectorize → label_table, the same pipeline the case
+base stores).
+
+Splits are grouped by **site** (the host of the page's url): all of a site's cases are in train,
+or all in validation, or all in test, so "unseen" means an unseen site, never an unseen page of a
+known template. :func:`known_holdout` carves the *known-data* evaluation set out of the training
+sites: whole pages (never single cases) of training sites that keep at least one other page in
+training, so the model knows the site but not the page, as in the paper's known vs unseen table.
+
+Class balance and sampling (see :mod:`training.presets` for the values each preset uses): on
+modernweb-dev about 79 % of the cases are noise, 19 % data and 2 % mixture, about half of the
+cases are wordless subtrees (icons, spacers, empty wrappers: labelled by rule, data inside data
+and noise elsewhere), and a few huge pages hold tens of thousands of subtrees each.
+:func:`case_weights` turns a preset's choices into one weight per case: a class weight (inverse
+class frequency to a power), a page weight (``cases_in_page ** -page_power``, so that every page
+counts about as much whatever its size) and a factor for wordless cases. The weights multiply the
+per-case loss; the ``paper`` preset instead draws a class-balanced sample of cases each epoch
+(plain SGD on a 79/19/2 mix never learns mixture).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from noisecbr.result import LABELS
+from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA
+
+__all__ = [
+    "Dataset",
+    "from_casebase",
+    "from_pages",
+    "split_by_site",
+    "site_folds",
+    "known_holdout",
+    "Splits",
+    "make_splits",
+    "case_weights",
+    "wordless_mask",
+    "synthetic",
+]
+
+_LOG_WORDS = FEATURE_NAMES.index("log_words")
+
+
+@dataclass
+class Dataset:
+    """Cases as arrays (one row per case)."""
+
+    X: np.ndarray  # float32 (n, 170)
+    y: np.ndarray  # int64 (n,), LABELS order
+    sites: np.ndarray  # str (n,)
+    pages: np.ndarray  # str (n,)
+    case_ids: np.ndarray | None = None  # int64 (n,) when read from the case base
+    schema: int = VECTOR_SCHEMA
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.X = np.ascontiguousarray(self.X, dtype=np.float32)
+        self.y = np.asarray(self.y, dtype=np.int64)
+        self.sites = np.asarray(self.sites).astype(str)
+        self.pages = np.asarray(self.pages).astype(str)
+        n = len(self.y)
+        if self.X.ndim != 2 or self.X.shape[0] != n or len(self.sites) != n or len(self.pages) != n:
+            raise ValueError("X, y, sites and pages must have one row per case")
+        if self.X.shape[1] != len(FEATURE_NAMES):
+            raise ValueError(f"X has {self.X.shape[1]} columns, the vector schema has "
+                             f"{len(FEATURE_NAMES)}")
+        if n and (self.y.min() < 0 or self.y.max() >= len(LABELS)):
+            raise ValueError("labels must be indices into LABELS")
+        if self.case_ids is not None:
+            self.case_ids = np.asarray(self.case_ids, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def subset(self, index: np.ndarray) -> Dataset:
+        index = np.asarray(index)
+        return Dataset(
+            X=self.X[index], y=self.y[index], sites=self.sites[index], pages=self.pages[index],
+            case_ids=None if self.case_ids is None else self.case_ids[index],
+            schema=self.schema, meta=dict(self.meta),
+        )
+
+    def label_counts(self) -> dict[str, int]:
+        counts = np.bincount(self.y, minlength=len(LABELS))
+        return {label: int(c) for label, c in zip(LABELS, counts)}
+
+    def fingerprint(self) -> str:
+        """sha256 over the case set: (case id or page, label, vector bytes) in sorted case order.
+
+        Sorting by case id (or by page, stable) makes the hash independent of read order; the
+        vector bytes make it change when the cases are re-vectorised.
+        """
+        h = hashlib.sha256()
+        h.update(f"schema={self.schema};n={len(self)}".encode())
+        if self.case_ids is not None:
+            order = np.argsort(self.case_ids, kind="stable")
+            h.update(self.case_ids[order].tobytes())
+        else:
+            order = np.argsort(self.pages, kind="stable")
+            h.update("\n".join(self.pages[order]).encode())
+        h.update(self.y[order].astype(np.int8).tobytes())
+        step = 65536
+        for start in range(0, len(order), step):
+            h.update(self.X[order[start:start + step]].tobytes())
+        return h.hexdigest()
+
+    def snapshot(self) -> dict:
+        """What a run records about its data."""
+        return {"cases": len(self), "per_label": self.label_counts(),
+                "sites": int(len(np.unique(self.sites))), "pages": int(len(np.unique(self.pages))),
+                "sha256": self.fingerprint(), "schema": self.schema,
+                "source": self.meta.get("source", "")}
+
+    # -- cache ----------------------------------------------------------------------------------
+    def save_npz(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        extra = {} if self.case_ids is None else {"case_ids": self.case_ids}
+        np.savez(path, X=self.X, y=self.y, sites=self.sites, pages=self.pages,
+                 schema=np.array(self.schema), source=np.array(self.meta.get("source", "")),
+                 **extra)
+        return path
+
+    @classmethod
+    def load_npz(cls, path: str | Path) -> Dataset:
+        with np.load(path, allow_pickle=False) as data:
+            schema = int(data["schema"])
+            if schema != VECTOR_SCHEMA:
+                raise ValueError(f"{path} holds vectors of schema {schema}, this code computes "
+                                 f"{VECTOR_SCHEMA}: rebuild it")
+            return cls(X=data["X"], y=data["y"], sites=data["sites"], pages=data["pages"],
+                       case_ids=data["case_ids"] if "case_ids" in data else None,
+                       schema=schema, meta={"source": str(data["source"])})
+
+    @classmethod
+    def concat(cls, parts: Sequence[Dataset]) -> Dataset:
+        if not parts:
+            return cls(np.zeros((0, len(FEATURE_NAMES)), np.float32), np.zeros(0, np.int64),
+                       np.zeros(0, str), np.zeros(0, str))
+        ids = None
+        if all(p.case_ids is not None for p in parts):
+            ids = np.concatenate([p.case_ids for p in parts])
+        return cls(X=np.concatenate([p.X for p in parts]), y=np.concatenate([p.y for p in parts]),
+                   sites=np.concatenate([p.sites for p in parts]),
+                   pages=np.concatenate([p.pages for p in parts]), case_ids=ids,
+                   meta=dict(parts[0].meta))
+
+
+# -- sources ------------------------------------------------------------------------------------
+def from_casebase(casebase, schema_version: int = VECTOR_SCHEMA) -> Dataset:
+    """All cases of a :class:`casebase.store.CaseBase` (or a database URL) as a Dataset."""
+    if isinstance(casebase, (str, os.PathLike)):
+        from casebase.store import CaseBase
+
+        casebase = CaseBase.open(str(casebase))
+    X, y, sites, page_ids, case_ids = casebase.load_arrays(schema_version)
+    source = str(getattr(casebase, "url", "") or "casebase")
+    return Dataset(X=X, y=y, sites=sites, pages=np.asarray(page_ids).astype(str),
+                   case_ids=case_ids, schema=schema_version, meta={"source": source})
+
+
+def _page_cases(page) -> tuple[np.ndarray, np.ndarray, str, str] | None:
+    from casebase.labelling import label_table
+    from noisecbr.subtrees import build_table
+    from noisecbr.tidy import InputError, tidy
+    from noisecbr.vectors import vectorize
+
+    try:
+        body = tidy(page.html)
+    except InputError:
+        return None
+    table = build_table(body)
+    if not len(table):
+        return None
+    X = vectorize(table)
+    labels = label_table(table, page.truth).labels.astype(np.int64)
+    return X, labels, page.site, f"{page.dataset}/{page.id}"
+
+
+def _iter_pages(dirs: Iterable[str | Path], limit: int | None):
+    from noisecbr.layout import read_dataset
+
+    for directory in dirs:
+        for k, page in enumerate(read_dataset(directory)):
+            if limit is not None and k >= limit:
+                break
+            yield page
+
+
+def from_pages(dirs: str | Path | Iterable[str | Path], limit: int | None = None,
+               processes: int | None = None, progress: bool = False) -> Dataset:
+    """Build cases straight from labelled page directories (``limit`` pages per directory).
+
+    Pages are processed on ``processes`` worker processes (default: all cores, at most 2 here);
+    the result is in page order whatever the number of workers.
+    """
+    if isinstance(dirs, (str, os.PathLike)):
+        dirs = [dirs]
+    dirs = [Path(d) for d in dirs]
+    processes = processes or min(os.cpu_count() or 1, 2)
+    pages = _iter_pages(dirs, limit)
+    results = []
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        from noisecbr.layout import dataset_size
+
+        total = sum(min(dataset_size(d), limit or 10**9) for d in dirs)
+        bar = tqdm(total=total, desc="pages", unit="page", leave=False)
+    if processes > 1:
+        import multiprocessing as mp
+
+        with mp.get_context("fork").Pool(processes) as pool:
+            for item in pool.imap(_page_cases, pages, chunksize=4):
+                results.append(item)
+                if bar is not None:
+                    bar.update()
+    else:
+        for page in pages:
+            results.append(_page_cases(page))
+            if bar is not None:
+                bar.update()
+    if bar is not None:
+        bar.close()
+    parts = [r for r in results if r is not None]
+    if not parts:
+        return Dataset.concat([])
+    X = np.concatenate([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    sites = np.concatenate([np.full(len(p[1]), p[2], dtype=object) for p in parts])
+    page_ids = np.concatenate([np.full(len(p[1]), p[3], dtype=object) for p in parts])
+    return Dataset(X=X, y=y, sites=sites, pages=page_ids,
+                   meta={"source": "pages:" + ",".join(d.name for d in dirs)})
+
+
+# -- splits -------------------------------------------------------------------------------------
+def _shuffled_groups(keys: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unique keys in a seeded random order, each case's group index, and group sizes."""
+    unique, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    order = np.random.default_rng(seed).permutation(len(unique))
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return unique[order], rank[inverse], counts[order]
+
+
+def split_by_site(sites: np.ndarray, fractions: Sequence[float] = (0.7, 0.15, 0.15),
+                  seed: int = 0) -> tuple[np.ndarray, ...]:
+    """Case indices of each part, grouped by site.
+
+    Sites are shuffled (seeded) and cut where the cumulative share of *cases* crosses each
+    fraction, so parts hold about ``fractions`` of the cases and no site spans two parts.
+    """
+    fractions = np.asarray(fractions, dtype=np.float64)
+    if np.any(fractions < 0) or fractions.sum() <= 0:
+        raise ValueError("fractions must be non-negative and not all zero")
+    sites = np.asarray(sites).astype(str)
+    _, group, sizes = _shuffled_groups(sites, seed)
+    # Place each site by the midpoint of its case range: a big site cannot drag a boundary far.
+    cumulative = np.cumsum(sizes) - sizes / 2.0
+    bounds = np.cumsum(fractions / fractions.sum()) * len(sites)
+    part_of_group = np.searchsorted(bounds, cumulative, side="right")
+    part_of_group = np.minimum(part_of_group, len(fractions) - 1)
+    part = part_of_group[group]
+    return tuple(np.flatnonzero(part == k) for k in range(len(fractions)))
+
+
+def site_folds(sites: np.ndarray, k: int = 5, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """k site-grouped folds: ``[(train_index, test_index), ...]``, every site tested once."""
+    if k < 2:
+        raise ValueError("need k ≥ 2 folds")
+    parts = split_by_site(sites, [1.0] * k, seed)
+    everything = np.arange(len(sites))
+    return [(np.setdiff1d(everything, test, assume_unique=True), test) for test in parts]
+
+
+def known_holdout(sites: np.ndarray, pages: np.ndarray, index: np.ndarray,
+                  fraction: float = 0.15, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Split training cases ``index`` into (train, known): whole held-out pages of known sites.
+
+    Pages are drawn at random among the pages of sites with ≥ 2 pages in ``index``, never a
+    site's last page, until ``fraction`` of the pages is held out or no candidate is left (with
+    mostly one-page sites, fewer: the caller reports how many).
+    """
+    index = np.asarray(index)
+    page_of = np.asarray(pages)[index]
+    site_of = np.asarray(sites)[index]
+    unique_pages, first = np.unique(page_of, return_index=True)
+    page_site = site_of[first]
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(unique_pages))
+    remaining: dict[str, int] = {}
+    for s in page_site:
+        remaining[s] = remaining.get(s, 0) + 1
+    target = int(round(fraction * len(unique_pages)))
+    held: list[str] = []
+    for k in order:
+        if len(held) >= target:
+            break
+        s = page_site[k]
+        if remaining[s] >= 2:
+            remaining[s] -= 1
+            held.append(unique_pages[k])
+    known = np.isin(page_of, np.asarray(held, dtype=unique_pages.dtype))
+    return index[~known], index[known]
+
+
+@dataclass
+class Splits:
+    """Case indices: train (fit), val (model selection, unseen sites), test (unseen sites,
+    reported), known (held-out pages of training sites, reported)."""
+
+    train: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+    known: np.ndarray
+    seed: int
+
+    def describe(self, dataset: Dataset) -> dict:
+        out = {}
+        for name in ("train", "val", "test", "known"):
+            idx = getattr(self, name)
+            out[name] = {"cases": int(len(idx)),
+                         "sites": int(len(np.unique(dataset.sites[idx]))),
+                         "pages": int(len(np.unique(dataset.pages[idx]))),
+                         "per_label": {label: int(c) for label, c in zip(
+                             LABELS, np.bincount(dataset.y[idx], minlength=len(LABELS)))}}
+        return out
+
+
+def make_splits(dataset: Dataset, seed: int = 0, fractions=(0.7, 0.15, 0.15),
+                known_fraction: float = 0.15) -> Splits:
+    train, val, test = split_by_site(dataset.sites, fractions, seed)
+    train, known = known_holdout(dataset.sites, dataset.pages, train, known_fraction, seed)
+    return Splits(train=train, val=val, test=test, known=known, seed=seed)
+
+
+# -- weights ------------------------------------------------------------------------------------
+def wordless_mask(X: np.ndarray) -> np.ndarray:
+    """Cases whose subtree has no words (``log_words`` feature is 0)."""
+    return np.asarray(X)[:, _LOG_WORDS] <= 0.0
+
+
+def case_weights(dataset: Dataset, class_power: float = 0.0, page_power: float = 0.0,
+                 wordless: float = 1.0) -> np.ndarray:
+    """One loss weight per case, normalised to mean 1.
+
+    ``page_power``: page weight = cases_in_page ** -page_power (1: every page weighs the same);
+    ``wordless``: factor for cases without words;
+    ``class_power``: then class weight = (total / (3 · class mass)) ** class_power, class masses
+    taken after the two weights above (0: none, 1: the three classes weigh the same).
+    """
+    n = len(dataset)
+    w = np.ones(n, dtype=np.float64)
+    if n == 0:
+        return w.astype(np.float32)
+    if page_power:
+        _, inverse, counts = np.unique(dataset.pages, return_inverse=True, return_counts=True)
+        w *= counts[inverse].astype(np.float64) ** -page_power
+    if wordless != 1.0:
+        w[wordless_mask(dataset.X)] *= wordless
+    if class_power:
+        # Class masses after the page and wordless weights, so "balanced" means balanced.
+        mass = np.bincount(dataset.y, weights=w, minlength=len(LABELS))
+        cw = (w.sum() / (len(LABELS) * np.maximum(mass, 1e-12))) ** class_power
+        w *= cw[dataset.y]
+    return (w / w.mean()).astype(np.float32)
+
+
+def synthetic(n_sites: int = 30, per_site: int = 60, seed: int = 0) -> Dataset:
+    """A small separable case set for tests and demos: the classes differ in their eq. 1 leaf
+    shares (noise: link leaves, data: paragraph leaves, mixture: half and half), 10 % mixture."""
+    from noisecbr.vectors import group_slices
+
+    leaf = group_slices()["leaf"]
+    rng = np.random.default_rng(seed)
+    n = n_sites * per_site
+    y = rng.choice(len(LABELS), size=n, p=[0.6, 0.3, 0.1])
+    X = np.zeros((n, len(FEATURE_NAMES)), dtype=np.float32)
+    X[:, leaf] = rng.uniform(0, 0.05, size=(n, leaf.stop - leaf.start))
+    a, p = leaf.start + 0, leaf.start + 11  # leaf:a, leaf:p
+    X[y == 0, a] = rng.uniform(0.8, 1.0, (y == 0).sum())
+    X[y == 1, p] = rng.uniform(0.8, 1.0, (y == 1).sum())
+    X[y == 2, a] = rng.uniform(0.4, 0.5, (y == 2).sum())
+    X[y == 2, p] = rng.uniform(0.4, 0.5, (y == 2).sum())
+    shares = X[:, leaf]
+    X[:, leaf] = shares / shares.sum(1, keepdims=True)
+    sites = np.repeat([f"site{i}.example" for i in range(n_sites)], per_site)
+    pages = np.array([f"{s}/{k % 3}" for k, s in enumerate(sites)])
+    return Dataset(X=X, y=y, sites=sites, pages=pages, meta={"source": "synthetic"})

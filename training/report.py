@@ -1,0 +1,251 @@
+"""Evaluation reports as the paper gives them, and more: per-class correct-classification rate and
+MSE on known and on unseen data, confusion matrices, the MSE-vs-epoch curve and the known-vs-
+unseen bar chart (PNG + CSV), and the feature-group / choice ablation.
+
+*Correct-classification rate* of a class = cases of that class predicted as that class / cases
+of that class (the paper's per-class figure, i.e. recall). *MSE* = mean over cases and the three
+outputs of (score − one-hot target)², with the model's normalised scores
+(:meth:`noisecbr.model.Model.predict_proba`). *Known* data are held-out pages of training sites,
+*unseen* data are pages of sites never trained on (the test sites; the validation sites chose
+the epoch and the hyperparameters and are reported separately).
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+
+import numpy as np
+
+from noisecbr.model import Model
+from noisecbr.result import LABELS
+
+from .datasets import Dataset
+
+__all__ = ["evaluate", "format_table", "write_reports", "inference_speed", "ablation",
+           "format_ablation", "PAPER_UNSEEN"]
+
+#: The paper's correct-classification rates on unseen data (noise, data, mixture).
+PAPER_UNSEEN = {"noise": 0.837, "data": 0.779, "mixture": 0.653}
+
+
+def evaluate(model: Model, dataset: Dataset, batch: int = 262144) -> dict:
+    """Per-class rates, MSE, accuracy and the confusion matrix (rows truth, columns predicted)."""
+    n = len(dataset)
+    k = len(LABELS)
+    confusion = np.zeros((k, k), dtype=np.int64)
+    sq = 0.0
+    for start in range(0, n, batch):
+        X = dataset.X[start:start + batch]
+        y = dataset.y[start:start + batch]
+        p = model.predict_proba(X)
+        pred = p.argmax(1)
+        np.add.at(confusion, (y, pred), 1)
+        target = np.eye(k, dtype=np.float32)[y]
+        sq += float(((p - target) ** 2).sum(dtype=np.float64))
+    per_class = confusion.sum(1)
+    rates = {label: (float(confusion[c, c] / per_class[c]) if per_class[c] else float("nan"))
+             for c, label in enumerate(LABELS)}
+    return {
+        "cases": int(n),
+        "rates": rates,
+        "mse": sq / max(n * k, 1),
+        "accuracy": float(np.trace(confusion) / max(n, 1)),
+        "balanced_accuracy": float(np.nanmean(list(rates.values()))) if n else float("nan"),
+        "confusion": confusion.tolist(),
+    }
+
+
+def inference_speed(model: Model, X: np.ndarray, repeats: int = 1, batch: int = 1024) -> float:
+    """Subtrees per second of numpy batch inference (page-sized batches of ``batch``)."""
+    X = np.ascontiguousarray(X)
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        for start in range(0, len(X), batch):
+            model.predict_proba(X[start:start + batch])
+    return repeats * len(X) / max(time.perf_counter() - t0, 1e-9)
+
+
+def _pct(x: float) -> str:
+    return "  n/a" if x != x else f"{100 * x:5.1f}"
+
+
+def format_table(results: dict[str, dict[str, dict]], parts=("known", "unseen")) -> str:
+    """``results[preset][part] = evaluate(...)`` → the paper's table, presets side by side."""
+    names = list(results)
+    header = f"{'class':<10}" + "".join(f" | {n + ' ' + p:>17}" for n in names for p in parts)
+    lines = [header, "-" * len(header)]
+    for label in LABELS:
+        row = f"{label:<10}"
+        for n in names:
+            for p in parts:
+                m = results[n].get(p)
+                row += f" | {_pct(m['rates'][label]) if m else '  n/a':>17}"
+        lines.append(row)
+    for key, fmt in (("mse", "{:.4f}"), ("accuracy", None), ("balanced_accuracy", None)):
+        row = f"{key if key != 'balanced_accuracy' else 'balanced':<10}"
+        for n in names:
+            for p in parts:
+                m = results[n].get(p)
+                val = "n/a" if not m else (fmt.format(m[key]) if fmt else _pct(m[key]))
+                row += f" | {val:>17}"
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def _confusion_text(metrics: dict) -> str:
+    c = np.asarray(metrics["confusion"])
+    lines = ["truth \\ pred " + " ".join(f"{label:>9}" for label in LABELS)]
+    for i, label in enumerate(LABELS):
+        lines.append(f"{label:<13}" + " ".join(f"{int(v):9d}" for v in c[i]))
+    return "\n".join(lines)
+
+
+def write_reports(out_dir: str | Path, history: list[tuple[float, float]], best_epoch: int,
+                  metrics: dict[str, dict], details: list[dict] | None = None,
+                  title: str = "") -> dict[str, Path]:
+    """CSV + PNG next to the run: the error-vs-epoch curve, the known-vs-unseen bars, the
+    per-part metrics and confusion matrices. Returns the written paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+
+    path = out / "history.csv"
+    with path.open("w", newline="") as handle:
+        w = csv.writer(handle)
+        keys = [k for k in (details[0] if details else {}) if k not in ("epoch",)]
+        w.writerow(["epoch", "train_error", "val_error", *keys])
+        for e, (tr, va) in enumerate(history, 1):
+            extra = [details[e - 1].get(k) for k in keys] if details else []
+            w.writerow([e, f"{tr:.6g}", f"{va:.6g}", *extra])
+    paths["history_csv"] = path
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    epochs = np.arange(1, len(history) + 1)
+    ax.plot(epochs, [h[0] for h in history], label="training")
+    ax.plot(epochs, [h[1] for h in history], label="validation (unseen sites)")
+    if details and "val_mse" in details[0]:
+        ax.plot(epochs, [d["val_mse"] for d in details], "--", label="validation MSE")
+    ax.axvline(best_epoch, color="grey", ls=":", label=f"best epoch {best_epoch}")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("error")
+    ax.set_title(f"{title} error vs epoch".strip())
+    ax.legend()
+    fig.tight_layout()
+    path = out / "error_vs_epoch.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    paths["history_png"] = path
+
+    path = out / "metrics.csv"
+    with path.open("w", newline="") as handle:
+        w = csv.writer(handle)
+        w.writerow(["part", "cases", *[f"rate_{label}" for label in LABELS], "mse", "accuracy",
+                    "balanced_accuracy"])
+        for part, m in metrics.items():
+            w.writerow([part, m["cases"], *[f"{m['rates'][label]:.6f}" for label in LABELS],
+                        f"{m['mse']:.6f}", f"{m['accuracy']:.6f}",
+                        f"{m['balanced_accuracy']:.6f}"])
+    paths["metrics_csv"] = path
+
+    path = out / "confusion.csv"
+    with path.open("w", newline="") as handle:
+        w = csv.writer(handle)
+        w.writerow(["part", "truth", *[f"pred_{label}" for label in LABELS]])
+        for part, m in metrics.items():
+            for label, row in zip(LABELS, m["confusion"]):
+                w.writerow([part, label, *row])
+    paths["confusion_csv"] = path
+
+    bars = [p for p in ("known", "unseen") if p in metrics]
+    if bars:
+        fig, ax = plt.subplots(figsize=(6.4, 4.0))
+        width = 0.8 / (len(bars) + 1)
+        x = np.arange(len(LABELS))
+        for k, part in enumerate(bars):
+            ax.bar(x + k * width, [100 * metrics[part]["rates"][label] for label in LABELS],
+                   width, label=part)
+        ax.bar(x + len(bars) * width, [100 * PAPER_UNSEEN[label] for label in LABELS], width,
+               label="paper, unseen", color="lightgrey")
+        ax.set_xticks(x + width * len(bars) / 2, LABELS)
+        ax.set_ylabel("correct classification (%)")
+        ax.set_ylim(0, 100)
+        ax.set_title(f"{title} known vs unseen".strip())
+        ax.legend(loc="lower left")
+        fig.tight_layout()
+        path = out / "known_vs_unseen.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths["bars_png"] = path
+
+    text = [format_table({title or "model": metrics}, parts=tuple(metrics))]
+    for part, m in metrics.items():
+        text += ["", f"confusion ({part}):", _confusion_text(m)]
+    path = out / "report.txt"
+    path.write_text("\n".join(text) + "\n")
+    paths["report_txt"] = path
+    return paths
+
+
+# -- ablation -----------------------------------------------------------------------------------
+def ablation(train: Dataset, val: Dataset, preset="default", seed: int = 0,
+             variants: dict | None = None, epochs: int | None = None,
+             progress: bool = False, log=None) -> dict[str, dict]:
+    """Retrain ``preset`` with one change at a time; per-class rates on the validation sites.
+
+    Default variants: drop each feature group in turn, and undo each training choice (class
+    weights, page weights, wordless down-weighting, normalisation, dropout, width). Measured on
+    the validation sites (unseen), never on test.
+    """
+    from noisecbr.vectors import FEATURE_GROUPS
+
+    from .presets import get_preset
+    from .train import fit
+
+    base = get_preset(preset)
+    if variants is None:
+        variants = {"full": {}}
+        for group in FEATURE_GROUPS:
+            if group in base.groups:
+                variants[f"-{group}"] = {"groups": tuple(g for g in base.groups if g != group)}
+        variants.update({
+            "leaf only": {"groups": ("leaf",)},
+            "no class weights": {"class_power": 0.0},
+            "balanced class weights": {"class_power": 1.0},
+            "no page weights": {"page_power": 0.0},
+            "wordless weight 1": {"wordless_weight": 1.0},
+            "no normalisation": {"normalize": False},
+            "no dropout": {"dropout": 0.0},
+            "hidden 64": {"hidden": (64,)},
+            "hidden 512-256-128": {"hidden": (512, 256, 128)},
+        })
+    out: dict[str, dict] = {}
+    for name, change in variants.items():
+        p = base.replace(**change)
+        result = fit(train, val, p, seed=seed, progress=progress, epochs=epochs)
+        m = evaluate(result.model, val)
+        m["seconds"] = result.duration
+        out[name] = m
+        if log:
+            log(f"{name:<24} " + " ".join(f"{label} {_pct(m['rates'][label])}"
+                                          for label in LABELS)
+                + f"  balanced {_pct(m['balanced_accuracy'])}  ({result.duration:.0f} s)")
+    return out
+
+
+def format_ablation(results: dict[str, dict]) -> str:
+    lines = [f"{'variant':<24} {'noise':>6} {'data':>6} {'mixture':>8} {'balanced':>9} {'Δbal':>6}",
+             "-" * 64]
+    ref = results.get("full", next(iter(results.values())))["balanced_accuracy"]
+    for name, m in results.items():
+        r = m["rates"]
+        lines.append(f"{name:<24} {_pct(r['noise']):>6} {_pct(r['data']):>6} "
+                     f"{_pct(r['mixture']):>8} {_pct(m['balanced_accuracy']):>9} "
+                     f"{100 * (m['balanced_accuracy'] - ref):+6.1f}")
+    return "\n".join(lines)

@@ -1,0 +1,289 @@
+"""Back-propagation training of the subtree classifier (torch, CPU) and its export to a Model.
+
+:func:`fit` trains the MLP a :class:`~training.presets.Preset` describes on a training Dataset,
+measures the validation error after every epoch and keeps the weights of the best epoch (early
+stopping). The torch network is exported into :class:`noisecbr.model.Model` (weights in torch's
+(out, in) layout, the feature columns and the normalisation), whose numpy forward pass is what
+the cleaner runs.
+
+Determinism: same data + same preset + same seed → bit-identical weights and metrics. The network
+is initialised after ``torch.manual_seed(seed)``, epochs are drawn with a numpy
+``Generator(seed)``, ``torch.use_deterministic_algorithms(True)`` is on and the thread count is
+fixed (``preset.threads``) for the duration of the fit; the previous global settings are
+restored afterwards.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from noisecbr.model import Model
+from noisecbr.result import LABELS
+from noisecbr.vectors import VECTOR_SCHEMA, group_slices
+
+from .datasets import Dataset, case_weights
+from .presets import Preset, get_preset
+
+__all__ = ["TrainResult", "fit", "feature_columns", "build_network", "export_model",
+           "torch_forward"]
+
+
+@dataclass
+class TrainResult:
+    model: Model
+    history: list[tuple[float, float]]  # per epoch: (train_error, val_error), the preset's loss
+    best_epoch: int  # 1-based epoch whose weights the model holds
+    duration: float  # seconds
+    preset: Preset | None = None
+    seed: int = 0
+    details: list[dict] = field(default_factory=list)  # per epoch: losses, val MSE, val rates, lr
+
+
+def feature_columns(groups) -> np.ndarray:
+    """Indices into the full vector of the given feature groups (in vector order)."""
+    slices = group_slices()
+    chosen = [g for g in slices if g in set(groups)]
+    return np.concatenate([np.arange(slices[g].start, slices[g].stop) for g in chosen])
+
+
+def build_network(preset: Preset, n_inputs: int):
+    import torch.nn as nn
+
+    act = {"relu": nn.ReLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh}[preset.hidden_activation]
+    layers: list = []
+    width = n_inputs
+    for h in preset.hidden:
+        layers += [nn.Linear(width, h), act()]
+        if preset.dropout > 0:
+            layers.append(nn.Dropout(preset.dropout))
+        width = h
+    layers.append(nn.Linear(width, len(LABELS)))
+    return nn.Sequential(*layers)
+
+
+def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
+                 preset: Preset, metadata: dict | None = None) -> Model:
+    import torch.nn as nn
+
+    linears = [m for m in net if isinstance(m, nn.Linear)]
+    return Model(
+        weights=[m.weight.detach().cpu().numpy().astype(np.float32).copy() for m in linears],
+        biases=[m.bias.detach().cpu().numpy().astype(np.float32).copy() for m in linears],
+        columns=np.asarray(columns, dtype=np.int64),
+        mean=np.asarray(mean, dtype=np.float32),
+        scale=np.asarray(scale, dtype=np.float32),
+        hidden_activation=preset.hidden_activation,
+        output_activation=preset.output_activation,
+        metadata={
+            "preset": preset.name,
+            "hyperparameters": preset.hyperparameters(),
+            "normalization": "x' = (x[columns] - norm.mean) / norm.scale (tensors)",
+            "vector_schema": VECTOR_SCHEMA,
+            **(metadata or {}),
+        },
+    )
+
+
+def torch_forward(net, X: np.ndarray, preset: Preset) -> np.ndarray:
+    """The network's output activations for already selected and normalised inputs."""
+    import torch
+
+    net.eval()
+    with torch.no_grad():
+        out = net(torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32)))
+        out = torch.softmax(out, 1) if preset.output_activation == "softmax" else torch.sigmoid(out)
+    return out.numpy()
+
+
+class _Settings:
+    """Set torch's global determinism and thread count for a fit; restore them afterwards."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+
+    def __enter__(self):
+        import torch
+
+        self.old = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
+        torch.set_num_threads(self.threads)
+        torch.use_deterministic_algorithms(True)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import torch
+
+        torch.set_num_threads(self.old[0])
+        torch.use_deterministic_algorithms(self.old[1])
+
+
+def _epoch_indices(rng: np.random.Generator, y: np.ndarray, preset: Preset) -> np.ndarray:
+    n = len(y)
+    if preset.epoch_cases is None:
+        return rng.permutation(n)
+    size = int(preset.epoch_cases)
+    if preset.sampling == "balanced":
+        parts = []
+        per_class = [size // len(LABELS) + (1 if c < size % len(LABELS) else 0)
+                     for c in range(len(LABELS))]
+        for c, k in enumerate(per_class):
+            members = np.flatnonzero(y == c)
+            if len(members) == 0:
+                continue
+            parts.append(rng.choice(members, size=k, replace=len(members) < k))
+        return rng.permutation(np.concatenate(parts))
+    return rng.choice(n, size=min(size, n), replace=False)
+
+
+def _val_weights(dataset: Dataset, preset: Preset) -> np.ndarray:
+    # The validation error weighs cases as training does; a class-balanced epoch sample is
+    # matched by class-balanced validation weights.
+    class_power = 1.0 if preset.sampling == "balanced" else preset.class_power
+    return case_weights(dataset, class_power, preset.page_power, preset.wordless_weight)
+
+
+def fit(
+    dataset_train: Dataset,
+    dataset_val: Dataset,
+    preset: str | Preset = "default",
+    seed: int = 0,
+    progress: bool = True,
+    *,
+    epochs: int | None = None,
+    metadata: dict | None = None,
+) -> TrainResult:
+    """Train ``preset`` on ``dataset_train``, pick the epoch on ``dataset_val``.
+
+    ``epochs`` overrides the preset's epoch count. Returns the exported model of the best epoch.
+    """
+    import torch
+    import torch.nn.functional as F
+    from tqdm import tqdm
+
+    preset = get_preset(preset, epochs=epochs)
+    if len(dataset_train) == 0 or len(dataset_val) == 0:
+        raise ValueError("fit needs non-empty training and validation sets")
+    start = time.perf_counter()
+    columns = feature_columns(preset.groups)
+    Xtr = dataset_train.X[:, columns]
+    if preset.normalize:
+        mean = Xtr.mean(axis=0, dtype=np.float64).astype(np.float32)
+        std = Xtr.std(axis=0, dtype=np.float64).astype(np.float32)
+        scale = np.where(std > 1e-6, std, 1.0).astype(np.float32)
+        Xtr = (Xtr - mean) / scale
+    else:
+        mean = np.zeros(len(columns), np.float32)
+        scale = np.ones(len(columns), np.float32)
+    Xva = (dataset_val.X[:, columns] - mean) / scale
+    Xtr = np.ascontiguousarray(Xtr, dtype=np.float32)
+    Xva = np.ascontiguousarray(Xva, dtype=np.float32)
+    ytr, yva = dataset_train.y, dataset_val.y
+    if preset.sampling == "balanced":
+        wtr = case_weights(dataset_train, 0.0, preset.page_power, preset.wordless_weight)
+    else:
+        wtr = case_weights(dataset_train, preset.class_power, preset.page_power,
+                           preset.wordless_weight)
+    wva = _val_weights(dataset_val, preset)
+
+    with _Settings(preset.threads):
+        torch.manual_seed(seed)
+        rng = np.random.default_rng(seed)
+        net = build_network(preset, len(columns))
+        if preset.optimizer == "sgd":
+            opt = torch.optim.SGD(net.parameters(), lr=preset.lr, momentum=preset.momentum,
+                                  weight_decay=preset.weight_decay)
+        else:
+            opt = torch.optim.AdamW(net.parameters(), lr=preset.lr,
+                                    weight_decay=preset.weight_decay)
+        n_epoch = len(_epoch_indices(np.random.default_rng(0), ytr, preset))
+        steps = math.ceil(n_epoch / preset.batch_size)
+        scheduler = None
+        if preset.schedule == "onecycle":
+            scheduler = torch.optim.lr_scheduler.OneCycleLR(
+                opt, max_lr=preset.lr, total_steps=steps * preset.epochs, pct_start=0.25)
+
+        Xtr_t, ytr_t, wtr_t = torch.from_numpy(Xtr), torch.from_numpy(ytr), torch.from_numpy(wtr)
+        Xva_t = torch.from_numpy(Xva)
+        yva_t, wva_t = torch.from_numpy(yva), torch.from_numpy(wva)
+        eye = torch.eye(len(LABELS))
+        smoothing = preset.label_smoothing
+
+        def case_loss(logits, target):
+            if preset.loss == "cross_entropy":
+                return F.cross_entropy(logits, target, reduction="none",
+                                       label_smoothing=smoothing)
+            t = eye[target]
+            if smoothing:
+                t = t * (1 - smoothing) + smoothing / len(LABELS)
+            return ((torch.sigmoid(logits) - t) ** 2).mean(dim=1)
+
+        def evaluate():
+            net.eval()
+            with torch.no_grad():
+                logits = torch.cat([net(Xva_t[i:i + 65536])
+                                    for i in range(0, len(Xva_t), 65536)])
+                loss = float((case_loss(logits, yva_t) * wva_t).sum() / wva_t.sum())
+                out = (torch.softmax(logits, 1) if preset.output_activation == "softmax"
+                       else torch.sigmoid(logits))
+                mse = float(((out - eye[yva_t]) ** 2).mean())
+                pred = logits.argmax(1)
+            rates = [float((pred[yva_t == c] == c).float().mean()) if bool((yva_t == c).any())
+                     else float("nan") for c in range(len(LABELS))]
+            return loss, mse, rates
+
+        history: list[tuple[float, float]] = []
+        details: list[dict] = []
+        best = (math.inf, 0)
+        best_state = None
+        bar = tqdm(range(preset.epochs), desc=f"train {preset.name}", unit="epoch",
+                   disable=not progress, file=sys.stderr, leave=False)
+        for epoch in bar:
+            t0 = time.perf_counter()
+            net.train()
+            order = torch.from_numpy(_epoch_indices(rng, ytr, preset))
+            total, weight_sum = 0.0, 0.0
+            for b in range(0, len(order), preset.batch_size):
+                idx = order[b:b + preset.batch_size]
+                xb, yb, wb = Xtr_t[idx], ytr_t[idx], wtr_t[idx]
+                per_case = case_loss(net(xb), yb) * wb
+                loss = per_case.sum() / len(idx)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                if scheduler is not None:
+                    scheduler.step()
+                total += float(per_case.detach().sum())
+                weight_sum += float(wb.sum())
+            train_error = total / max(weight_sum, 1e-12)
+            val_loss, val_mse, rates = evaluate()
+            val_error = val_loss if preset.select_by == "loss" else 1.0 - float(np.nanmean(rates))
+            history.append((train_error, val_error))
+            details.append({"epoch": epoch + 1, "train_loss": train_error, "val_loss": val_loss,
+                            "val_mse": val_mse, "val_balanced_error": 1.0 - float(np.nanmean(rates)),
+                            **{f"val_rate_{label}": r for label, r in zip(LABELS, rates)},
+                            "lr": float(opt.param_groups[0]["lr"]),
+                            "seconds": time.perf_counter() - t0})
+            if val_error < best[0]:
+                best = (val_error, epoch + 1)
+                best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            bar.set_postfix(train=f"{train_error:.4f}", val=f"{val_error:.4f}",
+                            best=best[1])
+            if preset.patience is not None and epoch + 1 - best[1] >= preset.patience:
+                break
+        bar.close()
+        if best_state is not None:
+            net.load_state_dict(best_state)
+        net.eval()
+        duration = time.perf_counter() - start
+        model = export_model(net, columns, mean, scale, preset, {
+            "seed": seed, "best_epoch": best[1], "epochs_run": len(history),
+            **(metadata or {}),
+        })
+    result = TrainResult(model=model, history=history, best_epoch=best[1], duration=duration,
+                         preset=preset, seed=seed, details=details)
+    result.network = net  # the torch module, for checks (numpy forward == torch forward)
+    return result
