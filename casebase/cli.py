@@ -66,6 +66,10 @@ def _handle_errors(command):
             return command(*args, **kwargs)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:  # the reader went away (casebase list | head): stop quietly
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(EXIT_OK)
         except KeyboardInterrupt:
             click.echo("casebase: interrupted: the transaction was rolled back, nothing was "
                        "written", err=True)
@@ -153,20 +157,23 @@ def init(ctx: click.Context) -> None:
               show_default=True)
 @click.option("--oracle/--no-oracle", default=True, show_default=True,
               help="Score the oracle ceiling (known labels, top-down) of the imported pages.")
+@click.option("--jobs", "-j", type=click.IntRange(min=0),
+              help="Worker processes preparing pages while the main one inserts; 0: none "
+                   "[default: one per CPU, at most 4].")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--batch-rows", type=click.IntRange(min=1), default=20_000, hidden=True)
 @click.pass_context
 @_handle_errors
 def import_(ctx: click.Context, directory: Path, t_data: float, t_noise: float,
-            max_coverage: float, limit: int | None, parser: str, oracle: bool, quiet: bool,
-            batch_rows: int) -> None:
+            max_coverage: float, limit: int | None, parser: str, oracle: bool,
+            jobs: int | None, quiet: bool, batch_rows: int) -> None:
     """Import a labelled dataset (html/<id>.html.gz + ground-truth.json) as cases.
 
     Every element of every page becomes a case labelled from the ground truth. The import is
     one transaction: interrupted, it leaves the case base as it was. Pages already imported
     from this dataset are skipped; pages that are not HTML are reported and skipped (exit 1).
     """
-    from .importer import import_dataset
+    from .importer import default_jobs, import_dataset
 
     if t_noise >= t_data:
         raise click.BadParameter("--t-noise must be below --t-data", param_hint="--t-noise")
@@ -175,7 +182,8 @@ def import_(ctx: click.Context, directory: Path, t_data: float, t_noise: float,
         report = import_dataset(session, directory, t_data=t_data, t_noise=t_noise,
                                 max_coverage=max_coverage, limit=limit, parser=parser,
                                 oracle=oracle, progress=not quiet and sys.stderr.isatty(),
-                                batch_rows=batch_rows)
+                                batch_rows=batch_rows,
+                                jobs=default_jobs() if jobs is None else jobs)
     _checkpoint(cb)
     for page_id in report.duplicates:
         original = report.duplicate_of.get(page_id)

@@ -47,6 +47,7 @@ __all__ = [
     "add_page",
     "case_rows",
     "content_hash",
+    "default_jobs",
     "import_dataset",
     "import_site",
     "insert_cases",
@@ -176,12 +177,20 @@ _SQLITE_INSERT = (f"INSERT INTO cases ({', '.join(CASE_COLUMNS)}) "
 def _insert_page(session: Session, page: PreparedPage, *, url: str, source: str,
                  external_id: str | None, host: str, truth: str | None, parser: str,
                  site_cache: dict[str, int] | None = None) -> int:
+    return _insert_page_row(session, page.html, page.content_hash, url=url, source=source,
+                            external_id=external_id, host=host, truth=truth, parser=parser,
+                            site_cache=site_cache)
+
+
+def _insert_page_row(session: Session, html: bytes, digest: str, *, url: str, source: str,
+                     external_id: str | None, host: str, truth: str | None, parser: str,
+                     site_cache: dict[str, int] | None = None) -> int:
     from .store import CaseBase
 
     site_id = CaseBase.site_id(session, host, site_cache)
     result = session.execute(insert(Page).values(
         site_id=site_id, url=url or "", source=source, external_id=external_id,
-        content_hash=page.content_hash, parser=parser, html=page.html, truth=truth))
+        content_hash=digest, parser=parser, html=html, truth=truth))
     return int(result.inserted_primary_key[0])
 
 
@@ -295,6 +304,48 @@ class ImportReport:
         return self.read / self.seconds if self.seconds > 0 else 0.0
 
 
+@dataclass
+class _Prepared:
+    """A labelled page made ready in a worker: what the main process needs to store it."""
+
+    html: bytes | None = None  # compressed stored HTML
+    rows: list[tuple] = field(default_factory=list)  # case rows with page_id 0
+    score: PageScore | None = None  # oracle ceiling
+    error: str | None = None  # the InputError, when the page could not be read
+
+
+def _prepare_labelled(raw: bytes, truth: str, digest: str, parser: str,
+                      thresholds: dict[str, float], oracle: bool) -> _Prepared:
+    """Tidy, tabulate, vectorise and label one dataset page (in a worker process or inline)."""
+    try:
+        page = prepare_page(raw, parser, digest)
+    except InputError as error:
+        return _Prepared(error=str(error))
+    subtree_labels = label_table(page.table, truth, **thresholds)
+    rows = case_rows(page, 0, subtree_labels.labels, "ground_truth")
+    score = None
+    if oracle:
+        removed = oracle_removed(page.table, subtree_labels)
+        kept = render_text(page.body, {page.table.elements[i] for i in removed})
+        score = score_page(kept, truth)
+    return _Prepared(html=page.html, rows=rows, score=score)
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    # Ctrl-C reaches the whole process group: only the main process handles it (rollback).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def default_jobs() -> int:
+    """Worker processes for an import: one per CPU, at most 4 (the main process inserts)."""
+    import os
+
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else (os.cpu_count() or 1)))
+
+
 def import_dataset(
     session: Session,
     directory: str | Path,
@@ -307,14 +358,19 @@ def import_dataset(
     oracle: bool = True,
     progress: bool = False,
     batch_rows: int = BATCH_ROWS,
+    jobs: int = 0,
     on_page: Callable[[ImportReport], None] | None = None,
 ) -> ImportReport:
     """Import a dataset's pages into ``session`` (the caller commits: one transaction).
 
-    Pages already stored for this dataset (same sha256) are skipped and listed in
-    ``duplicates``; pages that are not HTML (:class:`InputError`) are skipped and listed in
-    ``failed``. ``on_page`` is called after each page read.
+    Pages already stored for this dataset, or read earlier in this import (same sha256), are
+    skipped and listed in ``duplicates``; pages that are not HTML (:class:`InputError`) are
+    skipped and listed in ``failed``. ``jobs`` worker processes prepare pages (tidy, table,
+    vectors, labels, oracle) while this process inserts; 0 prepares them here. The result does
+    not depend on ``jobs``. ``on_page`` is called after each page read.
     """
+    from collections import deque
+
     from tqdm import tqdm
 
     directory = Path(directory)
@@ -323,56 +379,90 @@ def import_dataset(
     total = dataset_size(directory)
     if limit is not None:
         total = min(total, limit)
+    thresholds = {"t_data": t_data, "t_noise": t_noise, "max_coverage": max_coverage}
+    # sha256 → external id of the pages this source already has (one query, not one per page).
+    known: dict[str, str | None] = dict(session.execute(
+        select(Page.content_hash, Page.external_id).where(Page.source == source)).all())
     site_cache: dict[str, int] = {}
-    pending: list[dict] = []
+    pending: list[tuple] = []
+    pool = None
+    if jobs > 0:
+        import multiprocessing
+
+        # spawn: workers share nothing with this process (no inherited database handles).
+        pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_ignore_sigint)
+    inflight: deque = deque()
     started = time.perf_counter()
     bar = tqdm(total=total, unit="page", file=sys.stderr, disable=not progress,
                dynamic_ncols=True, desc=source)
+
+    def store(labelled, digest: str, prepared: _Prepared) -> None:
+        nonlocal pending
+        if prepared.error is not None:
+            report.failed.append((labelled.id, prepared.error))
+        else:
+            page_id = _insert_page_row(
+                session, prepared.html, digest, url=labelled.url, source=source,
+                external_id=labelled.id, host=labelled.site, truth=labelled.truth,
+                parser=parser, site_cache=site_cache)
+            report.cases.update(row[4] for row in prepared.rows)
+            pending.extend((page_id, *row[1:]) for row in prepared.rows)
+            if len(pending) >= batch_rows:
+                insert_cases(session, pending)
+                pending = []
+            if prepared.score is not None:
+                report.oracle_pages.append(prepared.score)
+            report.imported += 1
+        finished()
+
+    def finished() -> None:
+        bar.update(1)
+        bar.set_postfix(new=report.imported, dup=len(report.duplicates),
+                        failed=len(report.failed), refresh=False)
+        if on_page is not None:
+            on_page(report)
+
     try:
         for labelled in read_dataset(directory):
             if limit is not None and report.read >= limit:
                 break
             report.read += 1
             digest = content_hash(labelled.html)
-            existing = _find_page(session, source, digest)
-            if existing is not None:
+            if digest in known:
                 report.duplicates.append(labelled.id)
-                report.duplicate_of[labelled.id] = session.execute(
-                    select(Page.external_id).where(Page.id == existing)).scalar()
-            else:
-                try:
-                    page = prepare_page(labelled.html, parser, digest)
-                except InputError as error:
-                    report.failed.append((labelled.id, str(error)))
-                else:
-                    page_id = _insert_page(
-                        session, page, url=labelled.url, source=source,
-                        external_id=labelled.id, host=labelled.site, truth=labelled.truth,
-                        parser=parser, site_cache=site_cache)
-                    subtree_labels = label_table(page.table, labelled.truth, t_data=t_data,
-                                                 t_noise=t_noise, max_coverage=max_coverage)
-                    rows = case_rows(page, page_id, subtree_labels.labels, "ground_truth")
-                    report.cases.update(row[4] for row in rows)
-                    pending.extend(rows)
-                    if len(pending) >= batch_rows:
-                        insert_cases(session, pending)
-                        pending = []
-                    if oracle:
-                        removed = oracle_removed(page.table, subtree_labels)
-                        kept = render_text(page.body,
-                                           {page.table.elements[i] for i in removed})
-                        report.oracle_pages.append(score_page(kept, labelled.truth))
-                    report.imported += 1
-            bar.update(1)
-            bar.set_postfix(new=report.imported, dup=len(report.duplicates),
-                            failed=len(report.failed), refresh=False)
-            if on_page is not None:
-                on_page(report)
+                report.duplicate_of[labelled.id] = known[digest]
+                if not inflight:
+                    finished()
+                else:  # keep the report in page order: handle it after the pages before it
+                    inflight.append((labelled, digest, None))
+                continue
+            known[digest] = labelled.id
+            arguments = (labelled.html, labelled.truth, digest, parser, thresholds, oracle)
+            if pool is None:
+                store(labelled, digest, _prepare_labelled(*arguments))
+                continue
+            inflight.append((labelled, digest, pool.apply_async(_prepare_labelled, arguments)))
+            # A few pages per worker in flight: workers stay busy, memory stays bounded.
+            while len(inflight) > 3 * jobs or (inflight and inflight[0][2] is None):
+                _drain_one(inflight, store, finished)
+        while inflight:
+            _drain_one(inflight, store, finished)
         insert_cases(session, pending)
     finally:
         bar.close()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
         report.seconds = time.perf_counter() - started
     return report
+
+
+def _drain_one(inflight, store, finished) -> None:
+    labelled, digest, result = inflight.popleft()
+    if result is None:  # a duplicate, already counted
+        finished()
+    else:
+        store(labelled, digest, result.get())
 
 
 def site_pages(directory: str | Path) -> list[Path]:

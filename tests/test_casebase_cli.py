@@ -42,13 +42,13 @@ def test_help_everywhere():
 
 def test_end_to_end(db, tmp_path):
     assert run(db, "init").exit_code == 0
-    result = run(db, "import", str(FIXTURE), "--quiet")
+    result = run(db, "import", str(FIXTURE), "--quiet", "-j", "0")
     assert result.exit_code == 0, result.output
     print(result.output)
     assert "4 imported" in result.stdout and "oracle ceiling: P" in result.stdout
     assert "pages/s" in result.stdout and "noise" in result.stdout
 
-    again = run(db, "import", str(FIXTURE), "--quiet", "--no-oracle")
+    again = run(db, "import", str(FIXTURE), "--quiet", "--no-oracle", "-j", "0")
     assert again.exit_code == 0 and "4 already there" in again.stdout
     assert "skipped news-1: already in the case base" in again.stderr
 
@@ -94,8 +94,32 @@ def test_end_to_end(db, tmp_path):
     assert deduped.exit_code == 0 and "merged" in deduped.stdout
 
 
+def test_worker_processes_give_the_same_case_base(db, tmp_path):
+    dataset = tmp_path / "dataset"
+    shutil.copytree(FIXTURE, dataset)
+    truth = json.loads((dataset / "ground-truth.json").read_text())
+    # A page with the bytes of another (skipped) and one that is not HTML (failed), in between.
+    truth["news-1b"] = truth["news-1"]
+    truth["blog-0"] = {"url": "https://bin.test/x", "articleBody": "nothing"}
+    (dataset / "ground-truth.json").write_text(json.dumps(truth))
+    shutil.copy(dataset / "html" / "news-1.html.gz", dataset / "html" / "news-1b.html.gz")
+    with gzip.open(dataset / "html" / "blog-0.html.gz", "wb") as handle:
+        handle.write(bytes(range(256)) * 20)
+    parallel = f"sqlite:///{tmp_path / 'parallel.sqlite'}"
+    one = run(db, "import", str(dataset), "--quiet", "-j", "0")
+    two = run(parallel, "import", str(dataset), "--quiet", "-j", "2", "--batch-rows", "7")
+    assert one.exit_code == two.exit_code == 1
+    assert one.stderr == two.stderr and "same bytes as news-1" in one.stderr
+    assert one.stdout.splitlines()[1:3] == two.stdout.splitlines()[1:3]
+    a, b = CaseBase.open(db), CaseBase.open(parallel)
+    for left, right in zip(a.load_arrays(), b.load_arrays()):
+        assert (left == right).all()
+    assert [c.path for c in a.iter_cases()] == [c.path for c in b.iter_cases()]
+    a.close(), b.close()
+
+
 def test_exit_codes(db, tmp_path):
-    run(db, "import", str(FIXTURE), "--quiet", "--no-oracle")
+    run(db, "import", str(FIXTURE), "--quiet", "--no-oracle", "-j", "0")
     assert run(db, "show", "999999").exit_code == 3
     missing = run(db, "show", "999999")
     assert missing.stderr.strip() == "Error: no case with id 999999"
@@ -122,7 +146,7 @@ def test_failed_pages_are_reported_and_exit_1(db, tmp_path):
     (dataset / "ground-truth.json").write_text(json.dumps(truth))
     with gzip.open(dataset / "html" / "zz-binary.html.gz", "wb") as handle:
         handle.write(bytes(range(256)) * 20)
-    result = run(db, "import", str(dataset), "--quiet")
+    result = run(db, "import", str(dataset), "--quiet", "-j", "0")
     assert result.exit_code == 1
     assert "failed zz-binary:" in result.stderr and "1 failed" in result.stdout
     assert json.loads(run(db, "stats", "--json").stdout)["pages"] == 4
@@ -168,8 +192,8 @@ def test_interrupted_import_leaves_the_database_as_it_was(tmp_path, how):
     # Rows are flushed after every page (--batch-rows 1): pages are in the transaction when the
     # import dies.
     process = subprocess.Popen(
-        [sys.executable, "-c", _SLOW_IMPORT, "--db", url, "import", "--quiet", "--batch-rows",
-         "1", str(FIXTURE)],
+        [sys.executable, "-c", _SLOW_IMPORT, "--db", url, "import", "--quiet", "--jobs", "0",
+         "--batch-rows", "1", str(FIXTURE)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path, text=True)
     try:
         pages = 0
@@ -197,7 +221,7 @@ def test_interrupted_import_leaves_the_database_as_it_was(tmp_path, how):
     assert (stats["pages"], stats["cases"], stats["sites"]) == (0, 0, 0)
     cb.close()
     # And the database still works: a complete import afterwards succeeds.
-    result = CliRunner().invoke(cli, ["--db", url, "import", "--quiet", str(FIXTURE)])
+    result = CliRunner().invoke(cli, ["--db", url, "import", "--quiet", "-j", "0", str(FIXTURE)])
     assert result.exit_code == 0 and "4 imported" in result.stdout
 
 
