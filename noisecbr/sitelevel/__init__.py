@@ -8,6 +8,7 @@
   pages of the site are templates.
 """
 
+from .cst import CompressedStructureTree
 from .sst import SiteStyleTree
 
-__all__ = ["SiteStyleTree"]
+__all__ = ["CompressedStructureTree", "SiteStyleTree"]

@@ -60,6 +60,7 @@ __all__ = [
     "element_children",
     "element_key",
     "feature_entropies",
+    "words_of",
 ]
 
 #: γ of the composite importance: the paper's value. The weight of the children's importance is
@@ -108,11 +109,18 @@ def element_children(element: etree._Element) -> list[etree._Element]:
     return [child for child in element if isinstance(child.tag, str)]
 
 
-def content_features(element: etree._Element) -> Counter[str]:
-    """Words (lower-cased) of the element's text and the sources of its images."""
+def words_of(text: str) -> list[str]:
+    """The lower-cased words of a text."""
+    return _WORD.findall(text.lower())
+
+
+def content_features(element: etree._Element, *, images: bool = True) -> Counter[str]:
+    """Words (lower-cased) of the element's text and, with ``images``, its image sources."""
     features: Counter[str] = Counter()
     for text in element.itertext():
-        features.update(word.lower() for word in _WORD.findall(text))
+        features.update(words_of(text))
+    if not images:
+        return features
     for image in element.iter("img"):
         source = image.get("src")
         if source:
