@@ -10,5 +10,6 @@
 
 from .cst import CompressedStructureTree
 from .sst import SiteStyleTree
+from .templates import label_templates, template_labels
 
-__all__ = ["CompressedStructureTree", "SiteStyleTree"]
+__all__ = ["CompressedStructureTree", "SiteStyleTree", "label_templates", "template_labels"]
