@@ -19,7 +19,8 @@ penalty) or jumps to some ``w > v`` and pays ``γ_c``:
 
 Each node costs O(k) numpy work for ``k`` distinct scores (a running minimum over the values
 at or above each candidate), so the whole programme is O(n·k) time, against the paper's
-O(n² log n): 0.3–0.9 s for n = k = 5 000 on a shared 2-core machine (``benchmarks/bench_smoothing.py``).
+O(n² log n): 0.3–0.9 s for n = k = 5 000 on a shared 2-core machine
+(``benchmarks/bench_smoothing.py``).
 
 Memory is what needs care: one float vector per node would be n·k floats (200 MB for
 n = k = 5 000). The nodes are therefore processed in a post-order that visits each node's

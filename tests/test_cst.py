@@ -77,7 +77,8 @@ def test_jaccard_merges_restyled_block() -> None:
     six = "".join(f"<li><a>word{i}</a></li>" for i in range(6))
     x = "<div class='x'><div><p>{}</p></div></div>"
     a = f"<html><body><ul class='menu'>{six}</ul>{x.format('one')}</body></html>"
-    b = f"<html><body><ul class='menu'>{six}<li><a>shop</a></li></ul>{x.format('two')}</body></html>"
+    b = (f"<html><body><ul class='menu'>{six}<li><a>shop</a></li></ul>{x.format('two')}"
+         "</body></html>")
     cst = CompressedStructureTree.fit([a, b])
     # Styles differ (6 vs 7 <li>), characteristic sets overlap 6/7 ≥ 0.85: one element node.
     menu = node(cst, "ul[class=menu]")
