@@ -14,6 +14,10 @@ The full vector appends feature groups, each scaled to about [0, 1]:
 ``attributes`` noise/content keywords found in the root's class, id, role and aria-label
 ``context``    the same keywords on any ancestor, the ancestors' landmark tags, and the parent's
                text features
+``candidate``  where the subtree lies relative to the page's *main candidate*: the element with
+               the highest readability-style content score (paragraph-like text scores for its
+               parent and half for its grandparent, damped by link density). Inside it, around
+               it, or beside it, and how much of the subtree's text is the candidate's.
 
 All vectors of a page come from one :class:`~noisecbr.subtrees.ElementTable`: one walk, then
 numpy. Changing anything here changes :data:`VECTOR_SCHEMA`, so models trained on other vectors
@@ -42,7 +46,7 @@ __all__ = [
 ]
 
 #: Bumped whenever a feature's definition, order or scaling changes.
-VECTOR_SCHEMA = 1
+VECTOR_SCHEMA = 2
 
 #: Leaf-node types of eq. 1 (30). Tags not listed count as ``other``; ``text`` is running text
 #: beside child elements. Grouped types: media = video/audio/svg/picture/canvas/source,
@@ -140,6 +144,8 @@ FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
     "context": tuple(f"anc_kw:{k}" for k in KEYWORDS)
     + tuple(f"anc_tag:{t}" for t in _LANDMARKS)
     + tuple(f"parent:{f}" for f in _TEXT_FEATURES),
+    "candidate": ("in_candidate", "contains_candidate", "candidate_text_share",
+                  "content_score", "log_candidate_distance"),
 }
 FEATURE_NAMES: tuple[str, ...] = tuple(n for group in FEATURE_GROUPS.values() for n in group)
 
@@ -237,6 +243,39 @@ def _text_features(table: ElementTable) -> np.ndarray:
     ])
 
 
+#: Readability's paragraph score: a text of at least 25 characters scores 1, plus one per comma,
+#: plus one per 100 characters up to 3 (Arc90 readability, kept as published).
+_MIN_PARAGRAPH_CHARS = 25
+
+
+def _candidate_features(table: ElementTable, chars: np.ndarray, link_density: np.ndarray
+                        ) -> np.ndarray:
+    n = len(table)
+    index = np.arange(n)
+    own_chars = table.own(table.piece_chars)
+    commas = np.zeros(n)
+    np.add.at(commas, table.piece_owner,
+              [text.count(",") for text in table.piece_text] if table.piece_text else 0.0)
+    paragraph = np.where(own_chars >= _MIN_PARAGRAPH_CHARS,
+                         1.0 + commas + np.minimum(own_chars / 100.0, 3.0), 0.0)
+    score = np.zeros(n)
+    parent = table.parent
+    has_parent = parent >= 0
+    np.add.at(score, parent[has_parent], paragraph[has_parent])
+    grand = np.where(has_parent, parent[np.maximum(parent, 0)], -1)
+    has_grand = grand >= 0
+    np.add.at(score, grand[has_grand], paragraph[has_grand] / 2.0)
+    score *= 1.0 - link_density
+    top = int(np.argmax(score)) if n else 0
+    inside = (index >= top) & (index < table.end[top])
+    contains = (index <= top) & (table.end > top)
+    share = np.where(inside, 1.0, np.where(contains, chars[top] / np.maximum(chars, 1.0), 0.0))
+    distance = np.abs(table.depth - table.depth[top]).astype(np.float64)
+    return np.column_stack([
+        inside, contains, share, score / max(score[top], 1e-9), np.log1p(distance) / 4.0,
+    ])
+
+
 def vectorize(table: ElementTable) -> np.ndarray:
     """The full float32 vector of every subtree of the page (rows in document order)."""
     n = len(table)
@@ -265,5 +304,7 @@ def vectorize(table: ElementTable) -> np.ndarray:
     inherited = _inherited(table, np.hstack([keywords, landmarks]))
     parent_text = text[np.maximum(table.parent, 0)]
     parent_text[table.parent < 0] = 0.0
-    return np.hstack([leaf, text, structure, tag, keywords, inherited, parent_text]).astype(
-        np.float32)
+    chars = table.subtree(table.piece_chars)
+    candidate = _candidate_features(table, chars, text[:, 2])
+    return np.hstack([leaf, text, structure, tag, keywords, inherited, parent_text,
+                      candidate]).astype(np.float32)

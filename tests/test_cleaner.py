@@ -1,0 +1,87 @@
+import json
+
+import numpy as np
+import pytest
+from lxml import html as lxml_html
+
+import noisecbr
+from noisecbr.cleaner import Cleaner
+from noisecbr.model import Model, ModelError, SchemaMismatchError, load_model, save_model
+from noisecbr.result import LABELS
+from noisecbr.vectors import FEATURE_NAMES
+
+
+def test_default_model_removes_furniture_and_keeps_article(article_html):
+    result = noisecbr.clean(article_html, url="https://coastal.example/tide-pools")
+    text = result.text
+    assert "Anemones open like flowers" in text
+    assert "Rangers run free guided walks" in text
+    assert "Beadlet anemones in deep red and green" in text
+    for noise in ("Accept all cookies", "All rights reserved", "About us", "Sitemap"):
+        assert noise not in text
+
+
+def test_result_html_reparses_and_decisions_are_complete(article_html):
+    result = noisecbr.clean(article_html)
+    document = lxml_html.document_fromstring(result.html)
+    assert "Anemones" in document.text_content()
+    assert result.decisions and result.decisions[0].path == "/html/body"
+    assert {d.label for d in result.decisions} <= set(LABELS)
+    for decision in result.decisions:
+        assert sum(decision.probabilities) == pytest.approx(1.0, abs=1e-3)
+    payload = json.loads(result.to_json())
+    assert payload["text"] == result.text and len(payload["decisions"]) == len(result.decisions)
+
+
+def _constant_model(noise: float, data: float, mixture: float) -> Model:
+    """A model whose output ignores its input: softmax of fixed logits."""
+    n = len(FEATURE_NAMES)
+    logits = np.log(np.array([noise, data, mixture], dtype=np.float32))
+    return Model(weights=[np.zeros((3, n), np.float32)], biases=[logits],
+                 columns=np.arange(n), mean=np.zeros(n), scale=np.ones(n),
+                 output_activation="softmax")
+
+
+def test_walk_follows_the_scores():
+    page = "<body><div><p>one two three</p><p>four five six</p></div></body>"
+    everything_noise = Cleaner(_constant_model(0.9, 0.05, 0.05)).clean(page)
+    assert everything_noise.text == ""
+    # the body is never removed; its children are
+    assert [d.label for d in everything_noise.decisions] == ["mixture", "noise"]
+    everything_data = Cleaner(_constant_model(0.05, 0.9, 0.05), keep_threshold=0.8).clean(page)
+    assert everything_data.text == "one two three\n\nfour five six"
+    descended = Cleaner(_constant_model(0.2, 0.2, 0.6)).clean(page)
+    assert descended.text == "one two three\n\nfour five six"
+    assert [d.label for d in descended.decisions] == ["mixture", "mixture", "data", "data"]
+
+
+def test_smoothing_option_runs(article_html):
+    result = Cleaner(smooth=0.1).clean(article_html)
+    assert "Anemones" in result.text
+
+
+def test_model_round_trip_and_schema_check(tmp_path):
+    model = _constant_model(0.2, 0.3, 0.5)
+    path = save_model(model, tmp_path / "m.safetensors")
+    loaded = load_model(path)
+    x = np.random.default_rng(0).random((4, len(FEATURE_NAMES)), dtype=np.float32)
+    assert np.allclose(loaded.predict_proba(x), model.predict_proba(x))
+    from safetensors.numpy import load_file, save_file
+
+    tensors = load_file(str(path))
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="np") as handle:
+        meta = json.loads(handle.metadata()["noisecbr"])
+    meta["vector_schema"] = -1
+    save_file(tensors, str(tmp_path / "old.safetensors"), metadata={"noisecbr": json.dumps(meta)})
+    with pytest.raises(SchemaMismatchError):
+        load_model(tmp_path / "old.safetensors")
+    (tmp_path / "junk.safetensors").write_bytes(b"not a model")
+    with pytest.raises(ModelError):
+        load_model(tmp_path / "junk.safetensors")
+
+
+def test_bad_input_gets_a_clear_error():
+    with pytest.raises(noisecbr.EmptyInputError):
+        noisecbr.clean(b"")

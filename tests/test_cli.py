@@ -1,0 +1,66 @@
+import gzip
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from noisecbr.cli import main
+
+
+def test_clean_file_to_stdout(article_html, tmp_path):
+    page = tmp_path / "page.html"
+    page.write_bytes(article_html)
+    result = CliRunner().invoke(main, ["clean", str(page)])
+    assert result.exit_code == 0, result.output
+    assert "Anemones open like flowers" in result.output
+    assert "Accept all cookies" not in result.output
+
+
+def test_batch_with_a_corrupt_file(article_html, tmp_path):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "a.html").write_bytes(article_html)
+    (inputs / "b.html.gz").write_bytes(gzip.compress(article_html))
+    (inputs / "broken.html").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["clean", str(inputs), "-o", str(out), "-q", "-j", "2",
+                                       "--format", "json"])
+    assert result.exit_code == 1
+    assert "broken.html" in result.output and "1 of 3 inputs failed" in result.output
+    written = sorted(p.name for p in out.iterdir())
+    assert written == ["a.json", "b.json"]
+    payload = json.loads((out / "b.json").read_text())
+    assert "Anemones" in payload["text"] and payload["decisions"]
+
+
+def test_stdin_and_html_format(article_html):
+    proc = subprocess.run([sys.executable, "-m", "noisecbr.cli", "clean", "-", "--format", "html"],
+                          input=gzip.compress(article_html), capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert b"<html>" in proc.stdout and b"Anemones" in proc.stdout
+    assert b"Accept all cookies" not in proc.stdout
+
+
+def test_missing_input_and_bad_model(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(main, ["clean", str(tmp_path / "nope.html")])
+    assert result.exit_code == 1 and "cannot read" in result.output
+    junk = tmp_path / "junk.safetensors"
+    junk.write_bytes(b"junk")
+    page = tmp_path / "p.html"
+    page.write_text("<p>x</p>")
+    result = runner.invoke(main, ["clean", str(page), "--model", str(junk)])
+    assert result.exit_code == 4 and "not a safetensors model" in result.output
+
+
+def test_bench_on_a_tiny_dataset(tmp_path, article_html):
+    data = tmp_path / "set"
+    (data / "html").mkdir(parents=True)
+    (data / "html" / "1.html.gz").write_bytes(gzip.compress(article_html))
+    truth = ("Tide pools of the northern coast. When the tide goes out along the northern coast, "
+             "it leaves behind hundreds of small rock pools that teem with life.")
+    (data / "ground-truth.json").write_text(json.dumps({"1": {"url": "", "articleBody": truth}}))
+    result = CliRunner().invoke(main, ["bench", str(data), "-e", "noisecbr", "-e", "none"])
+    assert result.exit_code == 0, result.output
+    assert "noisecbr" in result.output and "none" in result.output

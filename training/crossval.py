@@ -1,0 +1,67 @@
+"""Site-grouped cross-validation models for ``noisecbr bench --cv``.
+
+The pages are split into K folds by site. For each fold a ``default`` model is trained on the
+other folds' pages (its epoch chosen on a site-grouped validation part of them) and used for the
+fold's pages only, so no page is scored by a model that saw its site.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from noisecbr.layout import LabelledPage
+from noisecbr.model import Model
+
+from .datasets import Dataset, _page_cases, site_folds, split_by_site
+from .train import fit
+
+__all__ = ["dataset_of", "fold_models"]
+
+
+def dataset_of(pages: Sequence[LabelledPage], processes: int | None = None) -> Dataset:
+    """Cases of labelled pages (tidy → table → vectors → ground-truth labels), in page order."""
+    processes = processes or min(os.cpu_count() or 1, 2)
+    if processes > 1 and len(pages) > 8:
+        with mp.get_context("fork").Pool(processes) as pool:
+            parts = pool.map(_page_cases, pages, chunksize=4)
+    else:
+        parts = [_page_cases(page) for page in pages]
+    parts = [p for p in parts if p is not None]
+    return Dataset(
+        X=np.concatenate([p[0] for p in parts]),
+        y=np.concatenate([p[1] for p in parts]),
+        sites=np.concatenate([np.full(len(p[1]), p[2], dtype=object) for p in parts]),
+        pages=np.concatenate([np.full(len(p[1]), p[3], dtype=object) for p in parts]),
+        frontier=np.concatenate([p[4] for p in parts]),
+        meta={"source": "pages"},
+    )
+
+
+def fold_models(
+    pages: Sequence[LabelledPage],
+    folds: int = 5,
+    seed: int = 0,
+    progress: bool = False,
+    preset: str = "default",
+) -> list[tuple[list[str], Model]]:
+    """Train one model per site-grouped fold; returns ``[(held-out page ids, model), …]``."""
+    pages = list(pages)
+    site_of_page = np.array([page.site for page in pages], dtype=object)
+    dataset = dataset_of(pages)
+    key_of = {f"{page.dataset}/{page.id}": page.id for page in pages}
+    out = []
+    for fold, (train_pages, test_pages) in enumerate(site_folds(site_of_page, folds, seed)):
+        held_out_sites = set(site_of_page[test_pages])
+        in_train = ~np.isin(dataset.sites, list(held_out_sites))
+        train = dataset.subset(np.flatnonzero(in_train))
+        fit_part, val_part = split_by_site(train.sites, (0.85, 0.15), seed + fold)
+        result = fit(train.subset(fit_part), train.subset(val_part), preset, seed=seed,
+                     progress=progress, metadata={"cv_fold": fold, "cv_folds": folds})
+        held_out = [key_of.get(f"{pages[i].dataset}/{pages[i].id}", pages[i].id)
+                    for i in test_pages]
+        out.append((held_out, result.model))
+    return out
