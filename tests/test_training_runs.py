@@ -72,11 +72,11 @@ def test_train_run_records_everything_and_cli_reads_it(tmp_path):
     url = _url(tmp_path)
     cb = CaseBase.open(url)
     dataset = synthetic(n_sites=24, per_site=40)
-    overrides = {"hidden": (16,), "batch_size": 64, "lr": 1e-2}
+    overrides = {"hidden": (16,), "batch_size": 64, "lr": 1e-2, "threads": 1}
     first = train_run(cb, "default", seed=1, out=tmp_path / "run1", epochs=3, quiet=True,
                       dataset=dataset, overrides=overrides)
     second = train_run(cb, "paper", seed=1, out=tmp_path / "run2", epochs=2, quiet=True,
-                       dataset=dataset, overrides={"epoch_cases": 300})
+                       dataset=dataset, overrides={"epoch_cases": 300, "threads": 1})
     cb.close()
     assert first["status"] == "finished" and len(first["history"]) == 3
     assert first["data"]["sha256"] == dataset.fingerprint()

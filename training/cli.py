@@ -69,9 +69,16 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
         model = result.model
         artifact = save_model(model, out / "model.safetensors")
         metrics = {"val": evaluate(model, val_set)}
-        if len(splits.known):
-            metrics["known"] = evaluate(model, dataset.subset(splits.known))
-        metrics["unseen"] = evaluate(model, dataset.subset(splits.test))
+        parts_eval = {"known": splits.known, "unseen": splits.test}
+        for part, index in parts_eval.items():
+            if len(index):
+                metrics[part] = evaluate(model, dataset.subset(index))
+        if dataset.frontier is not None:
+            # The cases the cleaner's top-down walk decides (all ancestors mixture).
+            for part, index in parts_eval.items():
+                walk = index[dataset.frontier[index]]
+                if len(walk):
+                    metrics[f"{part}_walk"] = evaluate(model, dataset.subset(walk))
         sample = dataset.X[splits.test[:200_000]]
         speed = inference_speed(model, sample)
         write_reports(out, result.history, result.best_epoch, metrics, result.details,

@@ -49,6 +49,7 @@ __all__ = [
     "case_weights",
     "wordless_mask",
     "synthetic",
+    "frontier_of",
 ]
 
 _LOG_WORDS = FEATURE_NAMES.index("log_words")
@@ -63,6 +64,9 @@ class Dataset:
     sites: np.ndarray  # str (n,)
     pages: np.ndarray  # str (n,)
     case_ids: np.ndarray | None = None  # int64 (n,) when read from the case base
+    #: bool (n,): the case is on the top-down walk's frontier — every strict ancestor is
+    #: mixture (under the true labels), so the cleaner's walk decides it; None when unknown.
+    frontier: np.ndarray | None = None
     schema: int = VECTOR_SCHEMA
     meta: dict = field(default_factory=dict)
 
@@ -81,6 +85,10 @@ class Dataset:
             raise ValueError("labels must be indices into LABELS")
         if self.case_ids is not None:
             self.case_ids = np.asarray(self.case_ids, dtype=np.int64)
+        if self.frontier is not None:
+            self.frontier = np.asarray(self.frontier, dtype=bool)
+            if len(self.frontier) != n:
+                raise ValueError("frontier must have one entry per case")
 
     def __len__(self) -> int:
         return len(self.y)
@@ -90,6 +98,7 @@ class Dataset:
         return Dataset(
             X=self.X[index], y=self.y[index], sites=self.sites[index], pages=self.pages[index],
             case_ids=None if self.case_ids is None else self.case_ids[index],
+            frontier=None if self.frontier is None else self.frontier[index],
             schema=self.schema, meta=dict(self.meta),
         )
 
@@ -129,6 +138,8 @@ class Dataset:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         extra = {} if self.case_ids is None else {"case_ids": self.case_ids}
+        if self.frontier is not None:
+            extra["frontier"] = self.frontier
         np.savez(path, X=self.X, y=self.y, sites=self.sites, pages=self.pages,
                  schema=np.array(self.schema), source=np.array(self.meta.get("source", "")),
                  **extra)
@@ -143,6 +154,7 @@ class Dataset:
                                  f"{VECTOR_SCHEMA}: rebuild it")
             return cls(X=data["X"], y=data["y"], sites=data["sites"], pages=data["pages"],
                        case_ids=data["case_ids"] if "case_ids" in data else None,
+                       frontier=data["frontier"] if "frontier" in data else None,
                        schema=schema, meta={"source": str(data["source"])})
 
     @classmethod
@@ -150,26 +162,72 @@ class Dataset:
         if not parts:
             return cls(np.zeros((0, len(FEATURE_NAMES)), np.float32), np.zeros(0, np.int64),
                        np.zeros(0, str), np.zeros(0, str))
-        ids = None
+        ids = frontier = None
         if all(p.case_ids is not None for p in parts):
             ids = np.concatenate([p.case_ids for p in parts])
+        if all(p.frontier is not None for p in parts):
+            frontier = np.concatenate([p.frontier for p in parts])
         return cls(X=np.concatenate([p.X for p in parts]), y=np.concatenate([p.y for p in parts]),
                    sites=np.concatenate([p.sites for p in parts]),
                    pages=np.concatenate([p.pages for p in parts]), case_ids=ids,
-                   meta=dict(parts[0].meta))
+                   frontier=frontier, meta=dict(parts[0].meta))
 
 
 # -- sources ------------------------------------------------------------------------------------
-def from_casebase(casebase, schema_version: int = VECTOR_SCHEMA) -> Dataset:
-    """All cases of a :class:`casebase.store.CaseBase` (or a database URL) as a Dataset."""
+def from_casebase(casebase, schema_version: int = VECTOR_SCHEMA, *,
+                  frontier: bool = True) -> Dataset:
+    """All cases of a :class:`casebase.store.CaseBase` (or a database URL) as a Dataset.
+
+    Pages are identified by their case-base id; ``frontier`` also reads the cases' paths to
+    mark the walk frontier (a few seconds per million cases).
+    """
     if isinstance(casebase, (str, os.PathLike)):
         from casebase.store import CaseBase
 
         casebase = CaseBase.open(str(casebase))
     X, y, sites, page_ids, case_ids = casebase.load_arrays(schema_version)
     source = str(getattr(casebase, "url", "") or "casebase")
+    flags = _casebase_frontier(casebase, case_ids, y) if frontier and len(y) else None
     return Dataset(X=X, y=y, sites=sites, pages=np.asarray(page_ids).astype(str),
-                   case_ids=case_ids, schema=schema_version, meta={"source": source})
+                   case_ids=case_ids, frontier=flags, schema=schema_version,
+                   meta={"source": source})
+
+
+def _casebase_frontier(casebase, case_ids: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Walk-frontier flag per case from the stored paths (parent path = path minus a step)."""
+    from sqlalchemy import text
+
+    mixture = LABELS.index("mixture")
+    label_of = dict(zip(case_ids.tolist(), y.tolist()))
+    reached: dict[tuple[int, str], bool] = {}
+    path_label: dict[tuple[int, str], int] = {}
+    flag_of: dict[int, bool] = {}
+    with casebase.engine.connect() as connection:
+        rows = connection.execute(text(
+            "SELECT id, page_id, path FROM cases ORDER BY page_id, position, id"))
+        for case_id, page_id, path in rows:
+            label = label_of.get(case_id)
+            if label is None:  # another schema version
+                continue
+            parent = (page_id, path.rsplit("/", 1)[0])
+            ok = parent not in path_label or (reached[parent] and
+                                             path_label[parent] == mixture)
+            key = (page_id, path)
+            reached[key] = ok
+            path_label[key] = label
+            flag_of[case_id] = ok
+    return np.fromiter((flag_of.get(int(i), False) for i in case_ids), dtype=bool,
+                       count=len(case_ids))
+
+
+def frontier_of(parent: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Walk-frontier flags of one page's elements (document order, parent before child)."""
+    mixture = LABELS.index("mixture")
+    reached = np.ones(len(parent), dtype=bool)
+    for i in range(1, len(parent)):
+        p = parent[i]
+        reached[i] = p < 0 or (reached[p] and labels[p] == mixture)
+    return reached
 
 
 def _page_cases(page) -> tuple[np.ndarray, np.ndarray, str, str] | None:
@@ -187,7 +245,7 @@ def _page_cases(page) -> tuple[np.ndarray, np.ndarray, str, str] | None:
         return None
     X = vectorize(table)
     labels = label_table(table, page.truth).labels.astype(np.int64)
-    return X, labels, page.site, f"{page.dataset}/{page.id}"
+    return X, labels, page.site, f"{page.dataset}/{page.id}", frontier_of(table.parent, labels)
 
 
 def _iter_pages(dirs: Iterable[str | Path], limit: int | None):
@@ -244,6 +302,7 @@ def from_pages(dirs: str | Path | Iterable[str | Path], limit: int | None = None
     sites = np.concatenate([np.full(len(p[1]), p[2], dtype=object) for p in parts])
     page_ids = np.concatenate([np.full(len(p[1]), p[3], dtype=object) for p in parts])
     return Dataset(X=X, y=y, sites=sites, pages=page_ids,
+                   frontier=np.concatenate([p[4] for p in parts]),
                    meta={"source": "pages:" + ",".join(d.name for d in dirs)})
 
 
@@ -355,11 +414,12 @@ def wordless_mask(X: np.ndarray) -> np.ndarray:
 
 
 def case_weights(dataset: Dataset, class_power: float = 0.0, page_power: float = 0.0,
-                 wordless: float = 1.0) -> np.ndarray:
+                 wordless: float = 1.0, frontier: float = 1.0) -> np.ndarray:
     """One loss weight per case, normalised to mean 1.
 
     ``page_power``: page weight = cases_in_page ** -page_power (1: every page weighs the same);
     ``wordless``: factor for cases without words;
+    ``frontier``: factor for cases on the walk frontier (when the dataset knows them);
     ``class_power``: then class weight = (total / (3 · class mass)) ** class_power, class masses
     taken after the two weights above (0: none, 1: the three classes weigh the same).
     """
@@ -372,6 +432,8 @@ def case_weights(dataset: Dataset, class_power: float = 0.0, page_power: float =
         w *= counts[inverse].astype(np.float64) ** -page_power
     if wordless != 1.0:
         w[wordless_mask(dataset.X)] *= wordless
+    if frontier != 1.0 and dataset.frontier is not None:
+        w[dataset.frontier] *= frontier
     if class_power:
         # Class masses after the page and wordless weights, so "balanced" means balanced.
         mass = np.bincount(dataset.y, weights=w, minlength=len(LABELS))
@@ -390,7 +452,7 @@ def synthetic(n_sites: int = 30, per_site: int = 60, seed: int = 0) -> Dataset:
     n = n_sites * per_site
     y = rng.choice(len(LABELS), size=n, p=[0.6, 0.3, 0.1])
     X = np.zeros((n, len(FEATURE_NAMES)), dtype=np.float32)
-    X[:, leaf] = rng.uniform(0, 0.05, size=(n, leaf.stop - leaf.start))
+    X[:, leaf] = rng.uniform(0, 0.01, size=(n, leaf.stop - leaf.start))
     a, p = leaf.start + 0, leaf.start + 11  # leaf:a, leaf:p
     X[y == 0, a] = rng.uniform(0.8, 1.0, (y == 0).sum())
     X[y == 1, p] = rng.uniform(0.8, 1.0, (y == 1).sum())

@@ -8,15 +8,16 @@
     [1 0 0] noise, [0 1 0] data, [0 0 1] mixture;
   * mean-squared error, plain stochastic gradient descent back-propagation (no momentum, no
     weight decay, constant learning rate 0.5 — the paper gives no rate; 0.5 is the classic
-    back-propagation value for sigmoid/MSE nets and converged fastest on the validation sites of
-    0.1 / 0.25 / 0.5 / 1.0);
+    back-propagation value for sigmoid/MSE nets; on the validation sites after 100 epochs 0.5
+    and 1.0 reached a mean per-class rate of 66.6 / 66.9 %, 0.25 and 0.1 65.8 / 64.7 %);
   * up to 500 epochs, the epoch kept is the one with the lowest validation MSE (early stopping
     keeps the best epoch's weights; training stops after ``patience`` epochs without a better
     one).
   Faithful adaptations, because our case base is ~1 M subtrees where the paper's held a few
   hundred hand-collected cases: an *epoch* is a fixed-size random sample of ``epoch_cases``
-  (20 000) cases, redrawn every epoch, presented in mini-batches of 16 (per-case updates cost
-  1 M Python steps per pass); and the sample is drawn class-balanced (a third of each class),
+  (10 000) cases, redrawn every epoch, presented in mini-batches of 16 (per-case updates cost
+  1 M Python steps per pass; 500 such epochs are 5 M presentations, ~10 min on 2 cores); and
+  the sample is drawn class-balanced (a third of each class),
   because the paper does not report its class proportions and plain SGD on our 79/19/2 mix never
   outputs mixture. Both choices are data presentation, not the learning method.
 
@@ -63,12 +64,17 @@ class Preset:
     class_power: float = 0.5
     page_power: float = 0.5
     wordless_weight: float = 0.5
+    frontier_weight: float = 1.0  # factor for walk-frontier cases (the ones the cleaner decides)
     # Epoch composition: None = every training case once per epoch (shuffled); an int = that
     # many cases drawn per epoch, "uniform" (without replacement) or "balanced" (a third of each
     # class, with replacement for a small class).
     epoch_cases: int | None = None
     sampling: str = "uniform"  # uniform | balanced
     select_by: str = "loss"  # the validation error that picks the epoch: loss | balanced_error
+    # After training, add per-class offsets to the output logits, chosen on the validation
+    # sites: None, "balanced" (maximise the mean per-class correct rate) or "maxmin" (maximise
+    # the lowest per-class rate). Folded into the last layer's bias: the model stays one MLP.
+    calibrate: str | None = None
     threads: int = 2
     notes: str = field(default="", compare=False)
 
@@ -84,6 +90,7 @@ class Preset:
             "schedule": ("onecycle", "constant"),
             "sampling": ("uniform", "balanced"),
             "select_by": ("loss", "balanced_error"),
+            "calibrate": (None, "balanced", "maxmin"),
         }
         for key, allowed in checks.items():
             if getattr(self, key) not in allowed:
@@ -128,14 +135,33 @@ PAPER = Preset(
     class_power=0.0,
     page_power=0.0,
     wordless_weight=1.0,
-    epoch_cases=20_000,
+    epoch_cases=10_000,
     sampling="balanced",
     select_by="loss",
+    threads=1,  # 30-14-3 matrices: a second thread only adds synchronisation
     notes="Htwe: eq. 1 leaf shares (30) → 14 sigmoid → 3 sigmoid, MSE, plain SGD, ≤ 500 epochs, "
           "best validation epoch",
 )
 
-DEFAULT = Preset(name="default")
+DEFAULT = Preset(
+    name="default",
+    hidden=(128, 64),
+    dropout=0.3,
+    weight_decay=0.01,
+    lr=2e-3,
+    schedule="onecycle",
+    batch_size=2048,
+    epoch_cases=150_000,
+    sampling="uniform",
+    epochs=4,
+    class_power=1.0,
+    page_power=1.0,
+    wordless_weight=0.5,
+    select_by="balanced_error",
+    calibrate="maxmin",
+    notes="full vector, standardised; 128-64 ReLU, dropout 0.3; AdamW one-cycle; balanced "
+          "class and page weights; epoch and class offsets chosen on validation sites",
+)
 
 PRESETS: dict[str, Preset] = {"paper": PAPER, "default": DEFAULT}
 

@@ -30,7 +30,7 @@ from .datasets import Dataset, case_weights
 from .presets import Preset, get_preset
 
 __all__ = ["TrainResult", "fit", "feature_columns", "build_network", "export_model",
-           "torch_forward"]
+           "torch_forward", "calibrate_offsets"]
 
 
 @dataclass
@@ -100,6 +100,37 @@ def torch_forward(net, X: np.ndarray, preset: Preset) -> np.ndarray:
     return out.numpy()
 
 
+def _rates_for_offsets(logits: np.ndarray, y: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per-class correct rates for each row of ``offsets`` (k × 3) added to the logits."""
+    k = len(LABELS)
+    counts = np.maximum(np.bincount(y, minlength=k), 1)
+    out = np.empty((len(offsets), k))
+    for i, off in enumerate(offsets):
+        pred = (logits + off).argmax(1)
+        out[i] = np.bincount(y[pred == y], minlength=k) / counts
+    return out
+
+
+def calibrate_offsets(logits: np.ndarray, y: np.ndarray, objective: str) -> np.ndarray:
+    """Logit offsets (noise fixed at 0) maximising ``objective`` on (logits, y): a coarse grid,
+    then a fine one around the best point. Classes absent from ``y`` are left at 0."""
+    present = np.bincount(y, minlength=len(LABELS)) > 0
+
+    def score(rates):
+        r = rates[:, present]
+        return r.mean(1) if objective == "balanced" else r.min(1) + 1e-3 * r.mean(1)
+
+    best = np.zeros(len(LABELS))
+    for span, step in ((4.0, 0.25), (0.3, 0.05)):
+        grid = np.arange(-span, span + step / 2, step)
+        d, m = np.meshgrid(best[1] + grid, best[2] + grid, indexing="ij")
+        offsets = np.column_stack([np.zeros(d.size), d.ravel(), m.ravel()])
+        offsets[:, ~present] = 0.0
+        rates = _rates_for_offsets(logits, y, offsets)
+        best = offsets[int(np.argmax(score(rates)))]
+    return best.astype(np.float32)
+
+
 class _Settings:
     """Set torch's global determinism and thread count for a fit; restore them afterwards."""
 
@@ -143,7 +174,8 @@ def _val_weights(dataset: Dataset, preset: Preset) -> np.ndarray:
     # The validation error weighs cases as training does; a class-balanced epoch sample is
     # matched by class-balanced validation weights.
     class_power = 1.0 if preset.sampling == "balanced" else preset.class_power
-    return case_weights(dataset, class_power, preset.page_power, preset.wordless_weight)
+    return case_weights(dataset, class_power, preset.page_power, preset.wordless_weight,
+                        preset.frontier_weight)
 
 
 def fit(
@@ -183,10 +215,11 @@ def fit(
     Xva = np.ascontiguousarray(Xva, dtype=np.float32)
     ytr, yva = dataset_train.y, dataset_val.y
     if preset.sampling == "balanced":
-        wtr = case_weights(dataset_train, 0.0, preset.page_power, preset.wordless_weight)
+        wtr = case_weights(dataset_train, 0.0, preset.page_power, preset.wordless_weight,
+                           preset.frontier_weight)
     else:
         wtr = case_weights(dataset_train, preset.class_power, preset.page_power,
-                           preset.wordless_weight)
+                           preset.wordless_weight, preset.frontier_weight)
     wva = _val_weights(dataset_val, preset)
 
     with _Settings(preset.threads):
@@ -278,9 +311,18 @@ def fit(
         if best_state is not None:
             net.load_state_dict(best_state)
         net.eval()
+        offsets = None
+        if preset.calibrate:
+            with torch.no_grad():
+                logits = torch.cat([net(Xva_t[i:i + 65536])
+                                    for i in range(0, len(Xva_t), 65536)]).numpy()
+            offsets = calibrate_offsets(logits, yva, preset.calibrate)
+            with torch.no_grad():
+                net[-1].bias += torch.from_numpy(offsets)
         duration = time.perf_counter() - start
         model = export_model(net, columns, mean, scale, preset, {
             "seed": seed, "best_epoch": best[1], "epochs_run": len(history),
+            **({"class_offsets": offsets.tolist()} if offsets is not None else {}),
             **(metadata or {}),
         })
     result = TrainResult(model=model, history=history, best_epoch=best[1], duration=duration,
