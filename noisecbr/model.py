@@ -81,6 +81,7 @@ class Model:
         self.columns = np.asarray(self.columns, dtype=np.int64)
         self.mean = np.asarray(self.mean, dtype=np.float32)
         self.scale = np.asarray(self.scale, dtype=np.float32)
+        self._all_columns = np.array_equal(self.columns, np.arange(len(FEATURE_NAMES)))
 
     @property
     def n_inputs(self) -> int:
@@ -93,7 +94,10 @@ class Model:
 
     def predict_proba(self, vectors: np.ndarray) -> np.ndarray:
         """Class scores (rows: subtrees; columns: LABELS order), normalised to sum to 1."""
-        x = (np.asarray(vectors, dtype=np.float32)[:, self.columns] - self.mean) / self.scale
+        x = np.asarray(vectors, dtype=np.float32)
+        if not self._all_columns:
+            x = x[:, self.columns]
+        x = (x - self.mean) / self.scale
         last = len(self.weights) - 1
         for k, (w, b) in enumerate(zip(self.weights, self.biases)):
             x = x @ w + b

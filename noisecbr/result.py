@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 __all__ = ["LABELS", "Decision", "CleanResult"]
@@ -24,14 +25,33 @@ class Decision:
     text_length: int
 
 
-@dataclass
 class CleanResult:
-    """A cleaned page: ``.html`` (valid HTML), ``.text`` (main content) and ``.decisions``."""
+    """A cleaned page: ``.html`` (valid HTML), ``.text`` (main content) and ``.decisions``.
 
-    html: str
-    text: str
-    decisions: list[Decision] = field(default_factory=list)
-    url: str | None = None
+    Decisions are built on first access: most callers want only the text, and a page has about
+    a thousand decided subtrees whose paths cost more to compute than the rest of the walk.
+    """
+
+    def __init__(
+        self,
+        html: str,
+        text: str,
+        decisions: list[Decision] | Callable[[], list[Decision]] | None = None,
+        url: str | None = None,
+    ) -> None:
+        self.html = html
+        self.text = text
+        self.url = url
+        self._decisions = decisions if decisions is not None else []
+
+    @property
+    def decisions(self) -> list[Decision]:
+        if callable(self._decisions):
+            self._decisions = self._decisions()
+        return self._decisions
+
+    def __repr__(self) -> str:
+        return f"CleanResult(url={self.url!r}, text={self.text[:60]!r}…)"
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -56,8 +56,29 @@ class ElementTable:
         return element.getroottree().getpath(element)
 
     def paths(self) -> list[str]:
-        tree = self.elements[0].getroottree()
-        return [tree.getpath(element) for element in self.elements]
+        """The paths of all elements, as lxml's ``getpath`` writes them (a position only where
+        a parent has several children of the tag), derived from the table in one pass and so
+        still right after the cleaner has detached some subtrees."""
+        n = len(self.elements)
+        if n == 0:
+            return []
+        raw = [element.tag for element in self.elements]
+        if any(not isinstance(tag, str) or tag.startswith("{") for tag in raw):
+            tree = self.elements[0].getroottree()  # namespaced markup: let lxml spell it
+            return [tree.getpath(element) for element in self.elements]
+        parent = self.parent.tolist()
+        totals: dict[tuple[int, str], int] = {}
+        for i in range(1, n):
+            key = (parent[i], raw[i])
+            totals[key] = totals.get(key, 0) + 1
+        seen: dict[tuple[int, str], int] = {}
+        paths = [self.path(0)]
+        for i in range(1, n):
+            key = (parent[i], raw[i])
+            position = seen[key] = seen.get(key, 0) + 1
+            step = f"{raw[i]}[{position}]" if totals[key] > 1 else raw[i]
+            paths.append(f"{paths[parent[i]]}/{step}")
+        return paths
 
     def subtree(self, piece_values: np.ndarray) -> np.ndarray:
         """Per-element subtree sums of a per-piece quantity."""

@@ -109,11 +109,11 @@ def _token_keywords(token: str) -> tuple[int, ...]:
 
 
 @functools.lru_cache(maxsize=65536)
-def _keywords_of(value: str) -> list[int]:
+def _keywords_of(value: str) -> tuple[int, ...]:
     found: list[int] = []
     for token in _ATTRIBUTE_TOKEN.findall(value.lower()):
         found.extend(_token_keywords(token))
-    return found
+    return tuple(found)
 
 
 #: Landmark tags whose descendants are furniture (or content) whatever their own markup says.
@@ -190,15 +190,19 @@ def leaf_shares(counts: np.ndarray) -> np.ndarray:
 
 def _keyword_flags(table: ElementTable) -> np.ndarray:
     flags = np.zeros((len(table), len(KEYWORDS)), dtype=np.float64)
-    for i, element in enumerate(table.elements):
-        attrib = element.attrib
-        if not attrib:
-            continue
-        value = " ".join(
-            v for k in ("class", "id", "role", "aria-label") if (v := attrib.get(k))
-        )
-        if value:
-            flags[i, _keywords_of(value)] = 1.0
+    rows: list[int] = []
+    columns: list[int] = []
+    # One attribute at a time over all elements, and only the flagged cells written: the most
+    # costly per-element step of vectorising, so it is kept to a C call and a cached lookup.
+    for attribute in ("class", "id", "role", "aria-label"):
+        values = [element.get(attribute) for element in table.elements]
+        for i, value in enumerate(values):
+            if value:
+                found = _keywords_of(value)
+                if found:
+                    rows.extend([i] * len(found))
+                    columns.extend(found)
+    flags[rows, columns] = 1.0
     return flags
 
 

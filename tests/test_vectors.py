@@ -72,3 +72,10 @@ def test_deep_page_vectorises():
     x = vectorize(t)
     assert x.shape[0] == len(t) > 1000
     assert t.subtree(t.piece_words)[0] == 2
+
+
+def test_table_paths_match_lxml_getpath(article_html):
+    for html in (article_html, PAGE, "<body><p>a</p><div><p>b</p><p>c</p></div><p>d</p></body>"):
+        t = build_table(tidy(html))
+        tree = t.elements[0].getroottree()
+        assert t.paths() == [tree.getpath(e) for e in t.elements]
