@@ -111,3 +111,15 @@ def test_calibration_offsets_raise_the_weakest_class():
     offsets = calibrate_offsets(logits, y, "maxmin")
     after = _rates_for_offsets(logits, y, offsets[None])[0]
     assert offsets[0] == 0.0 and after.min() > before.min() + 0.1
+
+
+def test_ablation_shows_the_group_that_matters(data):
+    from training.report import ablation, format_ablation
+
+    train, val, _ = data
+    groups = FAST.groups
+    results = ablation(train, val, FAST.replace(epochs=6), seed=0, variants={
+        "full": {}, "-leaf": {"groups": tuple(g for g in groups if g != "leaf")}})
+    assert results["full"]["balanced_accuracy"] == 1.0
+    assert results["-leaf"]["balanced_accuracy"] < 0.7  # only the leaf shares tell the classes
+    assert "-leaf" in format_ablation(results)

@@ -195,14 +195,14 @@ def runs_show(run_id, db, as_json):
     if r["error"]:
         click.echo(f"error: {r['error']}")
     m = r["metrics"] or {}
-    parts = tuple(p for p in ("val", "known", "unseen") if p in m)
+    parts = tuple(p for p in ("val", "known", "unseen", "known_walk", "unseen_walk") if p in m)
     if parts:
         click.echo(format_table({r["preset"]: {p: m[p] for p in parts}}, parts=parts))
     if r["history"]:
         click.echo(f"best epoch {r['best_epoch']} of {len(r['history'])}; duration "
                    f"{r['duration']:.1f} s; artifact {r['artifact_path']}")
         step = max(1, len(r["history"]) // 20)
-        for e in list(range(0, len(r["history"]), step)) + [len(r["history"]) - 1]:
+        for e in sorted(set(range(0, len(r["history"]), step)) | {len(r["history"]) - 1}):
             tr, va = r["history"][e]
             click.echo(f"  epoch {e + 1:>4}  train {tr:.5f}  val {va:.5f}")
 

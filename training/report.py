@@ -180,7 +180,7 @@ def write_reports(out_dir: str | Path, history: list[tuple[float, float]], best_
 
     bars = [p for p in ("known", "unseen", "known_walk", "unseen_walk") if p in metrics]
     if bars:
-        fig, ax = plt.subplots(figsize=(6.4, 4.0))
+        fig, ax = plt.subplots(figsize=(6.4, 4.4))
         width = 0.8 / (len(bars) + 1)
         x = np.arange(len(LABELS))
         for k, part in enumerate(bars):
@@ -192,7 +192,8 @@ def write_reports(out_dir: str | Path, history: list[tuple[float, float]], best_
         ax.set_ylabel("correct classification (%)")
         ax.set_ylim(0, 100)
         ax.set_title(f"{title} known vs unseen".strip())
-        ax.legend(loc="lower left")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=3, fontsize=8,
+                  frameon=False)
         fig.tight_layout()
         path = out / "known_vs_unseen.png"
         fig.savefig(path, dpi=110)
