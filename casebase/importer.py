@@ -35,7 +35,8 @@ from noisecbr.subtrees import ElementTable, build_table
 from noisecbr.tidy import InputError, normalize_space, tidy
 from noisecbr.vectors import VECTOR_SCHEMA, vectorize
 
-from .labelling import MAX_COVERAGE, T_DATA, T_NOISE, label_table, oracle_removed
+from .labelling import MAX_COVERAGE, T_DATA, T_NOISE, label_table
+from .labelling import oracle as oracle_walk
 from .models import MAX_TEXT_CHARS, Case, Page, compress_html
 
 __all__ = [
@@ -325,8 +326,10 @@ def _prepare_labelled(raw: bytes, truth: str, digest: str, parser: str,
     rows = case_rows(page, 0, subtree_labels.labels, "ground_truth")
     score = None
     if oracle:
-        removed = oracle_removed(page.table, subtree_labels)
-        kept = render_text(page.body, {page.table.elements[i] for i in removed})
+        removed, dropped_text = oracle_walk(page.table, subtree_labels)
+        elements = page.table.elements
+        kept = render_text(page.body, {elements[i] for i in removed},
+                           {elements[i] for i in dropped_text})
         score = score_page(kept, truth)
     return _Prepared(html=page.html, rows=rows, score=score)
 

@@ -5,7 +5,8 @@ word *matches* when one of the 4-word shingles that contain it is a shingle of t
 text, so matching follows the metric the cleaner is scored by. A subtree's *share* is its matched
 words over its words:
 
-    share ≤ t_noise and coverage ≤ max_coverage         → noise     (defaults 0.2, 0.1)
+    share ≤ t_noise, coverage ≤ max_coverage and
+      no mostly-content text piece of ≥ 4 words inside  → noise     (defaults 0.2, 0.1)
     share ≥ t_data and no noise subtree inside          → data      (default 0.8)
     otherwise                                           → mixture
 
@@ -34,7 +35,7 @@ from noisecbr.result import LABELS
 from noisecbr.subtrees import ElementTable
 
 __all__ = ["T_DATA", "T_NOISE", "NOISE", "DATA", "MIXTURE", "SubtreeLabels", "label_table",
-           "oracle_removed"]
+           "oracle"]
 
 T_DATA = 0.8
 T_NOISE = 0.2
@@ -47,14 +48,17 @@ class SubtreeLabels:
     labels: np.ndarray  # int8 per element, indices into LABELS
     share: np.ndarray  # matched words / words (0 where there are no words)
     words: np.ndarray  # words per subtree
+    own_share: np.ndarray  # the same over the element's own text (text + children's tails)
 
 
 def _matched_words(table: ElementTable, truth: str) -> np.ndarray:
     """Matched-word count of every text piece.
 
-    Windows are matched greedily in document order and each ground-truth shingle only as often
-    as it occurs there: pages repeat their content (mobile and desktop variants, teasers), and
-    the metric counts shingles as a multiset, so only one copy of a repeated passage is content.
+    Each ground-truth shingle matches only as often as it occurs there: pages repeat their
+    content (mobile and desktop variants, teasers, a title in the breadcrumb), and the metric
+    counts shingles as a multiset, so only one copy of a repeated passage is content. Copies are
+    assigned to the longest runs of matching windows first (the article, not the breadcrumb),
+    ties in document order.
     """
     available = shingles(tokens(truth))
     page_words = [w for piece in table.piece_tokens for w in piece]
@@ -64,10 +68,22 @@ def _matched_words(table: ElementTable, truth: str) -> np.ndarray:
         if n < SHINGLE:
             matched[:] = tuple(page_words) in available
         else:
-            hits = np.zeros(n - SHINGLE + 1, dtype=bool)
-            for i in range(n - SHINGLE + 1):
-                window = tuple(page_words[i:i + SHINGLE])
-                if available.get(window, 0) > 0:
+            windows = [tuple(page_words[i:i + SHINGLE]) for i in range(n - SHINGLE + 1)]
+            candidate = np.fromiter((w in available for w in windows), dtype=bool,
+                                    count=len(windows))
+            # Length of the run of consecutive matching windows each window belongs to: the
+            # article is the long run, a title repeated in a breadcrumb a short one.
+            starts = np.flatnonzero(np.diff(np.concatenate([[0], candidate.astype(np.int8)])) == 1)
+            ends = np.flatnonzero(np.diff(np.concatenate([candidate.astype(np.int8), [0]])) == -1)
+            run = np.zeros(len(windows), dtype=np.int64)
+            for start, end in zip(starts, ends):
+                run[start:end + 1] = end - start + 1
+            hits = np.zeros(len(windows), dtype=bool)
+            for i in np.lexsort((np.arange(len(windows)), -run)):
+                if not candidate[i]:
+                    break
+                window = windows[i]
+                if available[window] > 0:
                     available[window] -= 1
                     hits[i] = True
             # A word is matched when any window covering it is: dilate hits by SHINGLE − 1.
@@ -90,12 +106,20 @@ def label_table(
 ) -> SubtreeLabels:
     if not 0.0 <= t_noise < t_data <= 1.0:
         raise ValueError(f"need 0 ≤ t_noise < t_data ≤ 1, got {t_noise} and {t_data}")
-    matched = table.subtree(_matched_words(table, truth))
+    piece_matched = _matched_words(table, truth)
+    matched = table.subtree(piece_matched)
+    own_words = table.own(table.piece_words)
+    own_share = np.divide(table.own(piece_matched), own_words, out=np.zeros_like(own_words),
+                          where=own_words > 0)
     words = table.subtree(table.piece_words)
     share = np.divide(matched, words, out=np.zeros_like(matched), where=words > 0)
     labels = np.full(len(table), MIXTURE, dtype=np.int8)
     page_matched = max(float(matched[0]), 1.0) if len(matched) else 1.0
-    noise = (share <= t_noise) & (matched <= max_coverage * page_matched) & (words > 0)
+    # Noise is pure too: no text piece of SHINGLE words or more that is mostly content inside.
+    content_piece = (table.piece_words >= SHINGLE) & (2 * piece_matched >= table.piece_words)
+    content_inside = table.subtree(content_piece) > 0
+    noise = ((share <= t_noise) & (matched <= max_coverage * page_matched) & (words > 0)
+             & ~content_inside)
     # Data is pure: no noise subtree with words inside it (subtree of i = [i, end[i])).
     noise_inside = np.concatenate([[0], np.cumsum(noise)])
     index = np.arange(len(table))
@@ -106,18 +130,19 @@ def label_table(
     parent = table.parent
     for i in np.flatnonzero(words == 0):
         labels[i] = DATA if parent[i] >= 0 and labels[parent[i]] == DATA else NOISE
-    return SubtreeLabels(labels=labels, share=share, words=words)
+    return SubtreeLabels(labels=labels, share=share, words=words, own_share=own_share)
 
 
-def oracle_removed(table: ElementTable, labels: SubtreeLabels) -> list[int]:
-    """Top-down walk with known labels: drop noise, keep data whole, descend mixture; a mixture
-    subtree without element children is kept when most of its words are content.
+def oracle(table: ElementTable, labels: SubtreeLabels) -> tuple[list[int], list[int]]:
+    """The oracle walk: (maximal removed subtrees, mixture elements whose own text is dropped).
 
-    Returns the indices of the maximal removed subtrees.
+    A mixture element's own text (its text and its children's tails, e.g. the "|" between menu
+    links or a "Posted in" label around the article) is dropped when most of it is not content.
     """
     removed: list[int] = []
+    dropped_text: list[int] = []
     i, n = 0, len(table)
-    label, share = labels.labels, labels.share
+    label, share, own_share = labels.labels, labels.share, labels.own_share
     while i < n:
         if label[i] == NOISE or (table.n_children[i] == 0 and share[i] < 0.5):
             removed.append(i)
@@ -125,5 +150,7 @@ def oracle_removed(table: ElementTable, labels: SubtreeLabels) -> list[int]:
         elif label[i] == DATA:
             i = int(table.end[i])
         else:
+            if own_share[i] < 0.5:
+                dropped_text.append(i)
             i += 1
-    return removed
+    return removed, dropped_text

@@ -64,8 +64,10 @@ def _join(parts: list[str]) -> str:
     return "\n\n".join(paragraphs)
 
 
-def render_text(root: etree._Element, removed: Collection[etree._Element] = ()) -> str:
-    """Text of ``root`` without the subtrees in ``removed`` (their tails are kept)."""
+def render_text(root: etree._Element, removed: Collection[etree._Element] = (),
+                dropped_text: Collection[etree._Element] = ()) -> str:
+    """Text of ``root`` without the subtrees in ``removed`` (their tails are kept) and without
+    the own text (``.text`` and the children's tails) of the elements in ``dropped_text``."""
     parts: list[str] = []
     walker = etree.iterwalk(root, events=("start", "end"))
     for event, element in walker:
@@ -80,7 +82,7 @@ def render_text(root: etree._Element, removed: Collection[etree._Element] = ()) 
                 parts.append(_LINE)
             elif tag in CELL_TAGS:
                 parts.append(" ")
-            if element.text:
+            if element.text and not (dropped_text and element in dropped_text):
                 parts.append(element.text)
         else:
             if element in removed:
@@ -91,7 +93,8 @@ def render_text(root: etree._Element, removed: Collection[etree._Element] = ()) 
                 parts.append(_LINE)
             elif tag in CELL_TAGS:
                 parts.append(" ")
-            if element is not root and element.tail:
+            if element is not root and element.tail and not (
+                    dropped_text and element.getparent() in dropped_text):
                 parts.append(element.tail)
     return _join(parts)
 

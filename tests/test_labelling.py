@@ -1,0 +1,77 @@
+import numpy as np
+
+from casebase.labelling import DATA, MIXTURE, NOISE, label_table, oracle
+from noisecbr.metric import score_page
+from noisecbr.render import render_text
+from noisecbr.subtrees import build_table
+from noisecbr.tidy import tidy
+
+TRUTH = """Tide pools of the northern coast
+
+When the tide goes out along the northern coast, it leaves behind hundreds of small rock pools
+that teem with life. Anemones open like flowers, hermit crabs shuffle between shells, and tiny
+fish dart into the shadows whenever a cloud passes overhead.
+
+The best time to visit is an hour before low tide, when the pools are still connected to the sea
+and the animals are active. Bring shoes with a good grip, because the rocks are covered in
+slippery algae, and never turn a stone over without putting it back exactly as you found it.
+
+What you will find
+
+Beadlet anemones in deep red and green
+Common shore crabs hiding under weed
+Blennies resting on the bottom of shallow pools
+
+Rangers run free guided walks every weekend from April to September. They explain how the pools
+change with the seasons and why some species only appear after storms have stirred up the water.
+"""
+
+
+def labelled(article_html):
+    body = tidy(article_html)
+    table = build_table(body)
+    return body, table, label_table(table, TRUTH)
+
+
+def by_class(table, labels, cls):
+    return {table.elements[i].get("class") for i in np.flatnonzero(labels.labels == cls)}
+
+
+def test_fixture_page_labels(article_html):
+    _, table, labels = labelled(article_html)
+    assert set(np.unique(labels.labels)) == {NOISE, DATA, MIXTURE}
+    noise = by_class(table, labels, NOISE)
+    assert {"cookie-consent", "site-header", "main-nav", "related-posts", "site-footer"} <= noise
+    # the body and <main> hold the article among furniture: mixture, never noise
+    assert labels.labels[0] == MIXTURE
+    assert "post" in by_class(table, labels, MIXTURE) | by_class(table, labels, DATA)
+    paragraphs = [i for i, t in enumerate(table.tags) if t == "p" and labels.words[i] > 20]
+    assert all(labels.labels[i] == DATA for i in paragraphs)
+
+
+def test_wordless_subtrees_follow_their_parent():
+    body = tidy("<body><nav><a>Home</a><img src=x></nav><article><p>" + TRUTH + "<img src=y>"
+                "</p></article></body>")
+    table = build_table(body)
+    labels = label_table(table, TRUTH)
+    images = [i for i, t in enumerate(table.tags) if t == "img"]
+    assert [labels.labels[i] for i in images] == [NOISE, DATA]
+
+
+def test_oracle_reproduces_the_ground_truth(article_html):
+    body, table, labels = labelled(article_html)
+    removed, dropped = oracle(table, labels)
+    text = render_text(body, {table.elements[i] for i in removed},
+                       {table.elements[i] for i in dropped})
+    score = score_page(text, TRUTH)
+    assert score.recall == 1.0 and score.precision > 0.95
+
+
+def test_repeated_passage_is_content_once():
+    passage = "the quick brown fox jumps over the lazy dog near the river bank today"
+    body = tidy(f"<body><div class='teaser'><p>{passage}</p></div>"
+                f"<div class='story'><p>{passage} and then it rested</p></div></body>")
+    table = build_table(body)
+    labels = label_table(table, passage + " and then it rested")
+    teaser, story = 1, 3
+    assert labels.labels[story] == DATA and labels.labels[teaser] == NOISE
