@@ -86,3 +86,38 @@ def test_npz_cache_and_fingerprint(tmp_path):
     splits = make_splits(d, seed=0)
     assert len(splits.train) + len(splits.val) + len(splits.test) + len(splits.known) == len(d)
     assert shuffled.label_counts() == d.label_counts()
+
+
+def test_deduplicated_cases_weigh_their_count():
+    d = _dataset()
+    d.counts = np.ones(len(d), dtype=np.int64)
+    d.counts[0] = 5
+    w = case_weights(d)
+    assert w[0] == 5 * w[1]
+    assert d.subset(np.array([0, 1])).counts.tolist() == [5, 1]
+
+
+def test_from_casebase_reads_cases_and_frontier(tmp_path):
+    from casebase.store import CaseBase
+    from training.datasets import from_casebase
+
+    fixtures = __import__("pathlib").Path(__file__).parent / "fixtures"
+    datasets = [p for p in fixtures.iterdir() if (p / "ground-truth.json").is_file()]
+    if not datasets:
+        import pytest
+
+        pytest.skip("no fixture dataset")
+    from click.testing import CliRunner
+
+    from casebase.cli import cli as casebase_cli
+
+    url = f"sqlite:///{tmp_path / 'cb.sqlite'}"
+    result = CliRunner().invoke(casebase_cli, ["--db", url, "import", "-q", "--no-oracle",
+                                               "--jobs", "0", str(datasets[0])])
+    assert result.exit_code in (0, 1), result.output
+    cb = CaseBase.open(url)
+    d = from_casebase(cb)
+    cb.close()
+    assert len(d) > 0 and d.case_ids is not None and d.frontier is not None
+    assert d.frontier.any() and not d.frontier.all()
+    assert d.X.shape[1] == len(FEATURE_NAMES)

@@ -73,6 +73,8 @@ class Dataset:
     #: bool (n,): the case is on the top-down walk's frontier — every strict ancestor is
     #: mixture (under the true labels), so the cleaner's walk decides it; None when unknown.
     frontier: np.ndarray | None = None
+    #: int64 (n,): how many identical cases each row stands for (``casebase dedupe``); None = 1
+    counts: np.ndarray | None = None
     schema: int = VECTOR_SCHEMA
     meta: dict = field(default_factory=dict)
 
@@ -95,6 +97,10 @@ class Dataset:
             self.frontier = np.asarray(self.frontier, dtype=bool)
             if len(self.frontier) != n:
                 raise ValueError("frontier must have one entry per case")
+        if self.counts is not None:
+            self.counts = np.asarray(self.counts, dtype=np.int64)
+            if len(self.counts) != n:
+                raise ValueError("counts must have one entry per case")
 
     def __len__(self) -> int:
         return len(self.y)
@@ -105,6 +111,7 @@ class Dataset:
             X=self.X[index], y=self.y[index], sites=self.sites[index], pages=self.pages[index],
             case_ids=None if self.case_ids is None else self.case_ids[index],
             frontier=None if self.frontier is None else self.frontier[index],
+            counts=None if self.counts is None else self.counts[index],
             schema=self.schema, meta=dict(self.meta),
         )
 
@@ -194,8 +201,13 @@ def from_casebase(casebase, schema_version: int = VECTOR_SCHEMA, *,
     X, y, sites, page_ids, case_ids = casebase.load_arrays(schema_version)
     source = str(getattr(casebase, "url", "") or "casebase")
     flags = _casebase_frontier(casebase, case_ids, y) if frontier and len(y) else None
+    counts = None
+    if len(y) and hasattr(casebase, "load_counts"):
+        counts = np.asarray(casebase.load_counts(case_ids), dtype=np.int64)
+        if np.all(counts == 1):
+            counts = None
     return Dataset(X=X, y=y, sites=sites, pages=np.asarray(page_ids).astype(str),
-                   case_ids=case_ids, frontier=flags, schema=schema_version,
+                   case_ids=case_ids, frontier=flags, counts=counts, schema=schema_version,
                    meta={"source": source})
 
 
@@ -423,6 +435,7 @@ def case_weights(dataset: Dataset, class_power: float = 0.0, page_power: float =
                  wordless: float = 1.0, frontier: float = 1.0) -> np.ndarray:
     """One loss weight per case, normalised to mean 1.
 
+    A deduplicated case (``counts``) weighs as many cases as it stands for;
     ``page_power``: page weight = cases_in_page ** -page_power (1: every page weighs the same);
     ``wordless``: factor for cases without words;
     ``frontier``: factor for cases on the walk frontier (when the dataset knows them);
@@ -433,6 +446,8 @@ def case_weights(dataset: Dataset, class_power: float = 0.0, page_power: float =
     w = np.ones(n, dtype=np.float64)
     if n == 0:
         return w.astype(np.float32)
+    if dataset.counts is not None:  # a deduplicated case stands for ``count`` cases
+        w *= np.maximum(dataset.counts, 1)
     if page_power:
         _, inverse, counts = np.unique(dataset.pages, return_inverse=True, return_counts=True)
         w *= counts[inverse].astype(np.float64) ** -page_power
