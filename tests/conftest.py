@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+#: The README's example page doubles as the cleaning fixture: a site absent from the dev data.
+EXAMPLE_PAGE = Path(__file__).resolve().parents[1] / "examples" / "tide-pools.html"
 #: The development data, when this checkout sits beside it (CI has it; a bare clone may not).
 SHARED_DATA = Path(os.environ.get("NOISECBR_SHARED_DATA",
                                   Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -15,7 +17,7 @@ SHARED_DATA = Path(os.environ.get("NOISECBR_SHARED_DATA",
 
 @pytest.fixture
 def article_html() -> bytes:
-    return (FIXTURES / "article.html").read_bytes()
+    return EXAMPLE_PAGE.read_bytes()
 
 
 @pytest.fixture
