@@ -162,8 +162,11 @@ class Cleaner:
                 for path, i, length in zip(paths, decided, chars)
             ]
 
-        drop_elements(removed)
-        return CleanResult(html=render_html(body), text=text, decisions=decisions, url=url)
+        def cleaned_html() -> str:
+            drop_elements(removed)
+            return render_html(body)
+
+        return CleanResult(html=cleaned_html, text=text, decisions=decisions, url=url)
 
     def clean(self, html: str | bytes, url: str | None = None, *,
               extra_noise: NoiseEvidence | None = None) -> CleanResult:

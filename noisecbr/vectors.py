@@ -303,8 +303,8 @@ def vectorize(table: ElementTable) -> np.ndarray:
     tag[index, [_TAG_INDEX.get(_TAG_ALIASES.get(t, t), _TAG_INDEX["other"])
                 for t in table.tags]] = 1.0
     keywords = _keyword_flags(table)
-    landmarks = np.column_stack([[t == lm for t in table.tags] for lm in _LANDMARKS]).astype(
-        np.float64)
+    tags = np.asarray(table.tags)
+    landmarks = (tags[:, None] == np.asarray(_LANDMARKS)[None, :]).astype(np.float64)
     inherited = _inherited(table, np.hstack([keywords, landmarks]))
     parent_text = text[np.maximum(table.parent, 0)]
     parent_text[table.parent < 0] = 0.0
