@@ -171,7 +171,10 @@ def test_import_page_with_labels(db, tmp_path):
 
 
 _SLOW_IMPORT = """
-import sys, time
+import signal, sys, time
+# A shell starts background jobs with SIGINT ignored, and Python then never raises
+# KeyboardInterrupt; Ctrl-C at a terminal always arrives, so the test restores that.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import casebase.importer as importer
 original = importer.prepare_page
 def slow(*args, **kwargs):
