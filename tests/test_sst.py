@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from lxml import etree
+from treehelpers import nest_deeply
 
 from noisecbr.sitelevel import SiteStyleTree
 from noisecbr.sitelevel.sst import ATTENUATION, element_key, feature_entropies
@@ -133,14 +133,8 @@ def test_single_page_everything_is_meaningful() -> None:
 
 
 def _deep_body(depth: int, words: str):
-    # Built directly: the HTML parser caps nesting, a page tree handed over by a caller may not.
     # 5 000 levels is far past Python's recursion limit; lxml's own appends get slow beyond.
-    body = tidy(page(f"<p>{words}</p>"))
-    element = body
-    for _ in range(depth):
-        element = etree.SubElement(element, "div")
-    etree.SubElement(element, "p").text = "deep words"
-    return body
+    return nest_deeply(tidy(page(f"<p>{words}</p>")), depth)
 
 
 def test_deep_page_is_not_recursive() -> None:
