@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,8 @@ def read_dataset(directory: str | Path, ids: set[str] | None = None) -> Iterator
         if not html_path.is_file():
             html_path = directory / "html" / f"{page_id}.html"
             if not html_path.is_file():
+                warnings.warn(f"{directory.name}/{page_id}: ground truth without html file, "
+                              "page skipped", stacklevel=2)
                 continue
             data = html_path.read_bytes()
         else:
