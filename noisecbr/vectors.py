@@ -219,19 +219,17 @@ def _inherited(table: ElementTable, own: np.ndarray) -> np.ndarray:
     return inherited
 
 
-def _text_features(table: ElementTable) -> np.ndarray:
+def _text_features(table: ElementTable, chars: np.ndarray, size: np.ndarray) -> np.ndarray:
     n = len(table)
     piece_stop = np.fromiter(
         (sum(1 for w in tokens if w.lower() in _STOP_WORDS) for tokens in table.piece_tokens),
         dtype=np.float64, count=len(table.piece_tokens),
     )
-    chars = table.subtree(table.piece_chars)
     words = table.subtree(table.piece_words)
     link_chars = table.subtree(table.piece_chars * table.piece_in_link)
     punct = table.subtree(table.piece_punct)
     stops = table.subtree(piece_stop)
     own_chars = table.own(table.piece_chars)
-    size = (table.end - np.arange(n)).astype(np.float64)
     safe_chars = np.maximum(chars, 1.0)
     safe_words = np.maximum(words, 1.0)
     page_chars = max(chars[0], 1.0) if n else 1.0
@@ -289,7 +287,9 @@ def vectorize(table: ElementTable) -> np.ndarray:
     size = (table.end - index).astype(np.float64)
     depth = table.depth.astype(np.float64)
     leaf = leaf_shares(leaf_counts(table))
-    text = _text_features(table)
+    # Subtree characters and sizes serve the text and the candidate features alike.
+    chars = table.subtree(table.piece_chars)
+    text = _text_features(table, chars, size)
     structure = np.column_stack([
         depth / max(depth.max(), 1.0),
         np.log1p(depth) / 5.0,
@@ -308,7 +308,6 @@ def vectorize(table: ElementTable) -> np.ndarray:
     inherited = _inherited(table, np.hstack([keywords, landmarks]))
     parent_text = text[np.maximum(table.parent, 0)]
     parent_text[table.parent < 0] = 0.0
-    chars = table.subtree(table.piece_chars)
     candidate = _candidate_features(table, chars, text[:, 2])
     return np.hstack([leaf, text, structure, tag, keywords, inherited, parent_text,
                       candidate]).astype(np.float32)
