@@ -18,6 +18,10 @@ The full vector appends feature groups, each scaled to about [0, 1]:
                the highest readability-style content score (paragraph-like text scores for its
                parent and half for its grandparent, damped by link density). Inside it, around
                it, or beside it, and how much of the subtree's text is the candidate's.
+``page``       where the subtree's text lies in the page, how often its tag + class repeats,
+               its neighbours (:mod:`noisecbr.pagefeatures`, schema 3)
+``vocabulary`` Title Case, digits, and boilerplate words in its text and its heading
+               (:mod:`noisecbr.pagefeatures`, schema 3)
 
 All vectors of a page come from one :class:`~noisecbr.subtrees.ElementTable`: one walk, then
 numpy. Changing anything here changes :data:`VECTOR_SCHEMA`, so models trained on other vectors
@@ -31,6 +35,8 @@ import re
 
 import numpy as np
 
+from .pagefeatures import (PAGE_FEATURES, VOCABULARY_FEATURES, page_features,
+                           vocabulary_features)
 from .subtrees import ElementTable
 
 __all__ = [
@@ -46,7 +52,7 @@ __all__ = [
 ]
 
 #: Bumped whenever a feature's definition, order or scaling changes.
-VECTOR_SCHEMA = 2
+VECTOR_SCHEMA = 3
 
 #: Leaf-node types of eq. 1 (30). Tags not listed count as ``other``; ``text`` is running text
 #: beside child elements. Grouped types: media = video/audio/svg/picture/canvas/source,
@@ -146,6 +152,8 @@ FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
     + tuple(f"parent:{f}" for f in _TEXT_FEATURES),
     "candidate": ("in_candidate", "contains_candidate", "candidate_text_share",
                   "content_score", "log_candidate_distance"),
+    "page": PAGE_FEATURES,
+    "vocabulary": VOCABULARY_FEATURES,
 }
 FEATURE_NAMES: tuple[str, ...] = tuple(n for group in FEATURE_GROUPS.values() for n in group)
 
@@ -309,5 +317,6 @@ def vectorize(table: ElementTable) -> np.ndarray:
     parent_text = text[np.maximum(table.parent, 0)]
     parent_text[table.parent < 0] = 0.0
     candidate = _candidate_features(table, chars, text[:, 2])
+    page = page_features(table, table.subtree(table.piece_words), text[:, 2])
     return np.hstack([leaf, text, structure, tag, keywords, inherited, parent_text,
-                      candidate]).astype(np.float32)
+                      candidate, page, vocabulary_features(table)]).astype(np.float32)

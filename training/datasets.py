@@ -1,6 +1,6 @@
 """Training data: case arrays, site-grouped splits, and how cases are sampled and weighted.
 
-A :class:`Dataset` is the case base as arrays: ``X`` (float32, cases × 170 full vectors of
+A :class:`Dataset` is the case base as arrays: ``X`` (float32, cases × 217 full vectors (schema 3) of
 :func:`noisecbr.vectors.vectorize`), ``y`` (int64 label index in :data:`noisecbr.result.LABELS`
 order: 0 noise, 1 data, 2 mixture), and per case its ``sites`` and ``pages`` (strings). It comes
 from the case base (:func:`from_casebase`) or, for quick experiments, straight from labelled pages
@@ -65,7 +65,7 @@ _LOG_WORDS = FEATURE_NAMES.index("log_words")
 class Dataset:
     """Cases as arrays (one row per case)."""
 
-    X: np.ndarray  # float32 (n, 170)
+    X: np.ndarray  # float32 (n, len(FEATURE_NAMES))
     y: np.ndarray  # int64 (n,), LABELS order
     sites: np.ndarray  # str (n,)
     pages: np.ndarray  # str (n,)

@@ -22,7 +22,7 @@
   outputs mixture. Both choices are data presentation, not the learning method.
 
 ``default`` — the best backprop MLP we could make for unseen sites, every choice made on the
-validation *sites* (never on test): the full vector (all groups, 175 columns at schema 2)
+validation *sites* (never on test): the full vector (all groups, 217 columns at schema 3)
 standardised with the training mean / std (stored in the artifact), two ReLU hidden layers
 128-64 with dropout 0.3, softmax output, cross-entropy, AdamW (weight decay 0.01) with a
 one-cycle learning rate peaking at 2e-3, mini-batches of 2 048. Case weights: every page weighs

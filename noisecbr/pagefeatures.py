@@ -1,0 +1,189 @@
+"""Features of a subtree relative to its page, and the boilerplate vocabulary of its text.
+
+Two groups of the full vector (:mod:`noisecbr.vectors`), added at schema 3 because the network
+confused long article blocks with long furniture blocks (related stories, comments, product
+grids): both have many words, few links and ordinary tags. What tells them apart is mostly
+*where* and *how often*:
+
+``page``        where the subtree's text lies in the page's text (share before and after it,
+                and relative to the first ``<h1>``), how often its tag + class signature repeats
+                on the page and among its siblings (templated teasers, menu items, comments),
+                its share of the page's sentence-like text pieces and of its links, its link
+                density against the page's, how much of its text its biggest child holds, and
+                the size and link density of its previous and next siblings (jusText's lesson:
+                a block is judged by its neighbours).
+``vocabulary``  how much of its text is Title Case or digits, words per text piece, and the
+                share of words from nine boilerplate vocabularies ("related", "share",
+                "comments", "subscribe", legal, navigation, ads, shop, "read more"), over the
+                whole subtree and among its first words (a heading such as "Related stories"
+                names the block it opens).
+
+On 5 site-grouped folds of modernweb-dev (unseen sites), adding both groups raised the walk's
+F1 from 0.801 to 0.808 and the per-class correct rate of data from 66 to 72 %. Everything is
+one pass over the table's arrays, a few C-level maps over tokens and attributes, and numpy.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import numpy as np
+
+from .subtrees import ElementTable
+
+__all__ = ["PAGE_FEATURES", "VOCABULARY_FEATURES", "VOCABULARIES", "page_features",
+           "vocabulary_features"]
+
+#: A text piece that reads as a sentence: at least this many words, punctuation, not a link.
+SENTENCE_WORDS = 8
+#: How many of a subtree's first words are read as its heading.
+HEAD_WORDS = 6
+
+#: Boilerplate vocabularies (lower-case whole tokens), chosen by reading furniture on pages of
+#: the development sets' *training* folds: the words that label page furniture in English.
+VOCABULARIES: dict[str, tuple[str, ...]] = {
+    "related": tuple("related recommended popular trending more also latest recent top".split()),
+    "social": tuple("share facebook twitter linkedin pinterest whatsapp email print follow "
+                    "instagram youtube tiktok reddit".split()),
+    "comment": tuple("comment comments reply replies replied ago likes like".split()),
+    "subscribe": tuple("subscribe newsletter sign signup login log register account join "
+                       "download app".split()),
+    "legal": tuple("copyright rights reserved privacy policy terms cookies cookie consent accept "
+                   "conditions".split()),
+    "nav": tuple("home menu search skip contact about help faq sitemap careers".split()),
+    "ad": tuple("advertisement sponsored ad ads promoted partner".split()),
+    "shop": tuple("cart price add buy shop shipping checkout sale reviews rating stars".split()),
+    "readmore": tuple("read continue next previous prev page back".split()),
+}
+_VOCABULARY_OF = {word: k for k, words in enumerate(VOCABULARIES.values()) for word in words}
+
+PAGE_FEATURES: tuple[str, ...] = (
+    "text_before", "text_after", "log_signature_count", "log_signature_siblings",
+    "signature_sibling_share", "sentence_share", "log_sentences", "link_piece_share",
+    "relative_link_density", "page_link_density", "after_h1", "contains_h1", "from_h1",
+    "biggest_child_share", "prev_log_words", "prev_link_density", "has_prev",
+    "next_log_words", "next_link_density", "has_next", "page_log_words",
+)
+VOCABULARY_FEATURES: tuple[str, ...] = (
+    ("title_case_share", "digit_share", "log_words_per_piece")
+    + tuple(f"voc:{name}" for name in VOCABULARIES)
+    + tuple(f"head_voc:{name}" for name in VOCABULARIES)
+)
+
+
+def _cumulative(values: np.ndarray) -> np.ndarray:
+    """Cumulative sums with a leading zero (rows summed for 2-D input)."""
+    values = np.asarray(values, dtype=np.float64)
+    out = np.zeros((len(values) + 1,) + values.shape[1:])
+    np.cumsum(values, axis=0, out=out[1:])
+    return out
+
+
+def _siblings(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Previous and next element sibling of every element (−1 where there is none)."""
+    n = len(parent)
+    order = np.lexsort((np.arange(n), parent))  # siblings together, in document order
+    same = parent[order[1:]] == parent[order[:-1]]
+    prev = np.full(n, -1, dtype=np.int64)
+    nxt = np.full(n, -1, dtype=np.int64)
+    prev[order[1:][same]] = order[:-1][same]
+    nxt[order[:-1][same]] = order[1:][same]
+    return prev, nxt
+
+
+def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarray
+                  ) -> np.ndarray:
+    """The ``page`` group (see the module docstring); ``words`` and ``link_density`` are the
+    subtree word counts and link densities the text features already computed."""
+    n = len(table)
+    index = np.arange(n)
+    parent = table.parent.astype(np.int64)
+    word_before = _cumulative(table.piece_words)
+    total = max(word_before[-1], 1.0)
+    before = word_before[table.piece_start] / total
+    after = (total - word_before[table.piece_end]) / total
+
+    # Repeated structure: the same tag and class on the page, and among the siblings.
+    signatures = [f"{tag}.{element.get('class') or ''}"
+                  for tag, element in zip(table.tags, table.elements)]
+    on_page = Counter(signatures)
+    sibling_keys = list(zip(parent.tolist(), signatures))
+    among_siblings = Counter(sibling_keys)
+    signature_count = np.fromiter(map(on_page.__getitem__, signatures), np.float64, n)
+    sibling_count = np.fromiter(map(among_siblings.__getitem__, sibling_keys), np.float64, n)
+    parent_children = np.where(parent >= 0, table.n_children[np.maximum(parent, 0)], 1)
+
+    sentence = ((table.piece_words >= SENTENCE_WORDS) & (table.piece_punct > 0)
+                & ~table.piece_in_link)
+    sentences = table.subtree(sentence)
+    link_pieces = table.subtree(table.piece_in_link)
+    page_link_density = float(link_density[0])
+
+    h1 = np.flatnonzero(np.asarray(table.tags) == "h1")
+    if len(h1):
+        first = int(h1[0])
+        after_h1 = (index >= first).astype(np.float64)
+        contains_h1 = ((index <= first) & (table.end > first)).astype(np.float64)
+        from_h1 = before - before[first]
+    else:
+        after_h1 = contains_h1 = from_h1 = np.zeros(n)
+
+    biggest_child = np.zeros(n)
+    children = index[1:]
+    np.maximum.at(biggest_child, parent[children], words[children])
+
+    log_words = np.log1p(words) / 10.0
+    prev, nxt = _siblings(parent)
+
+    def neighbour(sibling: np.ndarray) -> list[np.ndarray]:
+        exists = sibling >= 0
+        k = np.maximum(sibling, 0)
+        return [np.where(exists, log_words[k], 0.0), np.where(exists, link_density[k], 0.0),
+                exists.astype(np.float64)]
+
+    return np.column_stack([
+        before, after, np.log1p(signature_count) / 7.0, np.log1p(sibling_count) / 5.0,
+        sibling_count / np.maximum(parent_children, 1),
+        sentences / max(sentences[0], 1.0), np.log1p(sentences) / 5.0,
+        link_pieces / max(link_pieces[0], 1.0),
+        link_density - page_link_density, np.full(n, page_link_density),
+        after_h1, contains_h1, from_h1,
+        biggest_child / np.maximum(words, 1.0),
+        *neighbour(prev), *neighbour(nxt),
+        np.full(n, np.log1p(total) / 12.0),
+    ])
+
+
+def vocabulary_features(table: ElementTable) -> np.ndarray:
+    """The ``vocabulary`` group (see the module docstring)."""
+    n = len(table)
+    tokens = list(itertools.chain.from_iterable(table.piece_tokens))
+    count = len(tokens)
+    title = np.fromiter(map(str.istitle, tokens), dtype=bool, count=count)
+    digit = np.fromiter(map(str.isdigit, tokens), dtype=bool, count=count)
+    vocabulary = np.fromiter(map(_VOCABULARY_OF.get, map(str.lower, tokens), itertools.repeat(-1)),
+                             dtype=np.int64, count=count)
+    found = vocabulary >= 0
+    one_hot = np.zeros((count, len(VOCABULARIES)))
+    one_hot[np.flatnonzero(found), vocabulary[found]] = 1.0
+
+    # Token range of every subtree: its pieces are contiguous, so are their tokens.
+    token_offset = np.concatenate([[0], np.cumsum(table.piece_words, dtype=np.int64)])
+    start, end = token_offset[table.piece_start], token_offset[table.piece_end]
+    head_end = np.minimum(start + HEAD_WORDS, end)
+    words = np.maximum(end - start, 1).astype(np.float64)
+    pieces = np.maximum(table.piece_end - table.piece_start, 1)
+
+    def in_range(cumulative: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return cumulative[b] - cumulative[a]
+
+    vocabulary_sums = _cumulative(one_hot)
+    # ×5, capped at 1: one boilerplate word in five already marks a block as furniture.
+    return np.column_stack([
+        in_range(_cumulative(title), start, end) / words,
+        in_range(_cumulative(digit), start, end) / words,
+        np.log1p((end - start) / pieces) / 5.0,
+        np.minimum(in_range(vocabulary_sums, start, end) / words[:, None] * 5.0, 1.0),
+        (in_range(vocabulary_sums, start, head_end) > 0).astype(np.float64),
+    ]) if n else np.zeros((0, len(VOCABULARY_FEATURES)))
