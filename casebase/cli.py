@@ -10,12 +10,13 @@ Exit codes (every command):
 
     0    success
     1    partial failure: some pages could not be read (import), some label paths matched
-         nothing (import-page)
+         nothing (import-page), some cases' elements were not found (revectorize)
     2    usage error (unknown option, bad value: click's own code)
     3    not found (unknown case id; delete: any id not found, the others are deleted)
     4    database error (cannot open, locked, corrupt, unknown revision, …)
     5    other error (a file that cannot be read or written, an unexpected failure)
     130  interrupted (Ctrl-C): the running transaction was rolled back, nothing was written
+         (revectorize: the pages finished before stay recomputed; run it again to go on)
 
 Errors are one line on stderr; set ``CASEBASE_DEBUG=1`` for the traceback.
 
@@ -571,6 +572,59 @@ def dedupe(ctx: click.Context) -> None:
     cb = _open(ctx)
     merged = cb.dedupe()
     click.echo(f"merged {merged:,} duplicate case(s); {cb.count_cases():,} cases remain")
+
+
+#: How many unmatched case ids revectorize prints.
+_SHOW_IDS = 10
+
+
+@cli.command()
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+@_handle_errors
+def revectorize(ctx: click.Context, quiet: bool) -> None:
+    """Recompute the vectors of cases of an older vector schema from their stored pages.
+
+    After an upgrade that changes the vector definition, cases of the old schema are not
+    trained on: this recomputes their vectors (and sets their schema to the current one) from
+    the page HTML stored with them. Labels, label sources, history, texts and counts are kept.
+
+    Each page is one transaction: interrupted, the pages done stay done, and running again
+    continues with the others. A case whose element is not found in its stored page (path
+    differs, position out of range, page unparsable) keeps its old vector and schema and is
+    reported (exit 1). Cases merged by dedupe are recomputed from the page of the case kept.
+    """
+    from noisecbr.vectors import VECTOR_SCHEMA
+
+    cb = _open(ctx)
+    done: dict[str, int] = {"pages": 0, "updated": 0}
+
+    def on_page(report) -> None:
+        done.update(pages=report.pages, updated=report.updated)
+
+    try:
+        report = cb.revectorize(progress=not quiet and sys.stderr.isatty(), on_page=on_page)
+    except KeyboardInterrupt:
+        click.echo(f"casebase: interrupted: {done['pages']:,} page(s) recomputed "
+                   f"({done['updated']:,} cases) are kept, the page in progress was rolled "
+                   "back; run revectorize again to continue", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    if report.updated:
+        _checkpoint(cb)
+    for case_id, page_id, reason in report.unmatched[:_SHOW_IDS]:
+        click.echo(f"case {case_id} (page {page_id}): {reason}: left as it was", err=True)
+    merged = (f" ({report.merged:,} merged by dedupe, recomputed from the case kept)"
+              if report.merged else "")
+    click.echo(f"schema {VECTOR_SCHEMA}: {report.pages:,} pages, {report.updated:,} case(s) "
+               f"updated{merged}, {report.remaining:,} case(s) left at another schema "
+               f"in {report.seconds:.1f} s")
+    if report.unmatched:
+        reasons = ", ".join(f"{n:,} {reason}" for reason, n in report.reasons.most_common())
+        more = ("" if len(report.unmatched) <= _SHOW_IDS
+                else f"; the first {_SHOW_IDS} are listed above")
+        click.echo(f"{len(report.unmatched):,} case(s) not found in their stored page, kept "
+                   f"with their old vector ({reasons}){more}", err=True)
+        ctx.exit(EXIT_PARTIAL)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -4,6 +4,7 @@
     X, y, sites, page_ids, case_ids = cb.load_arrays()
     for case in cb.iter_cases(label="noise", site="example.com"): ...
     cb.relabel(42, "data", note="caption, not an ad")
+    cb.revectorize()                           # vectors of older schemas → VECTOR_SCHEMA
 
 :meth:`CaseBase.open` migrates the database to the newest Alembic revision, from the migrations
 installed with the package (``casebase.migrations``), so an installed wheel needs no
@@ -16,9 +17,13 @@ raises (Ctrl-C included).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+import time
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.resources import as_file, files
 from pathlib import Path
@@ -52,6 +57,7 @@ from .models import (
     Site,
     decompress_html,
     vector_from_bytes,
+    vector_to_bytes,
 )
 
 __all__ = [
@@ -61,6 +67,7 @@ __all__ = [
     "CaseBaseError",
     "CaseRecord",
     "NotFoundError",
+    "RevectorizeReport",
     "default_url",
     "normalize_url",
 ]
@@ -197,6 +204,51 @@ class CaseArrays(NamedTuple):
 _CASE_COLUMNS = (Case.id, Case.page_id, Site.host, Case.path, Case.position, Case.tag, Case.label,
                  Case.label_source, Case.text, Case.vector, Case.schema_version, Case.count,
                  Case.created_at, Case.updated_at)
+
+
+@dataclass
+class RevectorizeReport:
+    """What :meth:`CaseBase.revectorize` did."""
+
+    schema_version: int  # the schema the vectors were recomputed for
+    pages: int = 0  # pages with cases of another schema, each read once
+    updated: int = 0  # cases whose vector and schema were recomputed
+    #: of ``updated``, cases standing for several (``count`` > 1 after ``dedupe``), recomputed
+    #: from the page and position of the case dedupe kept
+    merged: int = 0
+    #: (case id, page id, reason) of every case left as it was: its element was not found
+    unmatched: list[tuple[int, int, str]] = field(default_factory=list)
+    #: cases still of another schema when the run ended (unmatched ones, and any added meanwhile)
+    remaining: int = 0
+    seconds: float = 0.0
+
+    @property
+    def reasons(self) -> Counter:
+        return Counter(reason for _, _, reason in self.unmatched)
+
+
+#: Why a case's element was not found in its stored page (``RevectorizeReport.unmatched``).
+UNMATCHED_PAGE = "page cannot be parsed"
+UNMATCHED_POSITION = "position out of range"
+UNMATCHED_PATH = "path differs"
+
+
+def _page_vectors(blob: bytes) -> tuple[list[str], np.ndarray] | None:
+    """Paths and vectors (current schema) of the elements of a stored page, as the import
+    computed them (:func:`casebase.importer.prepare_page`); None if the page cannot be parsed."""
+    from lxml import etree
+
+    from noisecbr.subtrees import build_table
+    from noisecbr.vectors import vectorize
+
+    from .importer import parse_stored
+
+    try:
+        body = parse_stored(decompress_html(blob))
+    except (zlib.error, UnicodeDecodeError, ValueError, etree.LxmlError):
+        return None
+    table = build_table(body)
+    return table.paths(), vectorize(table)
 
 
 def _record(row: Any) -> CaseRecord:
@@ -400,6 +452,115 @@ class CaseBase:
                 delete(Case.__table__).where(Case.__table__.c.id == bindparam("m")), merged
             )
             return len(merged)
+
+    def revectorize(self, *, progress: bool = False,
+                    on_page: Callable[[RevectorizeReport], None] | None = None
+                    ) -> RevectorizeReport:
+        """Recompute, from the stored pages, the vector of every case whose ``schema_version``
+        is not :data:`~noisecbr.vectors.VECTOR_SCHEMA`, and set its schema to it.
+
+        Each page is parsed as the import parsed it (:func:`casebase.importer.parse_stored`,
+        ``build_table``, ``vectorize``); a case is matched to the element at its ``position``,
+        whose path must be the case's ``path``. Only ``vector``, ``schema_version`` (and
+        ``updated_at``) change: labels, label sources, history, text and counts stay as they
+        are. A case whose element is not found (the page does not parse, the position is out of
+        range, the path differs) keeps its vector and schema and is listed in ``unmatched``.
+
+        Each page's updates are one transaction, so an interruption leaves every page either
+        fully recomputed or as it was; running again continues with the pages left (a case
+        already of the current schema is never touched, so a second run changes nothing). An
+        update only applies to a case that still has the schema it was read with: a case changed
+        meanwhile by another process is left to the next run.
+
+        A case merged by :meth:`dedupe` (``count`` > 1) is recomputed from the page and position
+        of the case dedupe kept, and keeps its count; the merged copies' own pages are not
+        consulted (their cases are gone), so copies that the new schema would tell apart stay
+        merged under the kept case's vector.
+
+        ``progress`` shows a progress bar (pages) on stderr; ``on_page`` is called after each
+        page.
+        """
+        from tqdm import tqdm
+
+        started = time.perf_counter()
+        report = RevectorizeReport(schema_version=VECTOR_SCHEMA)
+        with self.engine.connect() as connection:
+            pages = connection.execute(
+                select(Case.page_id, func.count()).where(Case.schema_version != VECTOR_SCHEMA)
+                .group_by(Case.page_id).order_by(Case.page_id)).all()
+        table = Case.__table__
+        guarded = (update(table)
+                   .where(table.c.id == bindparam("b_id"), table.c.page_id == bindparam("b_page"),
+                          table.c.schema_version == bindparam("b_old"))
+                   .values(vector=bindparam("b_vector"), schema_version=VECTOR_SCHEMA,
+                           updated_at=func.current_timestamp()))
+        bar = tqdm(total=len(pages), unit="page", file=sys.stderr, disable=not progress,
+                   dynamic_ncols=True, desc="revectorize")
+        try:
+            for page_id, _ in pages:
+                with self.engine.connect() as connection:
+                    blob = connection.execute(select(Page.html).where(Page.id == page_id)
+                                              ).scalar()
+                    stale = connection.execute(
+                        select(Case.id, Case.position, Case.path, Case.schema_version,
+                               Case.count)
+                        .where(Case.page_id == page_id, Case.schema_version != VECTOR_SCHEMA)
+                        .order_by(Case.id)).all()
+                report.pages += 1
+                computed = _page_vectors(blob) if blob is not None and stale else None
+                rows: list[dict[str, Any]] = []
+                merged: set[int] = set()
+                for case_id, position, path, old, count in stale:
+                    if computed is None:
+                        report.unmatched.append((case_id, page_id, UNMATCHED_PAGE))
+                        continue
+                    paths, vectors = computed
+                    if not 0 <= position < len(paths):
+                        report.unmatched.append((case_id, page_id, UNMATCHED_POSITION))
+                    elif paths[position] != path:
+                        report.unmatched.append((case_id, page_id, UNMATCHED_PATH))
+                    else:
+                        rows.append({"b_id": case_id, "b_page": page_id, "b_old": old,
+                                     "b_vector": vector_to_bytes(vectors[position])})
+                        if count > 1:
+                            merged.add(case_id)
+                if rows:
+                    with self.session() as session:
+                        done = self._update_each(session, guarded, rows)
+                    report.updated += len(done)
+                    report.merged += len(merged & done)
+                bar.update(1)
+                bar.set_postfix(updated=report.updated, unmatched=len(report.unmatched),
+                                refresh=False)
+                if on_page is not None:
+                    on_page(report)
+        finally:
+            bar.close()
+            report.seconds = time.perf_counter() - started
+        with self.engine.connect() as connection:
+            report.remaining = int(connection.execute(
+                select(func.count()).select_from(Case)
+                .where(Case.schema_version != VECTOR_SCHEMA)).scalar_one())
+        return report
+
+    @staticmethod
+    def _update_each(session: Session, statement, rows: list[dict[str, Any]]) -> set[int]:
+        """Run a guarded update for each row; returns the ids (``b_id``) it changed."""
+        connection = session.connection()
+        if connection.dialect.supports_sane_multi_rowcount:
+            result = connection.execute(statement, rows)
+            if result.rowcount == len(rows):
+                return {row["b_id"] for row in rows}
+            # Some rows changed meanwhile: find which ones now carry the new schema. (Rare: a
+            # concurrent writer; the transaction is still open, so this reads our own update.)
+            ids = [row["b_id"] for row in rows]
+            done: set[int] = set()
+            for start in range(0, len(ids), 500):
+                done.update(connection.execute(
+                    select(Case.id).where(Case.id.in_(ids[start:start + 500]),
+                                          Case.schema_version == VECTOR_SCHEMA)).scalars())
+            return done
+        return {row["b_id"] for row in rows if connection.execute(statement, row).rowcount}
 
     # -- reading ------------------------------------------------------------------------------
 
