@@ -26,6 +26,7 @@ one pass over the table's arrays, a few C-level maps over tokens and attributes,
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import Counter
 
 import numpy as np
@@ -57,6 +58,12 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
     "readmore": tuple("read continue next previous prev page back".split()),
 }
 _VOCABULARY_OF = {word: k for k, words in enumerate(VOCABULARIES.values()) for word in words}
+#: Bits of a token's code: Title Case, digits; the vocabulary index + 1 sits above them.
+_TITLE, _DIGIT, _VOCABULARY_SHIFT = 1, 2, 2
+#: Codes of the tokens seen so far: one C-level dict lookup per token instead of four string
+#: methods (tokens repeat within and across pages). Cleared when it grows past this size.
+_CODE_CACHE_SIZE = 200_000
+_codes: dict[str, int] = {}
 
 PAGE_FEATURES: tuple[str, ...] = (
     "text_before", "text_after", "log_signature_count", "log_signature_siblings",
@@ -105,8 +112,8 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
     after = (total - word_before[table.piece_end]) / total
 
     # Repeated structure: the same tag and class on the page, and among the siblings.
-    signatures = [f"{tag}.{element.get('class') or ''}"
-                  for tag, element in zip(table.tags, table.elements)]
+    signatures = list(zip(table.tags, map(operator.methodcaller("get", "class", ""),
+                                          table.elements)))
     on_page = Counter(signatures)
     sibling_keys = list(zip(parent.tolist(), signatures))
     among_siblings = Counter(sibling_keys)
@@ -155,15 +162,26 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
     ])
 
 
+def _code(token: str) -> int:
+    if len(_codes) >= _CODE_CACHE_SIZE:
+        _codes.clear()
+    code = _codes[token] = (
+        (_TITLE if token.istitle() else 0) | (_DIGIT if token.isdigit() else 0)
+        | (_VOCABULARY_OF.get(token.lower(), -1) + 1) << _VOCABULARY_SHIFT)
+    return code
+
+
 def vocabulary_features(table: ElementTable) -> np.ndarray:
     """The ``vocabulary`` group (see the module docstring)."""
     n = len(table)
     tokens = list(itertools.chain.from_iterable(table.piece_tokens))
     count = len(tokens)
-    title = np.fromiter(map(str.istitle, tokens), dtype=bool, count=count)
-    digit = np.fromiter(map(str.isdigit, tokens), dtype=bool, count=count)
-    vocabulary = np.fromiter(map(_VOCABULARY_OF.get, map(str.lower, tokens), itertools.repeat(-1)),
-                             dtype=np.int64, count=count)
+    codes = np.fromiter(map(_codes.get, tokens, itertools.repeat(-1)), dtype=np.int64,
+                        count=count)
+    for k in np.flatnonzero(codes < 0).tolist():  # tokens not seen before
+        codes[k] = _code(tokens[k])
+    title, digit = (codes & _TITLE) > 0, (codes & _DIGIT) > 0
+    vocabulary = (codes >> _VOCABULARY_SHIFT) - 1
     found = vocabulary >= 0
     one_hot = np.zeros((count, len(VOCABULARIES)))
     one_hot[np.flatnonzero(found), vocabulary[found]] = 1.0
