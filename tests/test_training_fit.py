@@ -21,7 +21,7 @@ def data():
     return d.subset(train), d.subset(val), d.subset(test)
 
 
-FAST = get_preset("default").replace(hidden=(32, 16), epochs=15, batch_size=64, lr=1e-2,
+FAST = get_preset("default").replace(hidden=(32, 16), epochs=30, batch_size=64, lr=1e-2,
                                     dropout=0.0, weight_decay=1e-4, calibrate=None,
                                     threads=1)
 
