@@ -1,10 +1,13 @@
+import re
+
 import numpy as np
 import pytest
 from lxml import etree
 
+from noisecbr import vectors
 from noisecbr.subtrees import WORD, at_level, build_table
 from noisecbr.tidy import tidy
-from noisecbr.vectors import (FEATURE_NAMES, LEAF_TYPES, group_slices, leaf_counts,
+from noisecbr.vectors import (FEATURE_NAMES, KEYWORDS, LEAF_TYPES, group_slices, leaf_counts,
                               leaf_shares, vectorize)
 
 PAGE = ("<body><div id='menu' class='nav'><a>Home</a><a>News</a><img src=x></div>"
@@ -144,3 +147,16 @@ def test_table_with_entity_references():
     t = build_table(root)
     elements, _, _, end, _, _, texts, _ = _reference_table(root)
     assert t.elements == elements and t.piece_text == texts and t.end.tolist() == end
+
+
+@pytest.mark.parametrize("value", [
+    "nav-bar", "HEADER", "site-header__ad", "ad-slot", "ads", "load", "adverts", "Ad", "head",
+    "main-content article_body", "x", "", "post_title  sidebarAd", "\u212aeyword-ad",
+    "comment-form ads-wrapper", "shared ad ads bad",
+])
+def test_keyword_mask_matches_the_token_rule(value):
+    tokens = re.findall(r"[a-z]+", value.lower())
+    expected = {i for i, k in enumerate(KEYWORDS) for token in tokens
+                if (token in ("ad", "ads") if k == "ad" else k in token)}
+    mask = vectors._keyword_mask(value)
+    assert {i for i in range(len(KEYWORDS)) if mask >> i & 1} == expected
