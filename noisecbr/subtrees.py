@@ -1,9 +1,9 @@
 """Candidate subtrees of a tidied body and the per-element aggregate table.
 
-Every element of the body is a candidate subtree. One iterative walk (lxml's ``iterwalk``, start
-and end events) lists the elements in document order (pre-order) and the page's text *pieces*:
-an element's ``.text`` is emitted at its start, a child's ``.tail`` after the child's end and is
-owned by the parent. In this order the subtree of element ``i`` is the contiguous element range
+Every element of the body is a candidate subtree. One iterative walk (in the order of lxml's
+``iterwalk`` start and end events; done by lxml's ``iter`` in C) lists the elements in document
+order (pre-order) and the page's text *pieces*: an element's ``.text`` is emitted at its start, a
+child's ``.tail`` after the child's end and is owned by the parent. In this order the subtree of element ``i`` is the contiguous element range
 ``[i, end[i])`` and the contiguous piece range ``[piece_start[i], piece_end[i])``, so every
 subtree aggregate is a difference of two cumulative sums: nothing walks a subtree twice.
 
@@ -22,6 +22,9 @@ __all__ = ["WORD", "ElementTable", "build_table", "at_level", "subtree_sum"]
 
 #: The tokeniser of the shingle metric and of every word count here.
 WORD = re.compile(r"\w+")
+#: The same tokeniser for pure-ASCII text, where Unicode ``\w`` is exactly ``[a-zA-Z0-9_]``: the
+#: ASCII pattern finds the same tokens about a third faster.
+_ASCII_WORD = re.compile(r"\w+", re.ASCII)
 #: Sentence punctuation: running text has it, menus and link lists rarely do.
 _PUNCT = re.compile(r"[.!?,;:]")
 
@@ -86,6 +89,12 @@ class ElementTable:
 
     def own(self, piece_values: np.ndarray) -> np.ndarray:
         """Per-element sums of a per-piece quantity over the element's own pieces."""
+        values = np.asarray(piece_values)
+        if values.ndim == 1 and len(values) == len(self.piece_owner):
+            # bincount adds in C in the same order as np.add.at, from the same zeros.
+            # (An empty bincount comes back as int64, hence the astype.)
+            return np.bincount(self.piece_owner, weights=values,
+                               minlength=len(self.elements)).astype(np.float64, copy=False)
         out = np.zeros(len(self.elements), dtype=np.float64)
         np.add.at(out, self.piece_owner, piece_values)
         return out
@@ -100,75 +109,84 @@ def subtree_sum(values: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.nd
 
 
 def build_table(body: etree._Element) -> ElementTable:
-    """Walk ``body`` once and fill the aggregate table."""
-    elements: list[etree._Element] = []
-    tags: list[str] = []
-    parent: list[int] = []
-    depth: list[int] = []
-    piece_start: list[int] = []
-    in_link: list[bool] = []
-    end = []
-    piece_end = []
-    n_children = []
-    piece_text: list[str] = []
-    piece_owner: list[int] = []
-    piece_link: list[bool] = []
-    stack: list[int] = []
+    """Walk ``body`` once and fill the aggregate table.
 
-    for event, element in etree.iterwalk(body, events=("start", "end")):
-        if event == "start":
-            index = len(elements)
-            owner = stack[-1] if stack else -1
-            elements.append(element)
-            tag = element.tag
-            tag = tag.lower() if isinstance(tag, str) else "#other"
-            tags.append(tag)
-            parent.append(owner)
-            depth.append(len(stack))
-            link = tag == "a" or (owner >= 0 and in_link[owner])
-            in_link.append(link)
-            end.append(0)
-            piece_end.append(0)
-            n_children.append(0)
-            if owner >= 0:
-                n_children[owner] += 1
-            piece_start.append(len(piece_text))
-            stack.append(index)
-            text = element.text
-            if text and not text.isspace():
-                piece_text.append(text)
-                piece_owner.append(index)
-                piece_link.append(link)
-        else:
-            index = stack.pop()
-            end[index] = len(elements)
-            piece_end[index] = len(piece_text)
-            tail = element.tail
-            if stack and tail and not tail.isspace():
-                owner = stack[-1]
-                piece_text.append(tail)
-                piece_owner.append(owner)
-                piece_link.append(in_link[owner])
+    The walk is done by lxml in C (``iter`` lists the nodes ``iterwalk`` would visit, in the
+    same pre-order); Python then makes a few flat passes over lists and numpy does the rest, instead
+    of a Python step for every start and end event (about three times faster on large pages).
+    """
+    # iterwalk visits elements and entity references, not comments or processing instructions
+    # (nor their tails): iter() is told the same.
+    elements: list[etree._Element] = list(body.iter(etree.Element, etree.Entity))
+    n = len(elements)
+    tags = [tag.lower() if isinstance(tag, str) else "#other"
+            for tag in [element.tag for element in elements]]
+    # lxml hands back the same proxy object for a node while one is alive (the list keeps them
+    # alive), so identity-hashed lookups find each element's parent index.
+    position = {element: i for i, element in enumerate(elements)}
+    parent = [position.get(element.getparent(), -1) for element in elements]
+    parent[0] = -1
+    # Pre-order: a parent comes before its children, so one forward pass gives depth and
+    # link context, one backward pass the subtree sizes.
+    depth = [0] * n
+    in_link = [tag == "a" for tag in tags]
+    for i in range(1, n):
+        p = parent[i]
+        depth[i] = depth[p] + 1
+        if in_link[p]:
+            in_link[i] = True
+    size = [1] * n
+    for i in range(n - 1, 0, -1):
+        size[parent[i]] += size[i]
+    parent_array = np.asarray(parent, dtype=np.int32)
+    depth_array = np.asarray(depth, dtype=np.int32)
+    end = np.arange(n, dtype=np.int32) + np.asarray(size, dtype=np.int32)
 
-    words = [WORD.findall(text) for text in piece_text]
+    # Text pieces: an element's .text (owned by the element) and a child's .tail (owned by its
+    # parent; the body's own tail is outside the page). Their order is the order of iterwalk's
+    # events: an element's start event is number 2i − depth[i] of the walk, its end event
+    # number 2·end[i] − depth[i] − 1 (before either, i − depth[i] resp. end[i] − depth[i]
+    # elements have ended), so sorting the pieces by event number gives document order.
+    texts = [element.text for element in elements]
+    tails = [element.tail for element in elements]
+    tails[0] = None
+    text_at = [i for i, text in enumerate(texts) if text and not text.isspace()]
+    tail_at = [i for i, tail in enumerate(tails) if tail and not tail.isspace()]
+    text_index = np.asarray(text_at, dtype=np.int64)
+    tail_index = np.asarray(tail_at, dtype=np.int64)
+    start_event = 2 * np.arange(n, dtype=np.int64) - depth_array
+    end_event = 2 * end.astype(np.int64) - depth_array - 1
+    events = np.concatenate([start_event[text_index], end_event[tail_index]])
+    order = np.argsort(events, kind="stable")
+    events = events[order]
+    candidates = [texts[i] for i in text_at] + [tails[i] for i in tail_at]
+    piece_text = [candidates[k] for k in order.tolist()]
+    piece_owner = np.concatenate([text_index, parent_array[tail_index]])[order]
+    # A piece's range starts at the element's start event (its own text comes after) and ends
+    # at its end event (its tail comes after, owned by the parent).
+    piece_start = np.searchsorted(events, start_event, side="left").astype(np.int32)
+    piece_end = np.searchsorted(events, end_event, side="left").astype(np.int32)
+
+    words = [(_ASCII_WORD if text.isascii() else WORD).findall(text) for text in piece_text]
+    count = len(piece_text)
     return ElementTable(
         elements=elements,
         tags=tags,
-        parent=np.asarray(parent, dtype=np.int32),
-        end=np.asarray(end, dtype=np.int32),
-        depth=np.asarray(depth, dtype=np.int32),
-        n_children=np.asarray(n_children, dtype=np.int32),
-        piece_start=np.asarray(piece_start, dtype=np.int32),
-        piece_end=np.asarray(piece_end, dtype=np.int32),
+        parent=parent_array,
+        end=end,
+        depth=depth_array,
+        n_children=np.bincount(parent_array[1:], minlength=n).astype(np.int32),
+        piece_start=piece_start,
+        piece_end=piece_end,
         piece_text=piece_text,
         piece_tokens=words,
-        piece_owner=np.asarray(piece_owner, dtype=np.int32),
-        piece_words=np.fromiter((len(w) for w in words), dtype=np.int32, count=len(words)),
-        piece_chars=np.fromiter((sum(map(len, w)) for w in words), dtype=np.int32,
-                                count=len(words)),
-        piece_punct=np.fromiter((len(_PUNCT.findall(t)) for t in piece_text), dtype=np.int32,
-                                count=len(piece_text)),
-        piece_in_link=np.asarray(piece_link, dtype=bool),
+        piece_owner=piece_owner.astype(np.int32),
+        piece_words=np.fromiter(map(len, words), dtype=np.int32, count=count),
+        # word characters: the tokens joined (C calls only, no Python loop per piece)
+        piece_chars=np.fromiter(map(len, map("".join, words)), dtype=np.int32, count=count),
+        piece_punct=np.fromiter(map(len, map(_PUNCT.findall, piece_text)), dtype=np.int32,
+                                count=count),
+        piece_in_link=np.asarray(in_link, dtype=bool)[piece_owner],
     )
 
 

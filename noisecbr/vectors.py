@@ -31,6 +31,8 @@ are refused instead of silently mis-read.
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 import re
 
 import numpy as np
@@ -104,22 +106,26 @@ _ATTRIBUTE_TOKEN = re.compile(r"[a-z]+")
 
 
 @functools.lru_cache(maxsize=65536)
-def _token_keywords(token: str) -> tuple[int, ...]:
-    # Cached per token: tokens repeat across a page's elements and across pages, so the
-    # substring scan runs once per distinct token.
-    return tuple(
-        i for i, keyword in enumerate(KEYWORDS)
+def _token_mask(token: str) -> int:
+    """The keywords found in one token, as bits (bit i: ``KEYWORDS[i]``). Cached per token:
+    tokens repeat across a page's elements and across pages, so the substring scan runs once
+    per distinct token."""
+    mask = 0
+    for i, keyword in enumerate(KEYWORDS):
         if (token in _WHOLE_TOKEN_KEYWORDS[keyword] if keyword in _WHOLE_TOKEN_KEYWORDS
-            else keyword in token)
-    )
+                else keyword in token):
+            mask |= 1 << i
+    return mask
 
 
 @functools.lru_cache(maxsize=65536)
-def _keywords_of(value: str) -> tuple[int, ...]:
-    found: list[int] = []
-    for token in _ATTRIBUTE_TOKEN.findall(value.lower()):
-        found.extend(_token_keywords(token))
-    return tuple(found)
+def _keyword_mask(value: str | None) -> int:
+    """The keywords found in one attribute value (None when absent), as bits. Cached per value:
+    class strings repeat across a page's elements and a site's pages."""
+    if not value:
+        return 0
+    return functools.reduce(operator.or_,
+                            map(_token_mask, _ATTRIBUTE_TOKEN.findall(value.lower())), 0)
 
 
 #: Landmark tags whose descendants are furniture (or content) whatever their own markup says.
@@ -172,18 +178,28 @@ def leaf_type(tag: str) -> int:
     return _LEAF_INDEX.get(tag, _OTHER_LEAF)
 
 
+def _tag_group(tag: str) -> int:
+    return _TAG_INDEX.get(_TAG_ALIASES.get(tag, tag), _TAG_INDEX["other"])
+
+
+def _per_tag(function, tags: list[str]) -> list:
+    """``function`` of every tag, computed once per distinct tag (a page has a few dozen)."""
+    known = {tag: function(tag) for tag in set(tags)}
+    return list(map(known.__getitem__, tags))
+
+
 def leaf_counts(table: ElementTable) -> np.ndarray:
     """S_n for every subtree: an (elements × leaf types) count matrix."""
     n = len(table)
     own = np.zeros((n, len(LEAF_TYPES)), dtype=np.float64)
     childless = np.flatnonzero(table.n_children == 0)
-    types = np.fromiter((leaf_type(table.tags[i]) for i in childless), dtype=np.int64,
-                        count=len(childless))
+    types = np.asarray(_per_tag(leaf_type, table.tags), dtype=np.int64)[childless]
     own[childless, types] = 1.0
-    # Text pieces owned by elements that have element children are ``text`` leaves.
+    # Text pieces owned by elements that have element children are ``text`` leaves (bincount
+    # counts in C what np.add.at adds one by one; whole numbers, so the sums are the same).
     owners = table.piece_owner
     mixed = owners[table.n_children[owners] > 0] if len(owners) else owners
-    np.add.at(own[:, _TEXT_LEAF], mixed, 1.0)
+    own[:, _TEXT_LEAF] += np.bincount(mixed, minlength=n)
     cumulative = np.zeros((n + 1, len(LEAF_TYPES)))
     np.cumsum(own, axis=0, out=cumulative[1:])
     index = np.arange(n)
@@ -196,48 +212,57 @@ def leaf_shares(counts: np.ndarray) -> np.ndarray:
     return counts / np.maximum(totals, 1.0)
 
 
-def _keyword_flags(table: ElementTable) -> np.ndarray:
-    flags = np.zeros((len(table), len(KEYWORDS)), dtype=np.float64)
-    rows: list[int] = []
-    columns: list[int] = []
-    # One attribute at a time over all elements, and only the flagged cells written: the most
-    # costly per-element step of vectorising, so it is kept to a C call and a cached lookup.
-    for attribute in ("class", "id", "role", "aria-label"):
-        values = [element.get(attribute) for element in table.elements]
-        for i, value in enumerate(values):
-            if value:
-                found = _keywords_of(value)
-                if found:
-                    rows.extend([i] * len(found))
-                    columns.extend(found)
-    flags[rows, columns] = 1.0
-    return flags
+_ATTRIBUTES = ("class", "id", "role", "aria-label")
+#: Bits above the keywords' in the masks whose ancestors are OR-ed: the landmark tags.
+_LANDMARK_BIT = {tag: 1 << (len(KEYWORDS) + j) for j, tag in enumerate(_LANDMARKS)}
+_N_MASK_BITS = len(KEYWORDS) + len(_LANDMARKS)
 
 
-def _inherited(table: ElementTable, own: np.ndarray) -> np.ndarray:
-    """For each element, the OR of ``own`` over its strict ancestors (level by level)."""
-    inherited = np.zeros_like(own)
-    parent = table.parent
-    order = np.argsort(table.depth, kind="stable")
-    depths = table.depth[order]
-    bounds = np.flatnonzero(np.diff(depths)) + 1
-    for level in np.split(order, bounds)[1:]:
-        p = parent[level]
-        inherited[level] = np.maximum(inherited[p], own[p])
+def _own_masks(table: ElementTable) -> list[int]:
+    """Per element, the keywords of its class / id / role / aria-label and its landmark tag, as
+    the bits of one int: four C-level attribute reads per element and cached mask lookups,
+    no per-element Python step."""
+    elements = table.elements
+    own = np.asarray(_per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags),
+                     dtype=np.uint64)
+    for attribute in _ATTRIBUTES:
+        values = map(operator.methodcaller("get", attribute), elements)
+        own |= np.fromiter(map(_keyword_mask, values), dtype=np.uint64, count=len(elements))
+    return own.tolist()
+
+
+def _inherited_masks(table: ElementTable, own: list[int]) -> list[int]:
+    """For each element, the OR of ``own`` over its strict ancestors. Parents come before their
+    children in the table (document order), so one forward pass over ints suffices."""
+    parent = table.parent.tolist()
+    inherited = [0] * len(own)
+    for i in range(1, len(own)):
+        p = parent[i]
+        inherited[i] = inherited[p] | own[p]
     return inherited
 
 
-def _text_features(table: ElementTable, chars: np.ndarray, size: np.ndarray) -> np.ndarray:
+def _bits(masks: list[int], count: int) -> np.ndarray:
+    """The low ``count`` bits of each mask as 0/1 columns (uint8)."""
+    shifts = np.arange(count, dtype=np.uint64)
+    return ((np.asarray(masks, dtype=np.uint64)[:, None] >> shifts) & np.uint64(1)).astype(
+        np.uint8)
+
+
+def _text_features(table: ElementTable, chars: np.ndarray, size: np.ndarray,
+                   own_chars: np.ndarray) -> np.ndarray:
     n = len(table)
+    # Stop words per piece with C-level iteration (map/sum) instead of a Python generator per
+    # token; the same test, token.lower() in _STOP_WORDS.
+    is_stop = _STOP_WORDS.__contains__
     piece_stop = np.fromiter(
-        (sum(1 for w in tokens if w.lower() in _STOP_WORDS) for tokens in table.piece_tokens),
+        (sum(map(is_stop, map(str.lower, tokens))) for tokens in table.piece_tokens),
         dtype=np.float64, count=len(table.piece_tokens),
     )
     words = table.subtree(table.piece_words)
     link_chars = table.subtree(table.piece_chars * table.piece_in_link)
     punct = table.subtree(table.piece_punct)
     stops = table.subtree(piece_stop)
-    own_chars = table.own(table.piece_chars)
     safe_chars = np.maximum(chars, 1.0)
     safe_words = np.maximum(words, 1.0)
     page_chars = max(chars[0], 1.0) if n else 1.0
@@ -258,23 +283,29 @@ def _text_features(table: ElementTable, chars: np.ndarray, size: np.ndarray) -> 
 _MIN_PARAGRAPH_CHARS = 25
 
 
-def _candidate_features(table: ElementTable, chars: np.ndarray, link_density: np.ndarray
-                        ) -> np.ndarray:
+def _candidate_features(table: ElementTable, chars: np.ndarray, link_density: np.ndarray,
+                        own_chars: np.ndarray) -> np.ndarray:
     n = len(table)
     index = np.arange(n)
-    own_chars = table.own(table.piece_chars)
-    commas = np.zeros(n)
-    np.add.at(commas, table.piece_owner,
-              [text.count(",") for text in table.piece_text] if table.piece_text else 0.0)
+    commas = np.bincount(table.piece_owner, minlength=n,
+                         weights=np.fromiter(map(str.count, table.piece_text,
+                                                 itertools.repeat(",")),
+                                             dtype=np.float64, count=len(table.piece_text))
+                         ).astype(np.float64, copy=False)  # int64 when there are no pieces
     paragraph = np.where(own_chars >= _MIN_PARAGRAPH_CHARS,
                          1.0 + commas + np.minimum(own_chars / 100.0, 3.0), 0.0)
-    score = np.zeros(n)
     parent = table.parent
     has_parent = parent >= 0
-    np.add.at(score, parent[has_parent], paragraph[has_parent])
     grand = np.where(has_parent, parent[np.maximum(parent, 0)], -1)
     has_grand = grand >= 0
-    np.add.at(score, grand[has_grand], paragraph[has_grand] / 2.0)
+    # Each element's score adds its children's paragraph scores, then half its grandchildren's,
+    # in document order: one bincount over both lists adds in exactly that order (as the
+    # np.add.at calls it replaces did), so the float sums are the same to the last bit.
+    score = np.bincount(
+        np.concatenate([parent[has_parent], grand[has_grand]]),
+        weights=np.concatenate([paragraph[has_parent], paragraph[has_grand] / 2.0]),
+        minlength=n,
+    ).astype(np.float64, copy=False)
     score *= 1.0 - link_density
     top = int(np.argmax(score)) if n else 0
     inside = (index >= top) & (index < table.end[top])
@@ -286,37 +317,46 @@ def _candidate_features(table: ElementTable, chars: np.ndarray, link_density: np
     ])
 
 
+_SLICES = group_slices()
+_N_TEXT = len(_TEXT_FEATURES)
+
+
 def vectorize(table: ElementTable) -> np.ndarray:
     """The full float32 vector of every subtree of the page (rows in document order)."""
     n = len(table)
     if n == 0:
         return np.zeros((0, len(FEATURE_NAMES)), dtype=np.float32)
+    # Each feature group is computed in float64 as before and written straight into its columns
+    # of the float32 result (the same rounding as one final astype, without the float64 copy of
+    # the whole matrix).
+    out = np.empty((n, len(FEATURE_NAMES)), dtype=np.float32)
     index = np.arange(n)
     size = (table.end - index).astype(np.float64)
     depth = table.depth.astype(np.float64)
-    leaf = leaf_shares(leaf_counts(table))
+    out[:, _SLICES["leaf"]] = leaf_shares(leaf_counts(table))
     # Subtree characters and sizes serve the text and the candidate features alike.
     chars = table.subtree(table.piece_chars)
-    text = _text_features(table, chars, size)
-    structure = np.column_stack([
-        depth / max(depth.max(), 1.0),
-        np.log1p(depth) / 5.0,
-        index / n,
-        table.end / n,
-        np.log1p(table.n_children) / 6.0,
-        np.log1p(size) / 9.0,
-        size / n,
-    ])
-    tag = np.zeros((n, len(TAG_GROUPS)))
-    tag[index, [_TAG_INDEX.get(_TAG_ALIASES.get(t, t), _TAG_INDEX["other"])
-                for t in table.tags]] = 1.0
-    keywords = _keyword_flags(table)
-    tags = np.asarray(table.tags)
-    landmarks = (tags[:, None] == np.asarray(_LANDMARKS)[None, :]).astype(np.float64)
-    inherited = _inherited(table, np.hstack([keywords, landmarks]))
-    parent_text = text[np.maximum(table.parent, 0)]
-    parent_text[table.parent < 0] = 0.0
-    candidate = _candidate_features(table, chars, text[:, 2])
-    page = page_features(table, table.subtree(table.piece_words), text[:, 2])
-    return np.hstack([leaf, text, structure, tag, keywords, inherited, parent_text,
-                      candidate, page, vocabulary_features(table)]).astype(np.float32)
+    own_chars = table.own(table.piece_chars)
+    text = _text_features(table, chars, size, own_chars)
+    out[:, _SLICES["text"]] = text
+    structure = out[:, _SLICES["structure"]]
+    structure[:, 0] = depth / max(depth.max(), 1.0)
+    structure[:, 1] = np.log1p(depth) / 5.0
+    structure[:, 2] = index / n
+    structure[:, 3] = table.end / n
+    structure[:, 4] = np.log1p(table.n_children) / 6.0
+    structure[:, 5] = np.log1p(size) / 9.0
+    structure[:, 6] = size / n
+    tag = out[:, _SLICES["tag"]]
+    tag[:] = 0.0
+    tag[index, _per_tag(_tag_group, table.tags)] = 1.0
+    own = _own_masks(table)
+    out[:, _SLICES["attributes"]] = _bits(own, len(KEYWORDS))
+    context = out[:, _SLICES["context"]]
+    context[:, :_N_MASK_BITS] = _bits(_inherited_masks(table, own), _N_MASK_BITS)
+    context[:, _N_MASK_BITS:] = text[np.maximum(table.parent, 0)]
+    context[table.parent < 0, _N_MASK_BITS:] = 0.0
+    out[:, _SLICES["candidate"]] = _candidate_features(table, chars, text[:, 2], own_chars)
+    out[:, _SLICES["page"]] = page_features(table, table.subtree(table.piece_words), text[:, 2])
+    out[:, _SLICES["vocabulary"]] = vocabulary_features(table)
+    return out

@@ -1,10 +1,14 @@
+import re
+
 import numpy as np
 import pytest
+from lxml import etree
 
-from noisecbr.subtrees import at_level, build_table
+from noisecbr import vectors
+from noisecbr.subtrees import WORD, at_level, build_table
 from noisecbr.tidy import tidy
-from noisecbr.vectors import (FEATURE_NAMES, LEAF_TYPES, group_slices, leaf_counts, leaf_shares,
-                              vectorize)
+from noisecbr.vectors import (FEATURE_NAMES, KEYWORDS, LEAF_TYPES, group_slices, leaf_counts,
+                              leaf_shares, vectorize)
 
 PAGE = ("<body><div id='menu' class='nav'><a>Home</a><a>News</a><img src=x></div>"
         "<div class='article-content'><p>Some text, here.</p><p>More <a>link</a> text.</p></div>"
@@ -79,3 +83,80 @@ def test_table_paths_match_lxml_getpath(article_html):
         t = build_table(tidy(html))
         tree = t.elements[0].getroottree()
         assert t.paths() == [tree.getpath(e) for e in t.elements]
+
+
+# -- the table and the keyword flags match their plain definitions ------------------------------
+
+
+def _reference_table(body):
+    """The table by its definition: one iterwalk, pieces emitted at start (text) and end (tail)."""
+    elements, parent, depth, end, piece_start, piece_end = [], [], [], [], [], []
+    texts, owners, stack = [], [], []
+    for event, element in etree.iterwalk(body, events=("start", "end")):
+        if event == "start":
+            index = len(elements)
+            elements.append(element)
+            parent.append(stack[-1] if stack else -1)
+            depth.append(len(stack))
+            end.append(0)
+            piece_end.append(0)
+            piece_start.append(len(texts))
+            stack.append(index)
+            if element.text and not element.text.isspace():
+                texts.append(element.text)
+                owners.append(index)
+        else:
+            index = stack.pop()
+            end[index] = len(elements)
+            piece_end[index] = len(texts)
+            if stack and element.tail and not element.tail.isspace():
+                texts.append(element.tail)
+                owners.append(stack[-1])
+    return elements, parent, depth, end, piece_start, piece_end, texts, owners
+
+
+@pytest.mark.parametrize("html", [
+    PAGE,
+    "<body>a<!--c-->b<?pi x?>c<div>d<a href=1>e<b>f</b>g</a>h</div>i<p> </p>\n<p>j</p>k</body>",
+    "<body><a>x<a>y</a>z</a><div><a><span>q</span> w</a> e</div></body>",
+])
+def test_table_matches_an_event_walk(html):
+    body = etree.fromstring(html, etree.HTMLParser()).find("body")  # comments and PIs kept
+    t = build_table(body)
+    elements, parent, depth, end, piece_start, piece_end, texts, owners = _reference_table(body)
+    assert t.elements == elements
+    assert t.parent.tolist() == parent and t.depth.tolist() == depth
+    assert t.end.tolist() == end
+    assert t.piece_start.tolist() == piece_start and t.piece_end.tolist() == piece_end
+    assert t.piece_text == texts and t.piece_owner.tolist() == owners
+    assert t.piece_tokens == [WORD.findall(text) for text in texts]
+    assert t.piece_chars.tolist() == [sum(map(len, WORD.findall(text))) for text in texts]
+    links = [any(t.tags[a] == "a" for a in _ancestors_or_self(parent, o)) for o in owners]
+    assert t.piece_in_link.tolist() == links
+
+
+def _ancestors_or_self(parent, i):
+    while i >= 0:
+        yield i
+        i = parent[i]
+
+
+def test_table_with_entity_references():
+    root = etree.fromstring('<!DOCTYPE r [<!ENTITY e "ent">]><r>a<s>t &e; u<b>v</b>&e;</s>w</r>',
+                            etree.XMLParser(resolve_entities=False))
+    t = build_table(root)
+    elements, _, _, end, _, _, texts, _ = _reference_table(root)
+    assert t.elements == elements and t.piece_text == texts and t.end.tolist() == end
+
+
+@pytest.mark.parametrize("value", [
+    "nav-bar", "HEADER", "site-header__ad", "ad-slot", "ads", "load", "adverts", "Ad", "head",
+    "main-content article_body", "x", "", "post_title  sidebarAd", "\u212aeyword-ad",
+    "comment-form ads-wrapper", "shared ad ads bad",
+])
+def test_keyword_mask_matches_the_token_rule(value):
+    tokens = re.findall(r"[a-z]+", value.lower())
+    expected = {i for i, k in enumerate(KEYWORDS) for token in tokens
+                if (token in ("ad", "ads") if k == "ad" else k in token)}
+    mask = vectors._keyword_mask(value)
+    assert {i for i in range(len(KEYWORDS)) if mask >> i & 1} == expected
