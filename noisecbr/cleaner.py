@@ -119,23 +119,30 @@ class Cleaner:
         """Decide the page: returns (decision per element: −1 undecided (inside a decided
         subtree) or a LABELS index, and the class probabilities)."""
         proba = self.scores(table)
-        decision = np.full(len(table), -1, dtype=np.int8)
         noise_score, data_score = proba[:, NOISE], proba[:, DATA]
         is_leaf = table.n_children == 0
+        # The threshold tests of the whole page at once, then a walk over plain Python lists
+        # (indexing numpy arrays element by element costs more than the walk itself).
+        noisy = np.where(is_leaf, _reaches(noise_score, self.leaf_threshold),
+                         _reaches(noise_score, self.noise_threshold)).tolist()
+        keep = _reaches(data_score, self.keep_threshold).tolist()
+        leaf = is_leaf.tolist()
+        end = table.end.tolist()
         forced = extra_noise or set()
-        i, n = 0, len(table)
+        n = len(table)
+        decision = [-1] * n
+        i = 0
         while i < n:
-            if (noise_score[i] >= (self.leaf_threshold if is_leaf[i] else self.noise_threshold)
-                    or i in forced) and i > 0:
+            if (noisy[i] or i in forced) and i > 0:
                 decision[i] = NOISE
-                i = int(table.end[i])
-            elif data_score[i] >= self.keep_threshold or is_leaf[i]:
+                i = end[i]
+            elif keep[i] or leaf[i]:
                 decision[i] = DATA
-                i = int(table.end[i])
+                i = end[i]
             else:
                 decision[i] = MIXTURE
                 i += 1
-        return decision, proba
+        return np.asarray(decision, dtype=np.int8), proba
 
     # -- cleaning ----------------------------------------------------------------------------
     def clean_body(self, body: etree._Element, url: str | None = None,
@@ -174,6 +181,15 @@ class Cleaner:
         kwargs = {} if self.max_bytes is None else {"max_bytes": self.max_bytes}
         body = tidy(html, parser=self.parser, **kwargs)
         return self.clean_body(body, url=url, extra_noise=extra_noise)
+
+
+def _reaches(scores: np.ndarray, threshold: float) -> np.ndarray:
+    """``scores[i] >= threshold`` for every i, decided as the comparison of the numpy scalar
+    ``scores[i]`` with ``threshold`` decides it: in the type numpy promotes the two to (float32
+    for float32 scores and a Python float under NumPy 2's rules, float64 under NumPy 1's), so
+    a score within rounding of a threshold goes the same way as in a scalar comparison."""
+    common = (scores.dtype.type(0) + threshold).dtype
+    return scores.astype(common, copy=False) >= np.asarray(threshold, dtype=common)
 
 
 def _smoothed(table: ElementTable, proba: np.ndarray, c: float) -> np.ndarray:

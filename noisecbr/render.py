@@ -8,6 +8,7 @@ by a space, and runs of whitespace inside a line collapse to one space.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Collection
 
@@ -64,39 +65,89 @@ def _join(parts: list[str]) -> str:
     return "\n\n".join(paragraphs)
 
 
+#: The break marker each tag emits at its start and at its end: one dict lookup instead of up to
+#: three set tests (the merge order gives block tags precedence over line tags over cell tags,
+#: as the tests' order did; the sets are disjoint anyway).
+_START_MARK = {**dict.fromkeys(CELL_TAGS, " "), **dict.fromkeys(LINE_TAGS, _LINE),
+               **dict.fromkeys(BLOCK_TAGS, _PARAGRAPH)}
+_END_MARK = {**_START_MARK}
+del _END_MARK["br"]  # a line break breaks before what follows it, not again after
+
+
+#: Characters that ``str.split()`` and ``str.strip()`` treat as whitespace but ``_SPACES`` does
+#: not collapse, and the zero-width space, which ``_SPACES`` collapses but ``str.split()`` keeps
+#: (tests/test_render.py checks this list against the Unicode database).
+_OTHER_SPACES = ("\x1c\x1d\x1e\x1f\x85\u1680" + "".join(map(chr, range(0x2000, 0x200c)))
+                 + "\u2028\u2029\u202f\u205f\u3000")
+
+
+def _split_join(joined: str) -> str:
+    """What :func:`_join` returns for parts whose concatenation is ``joined``, when no text part
+    contains the markers' first character (NUL), computed with C string methods on the whole
+    text instead of a Python step per part.
+
+    A paragraph marker always ends the paragraph (a pending one is only ever followed by line
+    markers, which add nothing), so paragraphs are the pieces between paragraph markers and
+    lines the pieces between line markers, each with its runs of spaces collapsed and stripped.
+    """
+    if not any(map(joined.__contains__, _OTHER_SPACES + "\x01\x02")):
+        # The whitespace str.split() sees is then exactly _SPACES's: collapse every run to one
+        # space at once, drop the spaces beside markers (the lines' ends), and turn the markers
+        # into the single characters \x01 (line) and \x02 (paragraph) so that empty lines and
+        # paragraphs can be stripped and split away.
+        text = " ".join(joined.split())
+        text = (text.replace(" \x00", "\x00").replace(_PARAGRAPH + " ", "\x02")
+                .replace(_LINE + " ", "\x01").replace(_PARAGRAPH, "\x02").replace(_LINE, "\x01"))
+        paragraphs = filter(None, map(str.strip, text.split("\x02"), itertools.repeat("\x01")))
+        return "\n\n".join(["\n".join(filter(None, paragraph.split("\x01")))
+                             for paragraph in paragraphs])
+    # Collapsing spaces over the whole string is the same as per line: the markers are not
+    # spaces, so no run of spaces crosses one.
+    joined = _SPACES.sub(" ", joined)
+    paragraphs = ("\n".join(filter(None, map(str.strip, block.split(_LINE))))
+                  for block in joined.split(_PARAGRAPH))
+    return "\n\n".join(filter(None, paragraphs))
+
+
+def _join_fast(parts: list[str]) -> str | None:
+    """:func:`_join` by :func:`_split_join`; None when a text part contains a NUL (never in a
+    parsed page), so that the caller falls back to the loop."""
+    joined = "".join(parts)
+    if joined.count("\x00") != parts.count(_PARAGRAPH) + parts.count(_LINE):
+        return None
+    return _split_join(joined)
+
+
 def render_text(root: etree._Element, removed: Collection[etree._Element] = (),
                 dropped_text: Collection[etree._Element] = ()) -> str:
     """Text of ``root`` without the subtrees in ``removed`` (their tails are kept) and without
     the own text (``.text`` and the children's tails) of the elements in ``dropped_text``."""
     parts: list[str] = []
+    append = parts.append
+    start_mark, end_mark = _START_MARK.get, _END_MARK.get
     walker = etree.iterwalk(root, events=("start", "end"))
     for event, element in walker:
-        tag = element.tag
         if event == "start":
             if element in removed:
                 walker.skip_subtree()  # its "end" event still comes, and emits the tail
                 continue
-            if tag in BLOCK_TAGS:
-                parts.append(_PARAGRAPH)
-            elif tag in LINE_TAGS:
-                parts.append(_LINE)
-            elif tag in CELL_TAGS:
-                parts.append(" ")
-            if element.text and not (dropped_text and element in dropped_text):
-                parts.append(element.text)
+            mark = start_mark(element.tag)
+            if mark:
+                append(mark)
+            text = element.text
+            if text and not (dropped_text and element in dropped_text):
+                append(text)
         else:
-            if element in removed:
-                pass
-            elif tag in BLOCK_TAGS:
-                parts.append(_PARAGRAPH)
-            elif tag in LINE_TAGS and tag != "br":
-                parts.append(_LINE)
-            elif tag in CELL_TAGS:
-                parts.append(" ")
-            if element is not root and element.tail and not (
-                    dropped_text and element.getparent() in dropped_text):
-                parts.append(element.tail)
-    return _join(parts)
+            if element not in removed:
+                mark = end_mark(element.tag)
+                if mark:
+                    append(mark)
+            if element is not root:
+                tail = element.tail
+                if tail and not (dropped_text and element.getparent() in dropped_text):
+                    append(tail)
+    text = _join_fast(parts)
+    return _join(parts) if text is None else text
 
 
 def render_html(body: etree._Element, title: str | None = None) -> str:

@@ -85,3 +85,17 @@ def test_model_round_trip_and_schema_check(tmp_path):
 def test_bad_input_gets_a_clear_error():
     with pytest.raises(noisecbr.EmptyInputError):
         noisecbr.clean(b"")
+
+
+def test_threshold_tests_decide_as_scalar_comparisons():
+    from noisecbr.cleaner import _reaches
+
+    rng = np.random.default_rng(0)
+    for threshold in (0.5, 0.9, 0.1, 0.123456789, np.float64(0.9), np.float32(0.9), 1, 0):
+        edge = np.float32(threshold)
+        scores = np.concatenate([
+            rng.random(200).astype(np.float32),
+            [np.nextafter(edge, np.float32(0)), edge, np.nextafter(edge, np.float32(2))],
+        ]).astype(np.float32)
+        expected = [bool(score >= threshold) for score in scores]  # numpy scalar comparisons
+        assert _reaches(scores, threshold).tolist() == expected

@@ -1,5 +1,10 @@
+import random
+import re
+
+import pytest
 from lxml import html as lxml_html
 
+from noisecbr import render
 from noisecbr.render import render_html, render_text
 from noisecbr.tidy import tidy
 
@@ -24,3 +29,55 @@ def test_html_reparses():
     reparsed = lxml_html.document_fromstring(document)
     assert reparsed.findtext(".//p") == "kept"
     assert reparsed.findtext(".//title") == "T"
+
+
+# -- the fast paths give what the plain walk and join give -------------------------------------
+
+MIXED = ("<body>lead <div>one\u00a0two <a>three</a> four<br>five</div>"
+         "<ul><li> six </li><li>seven\u200beight</li></ul><table><tr><td>a</td><td>b\u2003c</td>"
+         "</tr></table><p>x<span> y </span>z</p>tail <h2>head</h2><!-- c -->after comment"
+         "<p>\t</p><section><p>deep <b>bold</b></p></section> end</body>")
+
+
+def test_other_spaces_are_the_difference_of_the_two_whitespace_definitions():
+    expected = {chr(c) for c in range(0x110000)
+                if chr(c).isspace() != bool(render._SPACES.fullmatch(chr(c)))}
+    assert set(render._OTHER_SPACES) == expected
+
+
+def test_fast_join_matches_the_part_by_part_join():
+    rng = random.Random(0)
+    alphabet = ["a", "b", "P", "L", " ", "  ", "\t", "\n", "\xa0", "\u200b", "\u2003", "\x1c",
+                "\x85", "x y", " z ", "\x01", "\x02", "\r\n", "\x0c"]
+    for _ in range(5000):
+        parts = []
+        for _ in range(rng.randint(0, 10)):
+            r = rng.random()
+            if r < 0.25:
+                parts.append(render._PARAGRAPH)
+            elif r < 0.45:
+                parts.append(render._LINE)
+            else:
+                parts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4))))
+        assert render._join_fast(parts) == render._join(parts)
+    # a NUL inside a text part is left to the part-by-part join
+    assert render._join_fast(["a\x00Pb", render._LINE, "c"]) is None
+
+
+@pytest.mark.parametrize("html", [MIXED, "example"])
+def test_render_matches_the_part_by_part_join(html, article_html, monkeypatch):
+    body = tidy(article_html if html == "example" else html)
+    elements = list(body.iter())
+    joined = []
+    fast = render._join_fast
+    monkeypatch.setattr(render, "_join_fast", lambda parts: joined.append(parts) or fast(parts))
+    for step in (10**9, 3, 7):
+        removed = set(elements[1::step])
+        text = render_text(body, removed)
+        # the fast join was used, and agrees with the loop over the same parts
+        assert joined and fast(joined[-1]) == render._join(joined[-1]) == text
+
+
+def test_render_keeps_whitespace_it_does_not_collapse():
+    body = tidy("<body><p> a\u2003 b\u200b\u200bc\x0c d </p></body>")
+    assert render_text(body) == re.sub(r"[ \u200b\x0c]+", " ", "a\u2003 b\u200b\u200bc\x0c d")
