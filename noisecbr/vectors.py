@@ -118,14 +118,33 @@ def _token_mask(token: str) -> int:
     return mask
 
 
-@functools.lru_cache(maxsize=65536)
 def _keyword_mask(value: str | None) -> int:
-    """The keywords found in one attribute value (None when absent), as bits. Cached per value:
-    class strings repeat across a page's elements and a site's pages."""
+    """The keywords found in one attribute value (None when absent), as bits."""
     if not value:
         return 0
     return functools.reduce(operator.or_,
                             map(_token_mask, _ATTRIBUTE_TOKEN.findall(value.lower())), 0)
+
+
+#: Keyword masks by attribute value, filled as values are met: class strings repeat across a
+#: page's elements and a site's pages. A plain dict, looked up with map(dict.get) (an
+#: lru_cache would build a key tuple for every absent attribute, None); emptied when it grows
+#: past _MASK_CACHE_SIZE.
+_MASK_CACHE: dict[str | None, int] = {}
+_MASK_CACHE_SIZE = 65536
+
+
+def _keyword_masks(values: list[str | None]) -> list[int]:
+    """:func:`_keyword_mask` of every value."""
+    if len(_MASK_CACHE) > _MASK_CACHE_SIZE:
+        _MASK_CACHE.clear()
+    if not _MASK_CACHE:
+        _MASK_CACHE.update({None: 0, "": 0})
+    masks = list(map(_MASK_CACHE.get, values))
+    if None in masks:  # values not met before
+        for k in [k for k, mask in enumerate(masks) if mask is None]:
+            masks[k] = _MASK_CACHE[values[k]] = _keyword_mask(values[k])
+    return masks
 
 
 #: Landmark tags whose descendants are furniture (or content) whatever their own markup says.
@@ -212,7 +231,8 @@ def leaf_shares(counts: np.ndarray) -> np.ndarray:
     return counts / np.maximum(totals, 1.0)
 
 
-_ATTRIBUTES = ("class", "id", "role", "aria-label")
+#: As bytes: lxml reads an attribute named by bytes a little faster (no str encoding per call).
+_ATTRIBUTES = (b"class", b"id", b"role", b"aria-label")
 #: Bits above the keywords' in the masks whose ancestors are OR-ed: the landmark tags.
 _LANDMARK_BIT = {tag: 1 << (len(KEYWORDS) + j) for j, tag in enumerate(_LANDMARKS)}
 _N_MASK_BITS = len(KEYWORDS) + len(_LANDMARKS)
@@ -220,14 +240,13 @@ _N_MASK_BITS = len(KEYWORDS) + len(_LANDMARKS)
 
 def _own_masks(table: ElementTable) -> list[int]:
     """Per element, the keywords of its class / id / role / aria-label and its landmark tag, as
-    the bits of one int: four C-level attribute reads per element and cached mask lookups,
-    no per-element Python step."""
+    the bits of one int: four attribute reads per element and cached mask lookups."""
     elements = table.elements
     own = np.asarray(_per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags),
                      dtype=np.uint64)
     for attribute in _ATTRIBUTES:
-        values = map(operator.methodcaller("get", attribute), elements)
-        own |= np.fromiter(map(_keyword_mask, values), dtype=np.uint64, count=len(elements))
+        masks = _keyword_masks([element.get(attribute) for element in elements])
+        own |= np.asarray(masks, dtype=np.uint64)
     return own.tolist()
 
 
@@ -244,21 +263,24 @@ def _inherited_masks(table: ElementTable, own: list[int]) -> list[int]:
 
 def _bits(masks: list[int], count: int) -> np.ndarray:
     """The low ``count`` bits of each mask as 0/1 columns (uint8)."""
-    shifts = np.arange(count, dtype=np.uint64)
-    return ((np.asarray(masks, dtype=np.uint64)[:, None] >> shifts) & np.uint64(1)).astype(
-        np.uint8)
+    as_bytes = np.asarray(masks, dtype="<u8").view(np.uint8).reshape(len(masks), 8)
+    return np.unpackbits(as_bytes, axis=1, count=count, bitorder="little")
 
 
 def _text_features(table: ElementTable, chars: np.ndarray, size: np.ndarray,
                    own_chars: np.ndarray) -> np.ndarray:
     n = len(table)
-    # Stop words per piece with C-level iteration (map/sum) instead of a Python generator per
-    # token; the same test, token.lower() in _STOP_WORDS.
-    is_stop = _STOP_WORDS.__contains__
-    piece_stop = np.fromiter(
-        (sum(map(is_stop, map(str.lower, tokens))) for tokens in table.piece_tokens),
-        dtype=np.float64, count=len(table.piece_tokens),
-    )
+    # Stop words: the same test, token.lower() in _STOP_WORDS, over all the page's tokens in one
+    # C-level pass (map), then summed per piece as differences of a cumulative count.
+    tokens = list(itertools.chain.from_iterable(table.piece_tokens))
+    is_stop = np.zeros(len(tokens) + 1)
+    is_stop[1:] = np.fromiter(map(_STOP_WORDS.__contains__, map(str.lower, tokens)),
+                              dtype=bool, count=len(tokens))
+    stop_count = np.cumsum(is_stop)
+    token_end = np.cumsum(np.fromiter(map(len, table.piece_tokens), dtype=np.int64,
+                                      count=len(table.piece_tokens)))
+    lengths = np.diff(token_end, prepend=0)
+    piece_stop = stop_count[token_end] - stop_count[token_end - lengths]
     words = table.subtree(table.piece_words)
     link_chars = table.subtree(table.piece_chars * table.piece_in_link)
     punct = table.subtree(table.piece_punct)

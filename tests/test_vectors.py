@@ -159,4 +159,5 @@ def test_keyword_mask_matches_the_token_rule(value):
     expected = {i for i, k in enumerate(KEYWORDS) for token in tokens
                 if (token in ("ad", "ads") if k == "ad" else k in token)}
     mask = vectors._keyword_mask(value)
+    assert vectors._keyword_masks([value, None, value]) == [mask, 0, mask]
     assert {i for i in range(len(KEYWORDS)) if mask >> i & 1} == expected
