@@ -26,8 +26,6 @@ one pass over the table's arrays, a few C-level maps over tokens and attributes,
 from __future__ import annotations
 
 import itertools
-import operator
-from collections import Counter
 
 import numpy as np
 
@@ -87,6 +85,13 @@ def _cumulative(values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _ids(values: list, known: dict | None = None) -> np.ndarray:
+    """A number per value, the same for equal values (and for the ``known`` keys' values)."""
+    index = dict(known or {})
+    return np.fromiter(map(index.setdefault, values, itertools.count(len(index) + 1)),
+                       dtype=np.int64, count=len(values))
+
+
 def _siblings(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Previous and next element sibling of every element (−1 where there is none)."""
     n = len(parent)
@@ -99,10 +104,11 @@ def _siblings(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return prev, nxt
 
 
-def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarray
-                  ) -> np.ndarray:
+def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarray,
+                  classes: list[str | None] | None = None) -> np.ndarray:
     """The ``page`` group (see the module docstring); ``words`` and ``link_density`` are the
-    subtree word counts and link densities the text features already computed."""
+    subtree word counts and link densities the text features already computed, ``classes``
+    the elements' class attributes if already read (None where absent)."""
     n = len(table)
     index = np.arange(n)
     parent = table.parent.astype(np.int64)
@@ -111,14 +117,18 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
     before = word_before[table.piece_start] / total
     after = (total - word_before[table.piece_end]) / total
 
-    # Repeated structure: the same tag and class on the page, and among the siblings.
-    signatures = list(zip(table.tags, map(operator.methodcaller("get", "class", ""),
-                                          table.elements)))
-    on_page = Counter(signatures)
-    sibling_keys = list(zip(parent.tolist(), signatures))
-    among_siblings = Counter(sibling_keys)
-    signature_count = np.fromiter(map(on_page.__getitem__, signatures), np.float64, n)
-    sibling_count = np.fromiter(map(among_siblings.__getitem__, sibling_keys), np.float64, n)
+    # Repeated structure: the same tag and class on the page, and among the siblings. Tags and
+    # classes become ints (an absent class the same as an empty one), then numpy counts the
+    # signatures and the (parent, signature) pairs: no tuple per element.
+    if classes is None:
+        classes = [element.get("class") for element in table.elements]
+    class_id = _ids(classes, {None: 0, "": 0})
+    signature = _ids(table.tags) * (int(class_id.max(initial=0)) + 1) + class_id
+    _, kind, per_kind = np.unique(signature, return_inverse=True, return_counts=True)
+    signature_count = per_kind[kind.ravel()].astype(np.float64)
+    pairs = (parent + 1) * len(per_kind) + kind.ravel()
+    _, pair, per_pair = np.unique(pairs, return_inverse=True, return_counts=True)
+    sibling_count = per_pair[pair.ravel()].astype(np.float64)
     parent_children = np.where(parent >= 0, table.n_children[np.maximum(parent, 0)], 1)
 
     sentence = ((table.piece_words >= SENTENCE_WORDS) & (table.piece_punct > 0)

@@ -30,9 +30,7 @@ are refused instead of silently mis-read.
 
 from __future__ import annotations
 
-import functools
 import itertools
-import operator
 import re
 
 import numpy as np
@@ -102,28 +100,6 @@ KEYWORDS: tuple[str, ...] = (
 )
 #: ``ad`` only as a whole token (``ad``, ``ads``: ``ad-slot``), never inside ``header``/``load``.
 _WHOLE_TOKEN_KEYWORDS = {"ad": ("ad", "ads")}
-_ATTRIBUTE_TOKEN = re.compile(r"[a-z]+")
-
-
-@functools.lru_cache(maxsize=65536)
-def _token_mask(token: str) -> int:
-    """The keywords found in one token, as bits (bit i: ``KEYWORDS[i]``). Cached per token:
-    tokens repeat across a page's elements and across pages, so the substring scan runs once
-    per distinct token."""
-    mask = 0
-    for i, keyword in enumerate(KEYWORDS):
-        if (token in _WHOLE_TOKEN_KEYWORDS[keyword] if keyword in _WHOLE_TOKEN_KEYWORDS
-                else keyword in token):
-            mask |= 1 << i
-    return mask
-
-
-def _keyword_mask(value: str | None) -> int:
-    """The keywords found in one attribute value (None when absent), as bits."""
-    if not value:
-        return 0
-    return functools.reduce(operator.or_,
-                            map(_token_mask, _ATTRIBUTE_TOKEN.findall(value.lower())), 0)
 
 
 #: Keyword masks by attribute value, filled as values are met: class strings repeat across a
@@ -133,17 +109,45 @@ def _keyword_mask(value: str | None) -> int:
 _MASK_CACHE: dict[str | None, int] = {}
 _MASK_CACHE_SIZE = 65536
 
+#: One pattern per keyword, for the values not in the cache. A keyword is letters only, so it
+#: lies inside one ``[a-z]+`` token wherever it occurs in the lower-cased value: searching the
+#: value is the token rule. Whole-token keywords need letter boundaries.
+_KEYWORD_PATTERNS = tuple(
+    re.compile("(?<![a-z])(?:" + "|".join(map(re.escape, _WHOLE_TOKEN_KEYWORDS[k])) + ")(?![a-z])"
+               if k in _WHOLE_TOKEN_KEYWORDS else re.escape(k))
+    for k in KEYWORDS)
+#: Joins the new values of a page into one string; not a letter, so no keyword spans two.
+_SEPARATOR = "\x00"
+
+
+def _new_masks(values: list[str]) -> list[int]:
+    """The keyword masks of values not met before, all at once: each keyword is searched
+    for in C over the values joined (a page brings a few hundred new class and id values,
+    e.g. generated ``css-1x2y3z`` names; one at a time they cost a tokenisation each)."""
+    joined = _SEPARATOR.join(values).lower()
+    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values)) + 1
+    starts = np.cumsum(lengths) - lengths
+    masks = np.zeros(len(values), dtype=np.uint64)
+    for bit, pattern in enumerate(_KEYWORD_PATTERNS):
+        found = [match.start() for match in pattern.finditer(joined)]
+        if found:
+            masks[np.searchsorted(starts, found, side="right") - 1] |= np.uint64(1 << bit)
+    return masks.tolist()
+
 
 def _keyword_masks(values: list[str | None]) -> list[int]:
-    """:func:`_keyword_mask` of every value."""
+    """The keywords found in each attribute value (None when absent), as the bits of an int
+    (bit i: ``KEYWORDS[i]`` is a substring of one of the value's lower-cased ``[a-z]+`` tokens;
+    a whole-token keyword must be the whole token)."""
     if len(_MASK_CACHE) > _MASK_CACHE_SIZE:
         _MASK_CACHE.clear()
     if not _MASK_CACHE:
         _MASK_CACHE.update({None: 0, "": 0})
     masks = list(map(_MASK_CACHE.get, values))
     if None in masks:  # values not met before
-        for k in [k for k, mask in enumerate(masks) if mask is None]:
-            masks[k] = _MASK_CACHE[values[k]] = _keyword_mask(values[k])
+        new = list(dict.fromkeys(values[k] for k, mask in enumerate(masks) if mask is None))
+        _MASK_CACHE.update(zip(new, _new_masks(new)))
+        masks = list(map(_MASK_CACHE.__getitem__, values))
     return masks
 
 
@@ -238,13 +242,15 @@ _LANDMARK_BIT = {tag: 1 << (len(KEYWORDS) + j) for j, tag in enumerate(_LANDMARK
 _N_MASK_BITS = len(KEYWORDS) + len(_LANDMARKS)
 
 
-def _own_masks(table: ElementTable) -> list[int]:
-    """Per element, the keywords of its class / id / role / aria-label and its landmark tag, as
-    the bits of one int: four attribute reads per element and cached mask lookups."""
+def _own_masks(table: ElementTable, classes: list[str | None]) -> list[int]:
+    """Per element, the keywords of its class (``classes``, read by the caller) / id / role /
+    aria-label and its landmark tag, as the bits of one int: attribute reads and cached mask
+    lookups."""
     elements = table.elements
     own = np.asarray(_per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags),
                      dtype=np.uint64)
-    for attribute in _ATTRIBUTES:
+    own |= np.asarray(_keyword_masks(classes), dtype=np.uint64)
+    for attribute in _ATTRIBUTES[1:]:
         masks = _keyword_masks([element.get(attribute) for element in elements])
         own |= np.asarray(masks, dtype=np.uint64)
     return own.tolist()
@@ -372,13 +378,16 @@ def vectorize(table: ElementTable) -> np.ndarray:
     tag = out[:, _SLICES["tag"]]
     tag[:] = 0.0
     tag[index, _per_tag(_tag_group, table.tags)] = 1.0
-    own = _own_masks(table)
+    # The class attribute serves the keywords and the page group's repeated signatures.
+    classes = [element.get(b"class") for element in table.elements]
+    own = _own_masks(table, classes)
     out[:, _SLICES["attributes"]] = _bits(own, len(KEYWORDS))
     context = out[:, _SLICES["context"]]
     context[:, :_N_MASK_BITS] = _bits(_inherited_masks(table, own), _N_MASK_BITS)
     context[:, _N_MASK_BITS:] = text[np.maximum(table.parent, 0)]
     context[table.parent < 0, _N_MASK_BITS:] = 0.0
     out[:, _SLICES["candidate"]] = _candidate_features(table, chars, text[:, 2], own_chars)
-    out[:, _SLICES["page"]] = page_features(table, table.subtree(table.piece_words), text[:, 2])
+    out[:, _SLICES["page"]] = page_features(table, table.subtree(table.piece_words), text[:, 2],
+                                             classes)
     out[:, _SLICES["vocabulary"]] = vocabulary_features(table)
     return out

@@ -1,8 +1,12 @@
 import numpy as np
 import pytest
 
-from noisecbr.pagefeatures import (PAGE_FEATURES, VOCABULARY_FEATURES, page_features,
-                                   vocabulary_features)
+from noisecbr.pagefeatures import (
+    PAGE_FEATURES,
+    VOCABULARY_FEATURES,
+    page_features,
+    vocabulary_features,
+)
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import tidy
 
@@ -84,3 +88,17 @@ def test_page_without_text():
     t = build_table(tidy("<body><div><img src=x></div></body>"))
     assert np.isfinite(page(t)).all()
     assert (vocabulary_features(t) == 0).all()
+
+
+def test_empty_class_is_no_class_and_shared_reads_agree():
+    t = build_table(tidy("<body><div><p class=''>One two</p><p>Three four</p>"
+                         "<p class='x'>Five</p></div></body>"))
+    words = t.subtree(t.piece_words)
+    link_density = np.zeros(len(t))
+    own_reads = page_features(t, words, link_density)
+    shared = page_features(t, words, link_density, [e.get("class") for e in t.elements])
+    assert np.array_equal(own_reads, shared)
+    count = column(own_reads, PAGE_FEATURES, "log_signature_count")
+    p_rows = [i for i, tag in enumerate(t.tags) if tag == "p"]
+    assert count[p_rows[0]] == count[p_rows[1]] == pytest.approx(np.log1p(2) / 7)
+    assert count[p_rows[2]] == pytest.approx(np.log1p(1) / 7)

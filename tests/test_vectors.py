@@ -7,8 +7,15 @@ from lxml import etree
 from noisecbr import vectors
 from noisecbr.subtrees import WORD, at_level, build_table
 from noisecbr.tidy import tidy
-from noisecbr.vectors import (FEATURE_NAMES, KEYWORDS, LEAF_TYPES, group_slices, leaf_counts,
-                              leaf_shares, vectorize)
+from noisecbr.vectors import (
+    FEATURE_NAMES,
+    KEYWORDS,
+    LEAF_TYPES,
+    group_slices,
+    leaf_counts,
+    leaf_shares,
+    vectorize,
+)
 
 PAGE = ("<body><div id='menu' class='nav'><a>Home</a><a>News</a><img src=x></div>"
         "<div class='article-content'><p>Some text, here.</p><p>More <a>link</a> text.</p></div>"
@@ -158,6 +165,19 @@ def test_keyword_mask_matches_the_token_rule(value):
     tokens = re.findall(r"[a-z]+", value.lower())
     expected = {i for i, k in enumerate(KEYWORDS) for token in tokens
                 if (token in ("ad", "ads") if k == "ad" else k in token)}
-    mask = vectors._keyword_mask(value)
+    vectors._MASK_CACHE.clear()  # computed, not remembered from an earlier test
+    mask = vectors._keyword_masks([value])[0]
     assert vectors._keyword_masks([value, None, value]) == [mask, 0, mask]
     assert {i for i in range(len(KEYWORDS)) if mask >> i & 1} == expected
+
+
+def test_keyword_masks_of_a_batch_are_those_of_each_value():
+    values = ["nav-bar", None, "site-header__ad", "", "ads", "load", "adverts\x00ad", "Ad",
+              "comment-form ads-wrapper", "header", "x"]
+    vectors._MASK_CACHE.clear()
+    together = vectors._keyword_masks(values)
+    alone = []
+    for value in values:
+        vectors._MASK_CACHE.clear()
+        alone.extend(vectors._keyword_masks([value]))
+    assert together == alone
