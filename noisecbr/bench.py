@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .layout import LabelledPage, read_dataset
 from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page
@@ -137,15 +138,16 @@ def _run(name: str, extract: Callable[[LabelledPage], str],
     return row
 
 
-def _cv_extractor(pages: Sequence[LabelledPage], folds: int, seed: int,
-                  progress: bool) -> Callable[[LabelledPage], str]:
+def _cv_extractor(pages: Sequence[LabelledPage], folds: int, seed: int, progress: bool,
+                  extra: Sequence[LabelledPage] = ()) -> Callable[[LabelledPage], str]:
     """Cleans each page with the model of the fold that held the page's site out."""
     from training.crossval import fold_models
 
     from .cleaner import Cleaner
 
     cleaners = {}
-    for held_out_ids, model in fold_models(pages, folds=folds, seed=seed, progress=progress):
+    for held_out_ids, model in fold_models(pages, folds=folds, seed=seed, progress=progress,
+                                           extra=extra):
         cleaner = Cleaner(model)
         cleaners.update(dict.fromkeys(held_out_ids, cleaner))
     return lambda page: cleaners[page.id].clean(page.html, url=page.url).text
@@ -160,16 +162,23 @@ def bench(
     seed: int = 0,
     model: str | None = None,
     progress: bool = False,
+    with_sets: Sequence[str] = (),
 ) -> list[BenchRow]:
-    """Score each extractor on the dataset's pages (the first ``limit`` if given)."""
+    """Score each extractor on the dataset's pages (the first ``limit`` if given).
+
+    With ``cv``, noisecbr is scored by site-grouped fold models, trained on the other folds
+    and on every page of the ``with_sets`` datasets whose site is not held out."""
+    if with_sets and not cv:
+        raise ValueError("with_sets adds training data to the --cv fold models: give cv too")
     pages = list(read_dataset(dataset))
     if limit:
         pages = pages[:limit]
     rows = []
     for name in extractors:
         if name == "noisecbr" and cv:
-            rows.append(_run(f"noisecbr (cv {cv})", _cv_extractor(pages, cv, seed, progress),
-                             pages))
+            extra = [page for path in with_sets for page in read_dataset(path)]
+            label = f"noisecbr (cv {cv}" + "".join(f" + {Path(p).name}" for p in with_sets) + ")"
+            rows.append(_run(label, _cv_extractor(pages, cv, seed, progress, extra), pages))
             continue
         try:
             extract = _noisecbr(model) if name == "noisecbr" else get_extractor(name)

@@ -199,13 +199,19 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
 @click.option("--cv", type=int, default=None,
               help="Score noisecbr by K site-grouped folds: each page by a model trained "
               "without its site (needs the training extra).")
+@click.option("--with", "with_sets", multiple=True,
+              type=click.Path(exists=True, file_okay=False),
+              help="With --cv: another dataset every fold model also trains on (its pages of "
+              "the held-out sites excepted), as the embedded default learns several sets. "
+              "Repeatable.")
 @click.option("--limit", type=int, default=None, help="Only the first N pages.")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False), default=None)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the table as CSV.")
-def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None, limit: int | None,
-                  model: str | None, seed: int, csv_path: Path | None) -> None:
+def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
+                  with_sets: tuple[str, ...], limit: int | None, model: str | None, seed: int,
+                  csv_path: Path | None) -> None:
     """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
     with a bootstrap ± and docs/s (CPU time, one process)."""
     from .bench import PEERS, bench, format_table
@@ -213,8 +219,10 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None, lim
     unknown = [e for e in extractors if e not in PEERS]
     if unknown:
         _fail(f"unknown extractor(s) {', '.join(unknown)}; known: {', '.join(PEERS)}", 2)
+    if with_sets and not cv:
+        _fail("--with adds training data to the --cv fold models: give --cv K too", 2)
     rows = bench(dataset, extractors or ("noisecbr",), cv=cv, limit=limit, seed=seed,
-                 model=model, progress=sys.stderr.isatty())
+                 model=model, progress=sys.stderr.isatty(), with_sets=with_sets)
     click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")
     click.echo(format_table(rows))
     if csv_path:

@@ -64,3 +64,11 @@ def test_bench_on_a_tiny_dataset(tmp_path, article_html):
     result = CliRunner().invoke(main, ["bench", str(data), "-e", "noisecbr", "-e", "none"])
     assert result.exit_code == 0, result.output
     assert "noisecbr" in result.output and "none" in result.output
+
+
+def test_bench_with_needs_cv(tmp_path):
+    (tmp_path / "set").mkdir()
+    (tmp_path / "set" / "ground-truth.json").write_text("{}")
+    result = CliRunner().invoke(main, ["bench", str(tmp_path / "set"), "--with",
+                                       str(tmp_path / "set")])
+    assert result.exit_code == 2 and "--with" in result.output

@@ -3,6 +3,10 @@
 The pages are split into K folds by site. For each fold a ``default`` model is trained on the
 other folds' pages (its epoch chosen on a site-grouped validation part of them) and used for the
 fold's pages only, so no page is scored by a model that saw its site.
+
+``extra`` pages (``bench --with DIR``: another development set) join every fold's training,
+except those of the fold's held-out sites (a site can be in both sets): this measures a model
+trained on a mix of sets, such as the embedded default, on the unseen sites of one of them.
 """
 
 from __future__ import annotations
@@ -47,11 +51,13 @@ def fold_models(
     seed: int = 0,
     progress: bool = False,
     preset: str = "default",
+    extra: Sequence[LabelledPage] = (),
 ) -> list[tuple[list[str], Model]]:
-    """Train one model per site-grouped fold; returns ``[(held-out page ids, model), …]``."""
+    """Train one model per site-grouped fold of ``pages`` (``extra`` pages join every fold's
+    training but never its held-out sites); returns ``[(held-out page ids, model), …]``."""
     pages = list(pages)
     site_of_page = np.array([page.site for page in pages], dtype=object)
-    dataset = dataset_of(pages)
+    dataset = dataset_of(pages + list(extra))
     key_of = {f"{page.dataset}/{page.id}": page.id for page in pages}
     out = []
     for fold, (train_pages, test_pages) in enumerate(site_folds(site_of_page, folds, seed)):

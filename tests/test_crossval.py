@@ -1,0 +1,62 @@
+"""Site-grouped fold models (``bench --cv``), with another set joining training (``--with``)."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from noisecbr.layout import read_dataset  # noqa: E402
+from training import crossval  # noqa: E402
+
+FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
+
+
+def _pages():
+    return list(read_dataset(FIXTURE))
+
+
+def _record_fits(monkeypatch):
+    """Replace training by a record of the sites each fold trained and validated on."""
+    fits = []
+
+    def fake_fit(train, val, preset, **kwargs):
+        fits.append(set(train.sites) | set(val.sites))
+        return SimpleNamespace(model=f"model {len(fits)}")
+
+    monkeypatch.setattr(crossval, "fit", fake_fit)
+    return fits
+
+
+def test_every_page_is_held_out_once_by_a_model_that_never_saw_its_site(monkeypatch):
+    fits = _record_fits(monkeypatch)
+    pages = _pages()
+    out = crossval.fold_models(pages, folds=2, seed=0)
+    held = [page_id for ids, _ in out for page_id in ids]
+    assert sorted(held) == sorted(page.id for page in pages)
+    site_of = {page.id: page.site for page in pages}
+    for (ids, _), seen in zip(out, fits):
+        assert ids and not {site_of[i] for i in ids} & seen
+
+
+def test_extra_set_trains_every_fold_except_on_held_out_sites(monkeypatch):
+    fits = _record_fits(monkeypatch)
+    pages = _pages()
+    extra = [
+        # the same site as some of the benched pages, and one no fold holds out
+        SimpleNamespace(**{**vars(pages[0]), "id": "x-1", "dataset": "other"}),
+        SimpleNamespace(**{**vars(pages[0]), "id": "x-2", "dataset": "other",
+                           "url": "https://elsewhere.test/a", "site": "elsewhere.test"}),
+    ]
+    out = crossval.fold_models(pages, folds=2, seed=0, extra=extra)
+    site_of = {page.id: page.site for page in pages}
+    held = [page_id for ids, _ in out for page_id in ids]
+    assert sorted(held) == sorted(page.id for page in pages)  # only the benched set is scored
+    for (ids, _), seen in zip(out, fits):
+        held_sites = {site_of[i] for i in ids}
+        assert not held_sites & seen
+        assert "elsewhere.test" in seen
+        assert (pages[0].site in seen) == (pages[0].site not in held_sites)
+    assert np.any([pages[0].site in seen for seen in fits])
