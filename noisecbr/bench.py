@@ -14,6 +14,7 @@ the data it is developed on. Training lives in :mod:`training` (torch), imported
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +118,7 @@ class BenchRow:
     failures: int = 0
     note: str = ""
     pages: list[PageScore] = field(default_factory=list, repr=False)
+    page_types: list[str] = field(default_factory=list, repr=False)
 
 
 def _run(name: str, extract: Callable[[LabelledPage], str],
@@ -132,6 +134,7 @@ def _run(name: str, extract: Callable[[LabelledPage], str],
             row.failures += 1
         cpu += time.process_time() - start
         row.pages.append(score_page(text, page.truth))
+        row.page_types.append(page.page_type)
     row.scores = aggregate(row.pages)
     row.f1_ci = bootstrap_f1(row.pages)
     row.docs_per_second = len(pages) / cpu if cpu > 0 else float("inf")
@@ -188,6 +191,25 @@ def bench(
             continue
         rows.append(_run(name, lambda page, f=extract: f(page.html, page.url), pages))
     return rows
+
+
+def format_by_type(rows: Sequence[BenchRow]) -> str:
+    """F1 of each extractor per page type (the ground truth's ``page_type``), most pages first:
+    where an extractor's notion of main content fails (forums, product pages…)."""
+    scored = [row for row in rows if row.scores is not None]
+    if not scored:
+        return ""
+    types = Counter(scored[0].page_types)
+    names = [row.name for row in scored]
+    lines = [f"{'page type':<16} {'pages':>5} " + " ".join(f"{n:>{len(n)}}" for n in names)]
+    lines.append("-" * len(lines[0]))
+    for page_type, count in types.most_common():
+        cells = []
+        for row in scored:
+            f1 = aggregate([p for p, t in zip(row.pages, row.page_types) if t == page_type]).f1
+            cells.append(f"{f1:>{len(row.name)}.3f}")
+        lines.append(f"{page_type or '(none)':<16} {count:>5} " + " ".join(cells))
+    return "\n".join(lines)
 
 
 def format_table(rows: Sequence[BenchRow]) -> str:

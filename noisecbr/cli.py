@@ -209,12 +209,14 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the table as CSV.")
+@click.option("--by-type", is_flag=True,
+              help="Also print F1 per page type (the ground truth's page_type).")
 def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                   with_sets: tuple[str, ...], limit: int | None, model: str | None, seed: int,
-                  csv_path: Path | None) -> None:
+                  csv_path: Path | None, by_type: bool) -> None:
     """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
     with a bootstrap ± and docs/s (CPU time, one process)."""
-    from .bench import PEERS, bench, format_table
+    from .bench import PEERS, bench, format_by_type, format_table
 
     unknown = [e for e in extractors if e not in PEERS]
     if unknown:
@@ -225,6 +227,8 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                  model=model, progress=sys.stderr.isatty(), with_sets=with_sets)
     click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")
     click.echo(format_table(rows))
+    if by_type:
+        click.echo("\nF1 by page type:\n" + format_by_type(rows))
     if csv_path:
         import csv
 

@@ -26,6 +26,7 @@ class LabelledPage:
     html: bytes
     truth: str  # articleBody: the main content as text
     dataset: str
+    page_type: str = ""  # the ground truth's page_type (article, forum, product…), if it has one
 
 
 def site_of(url: str | None, fallback: str) -> str:
@@ -75,4 +76,5 @@ def read_dataset(directory: str | Path, ids: set[str] | None = None) -> Iterator
             html=data,
             truth=record.get("articleBody") or "",
             dataset=directory.name,
+            page_type=str(record.get("page_type") or ""),
         )

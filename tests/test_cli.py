@@ -72,3 +72,23 @@ def test_bench_with_needs_cv(tmp_path):
     result = CliRunner().invoke(main, ["bench", str(tmp_path / "set"), "--with",
                                        str(tmp_path / "set")])
     assert result.exit_code == 2 and "--with" in result.output
+
+
+def test_bench_by_page_type(tmp_path, article_html):
+    data = tmp_path / "set"
+    (data / "html").mkdir(parents=True)
+    truth = ("Tide pools of the northern coast. When the tide goes out along the northern coast, "
+             "it leaves behind hundreds of small rock pools that teem with life.")
+    records = {}
+    for page_id, page_type in (("1", "article"), ("2", "article"), ("3", "forum")):
+        (data / "html" / f"{page_id}.html.gz").write_bytes(gzip.compress(article_html))
+        records[page_id] = {"url": "", "articleBody": truth if page_type == "article" else
+                            "a forum thread that is not on this page at all", "page_type": page_type}
+    (data / "ground-truth.json").write_text(json.dumps(records))
+    result = CliRunner().invoke(main, ["bench", str(data), "-e", "none", "--by-type"])
+    assert result.exit_code == 0, result.output
+    table = result.output.split("F1 by page type:")[1].splitlines()
+    article = next(line for line in table if line.startswith("article"))
+    forum = next(line for line in table if line.startswith("forum"))
+    assert article.split()[1] == "2" and float(article.split()[2]) > 0.1
+    assert forum.split()[1] == "1" and float(forum.split()[2]) == 0.0
