@@ -213,15 +213,17 @@ def format_by_type(rows: Sequence[BenchRow]) -> str:
 
 
 def format_table(rows: Sequence[BenchRow]) -> str:
-    header = f"{'extractor':<22} {'P':>6} {'R':>6} {'F1':>6} {'±':>6} {'docs/s':>8} {'fail':>5}"
+    width = max([22, *(len(row.name) for row in rows)])
+    header = (f"{'extractor':<{width}} {'P':>6} {'R':>6} {'F1':>6} {'±':>6} {'docs/s':>8} "
+              f"{'fail':>5}")
     lines = [header, "-" * len(header)]
     for row in rows:
         if row.scores is None:
-            lines.append(f"{row.name:<22} {row.note}")
+            lines.append(f"{row.name:<{width}} {row.note}")
             continue
         s = row.scores
         lines.append(
-            f"{row.name:<22} {s.precision:6.3f} {s.recall:6.3f} {s.f1:6.3f} {row.f1_ci:6.3f} "
+            f"{row.name:<{width}} {s.precision:6.3f} {s.recall:6.3f} {s.f1:6.3f} {row.f1_ci:6.3f} "
             f"{row.docs_per_second:8.1f} {row.failures:5d}"
         )
     return "\n".join(lines)
