@@ -38,7 +38,7 @@ def _activate(x: np.ndarray, name: str) -> np.ndarray:
     if name == "sigmoid":
         return 1.0 / (1.0 + np.exp(-np.clip(x, -60.0, 60.0)))
     if name == "relu":
-        return np.maximum(x, 0.0)
+        return np.maximum(x, 0.0, out=x)  # x is always a fresh layer output
     if name == "tanh":
         return np.tanh(x)
     if name == "softmax":
@@ -97,10 +97,14 @@ class Model:
         x = np.asarray(vectors, dtype=np.float32)
         if not self._all_columns:
             x = x[:, self.columns]
-        x = (x - self.mean) / self.scale
+        # In place after the first subtraction (which copies: the caller's vectors stay as they
+        # are): the same operations, a third fewer temporary arrays of the page's size.
+        x = x - self.mean
+        x /= self.scale
         last = len(self.weights) - 1
         for k, (w, b) in enumerate(zip(self.weights, self.biases)):
-            x = x @ w + b
+            x = x @ w
+            x += b
             x = _activate(x, self.output_activation if k == last else self.hidden_activation)
         if self.output_activation != "softmax":
             # The paper's sigmoid outputs are independent: normalise them to comparable scores.
