@@ -60,3 +60,43 @@ def test_extra_set_trains_every_fold_except_on_held_out_sites(monkeypatch):
         assert "elsewhere.test" in seen
         assert (pages[0].site in seen) == (pages[0].site not in held_sites)
     assert np.any([pages[0].site in seen for seen in fits])
+
+
+class _SiteModel:
+    """A stand-in model that remembers the sites it was trained on and scores every case
+    [0, 1, 0]."""
+
+    def __init__(self, sites):
+        self.sites = sites
+
+    def predict_proba(self, X):
+        return np.tile(np.float32([0.0, 1.0, 0.0]), (len(X), 1))
+
+
+def test_out_of_fold_scores_come_from_models_that_never_saw_the_case_site(monkeypatch):
+    from training.datasets import synthetic
+
+    dataset = synthetic(n_sites=9, per_site=10)
+    models = []
+
+    def fake_fit(train, val, preset, **kwargs):
+        models.append(_SiteModel(set(train.sites) | set(val.sites)))
+        return SimpleNamespace(model=models[-1])
+
+    monkeypatch.setattr(crossval, "fit", fake_fit)
+    seen_by = {}
+    original = crossval.fold_model
+
+    def recording_fold_model(data, held_out_sites, *args, **kwargs):
+        model = original(data, held_out_sites, *args, **kwargs)
+        for site in held_out_sites:
+            seen_by[site] = model
+        return model
+
+    monkeypatch.setattr(crossval, "fold_model", recording_fold_model)
+    proba = crossval.out_of_fold_scores(dataset, folds=3, seed=0)
+    assert len(models) == 3
+    assert proba.shape == (len(dataset), 3) and np.all(proba.sum(1) == 1.0)  # every case scored
+    assert set(seen_by) == set(dataset.sites)
+    for site, model in seen_by.items():
+        assert site not in model.sites

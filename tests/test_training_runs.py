@@ -98,3 +98,21 @@ def test_train_run_records_everything_and_cli_reads_it(tmp_path):
     assert out.exit_code == 0 and "hp.loss" in out.output, out.output
     assert runner.invoke(runs, ["show", "999", "--db", url]).exit_code != 0
     assert any(k == "hp.optimizer" for k, _, _ in compare_runs(first, second))
+
+
+def test_train_run_with_cv_reports_pooled_unseen_rates(tmp_path):
+    cb = CaseBase.open(_url(tmp_path))
+    dataset = synthetic()
+    # As test_training_fit's separable-classes fit: no dropout, no calibration on a tiny set.
+    overrides = {"hidden": (32, 16), "batch_size": 64, "lr": 1e-2, "dropout": 0.0,
+                 "weight_decay": 1e-4, "calibrate": None, "threads": 1}
+    run = train_run(cb, "default", seed=3, out=tmp_path / "run", epochs=30, quiet=True,
+                    dataset=dataset, overrides=overrides, cv=3)
+    cb.close()
+    pooled = run["metrics"]["unseen_cv"]
+    # Every case is scored once, by a model that never saw its site; the classes are separable.
+    assert pooled["cases"] == len(dataset)
+    assert sum(map(sum, pooled["confusion"])) == len(dataset)
+    # Unscored rows (zeros) would all count as noise: data and mixture would fall to 0.
+    assert min(pooled["rates"].values()) >= 0.9, pooled["rates"]
+    assert "unseen_cv" in (tmp_path / "run" / "report.txt").read_text()

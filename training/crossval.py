@@ -1,4 +1,4 @@
-"""Site-grouped cross-validation models for ``noisecbr bench --cv``.
+"""Site-grouped cross-validation: models for ``noisecbr bench --cv``, scores for ``train --cv``.
 
 The pages are split into K folds by site. For each fold a ``default`` model is trained on the
 other folds' pages (its epoch chosen on a site-grouped validation part of them) and used for the
@@ -7,6 +7,10 @@ fold's pages only, so no page is scored by a model that saw its site.
 ``extra`` pages (``bench --with DIR``: another development set) join every fold's training,
 except those of the fold's held-out sites (a site can be in both sets): this measures a model
 trained on a mix of sets, such as the embedded default, on the unseen sites of one of them.
+
+:func:`out_of_fold_scores` does the same over a case base's cases: every case is scored by the
+model of the fold that held its site out, so the per-class rates computed from those scores are
+rates on unseen sites pooled over all sites, not over the few test sites of one split.
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ import numpy as np
 
 from noisecbr.layout import LabelledPage
 from noisecbr.model import Model
+from noisecbr.result import LABELS
 
 from .datasets import Dataset, _page_cases, site_folds, split_by_site
 from .train import fit
 
-__all__ = ["dataset_of", "fold_models"]
+__all__ = ["dataset_of", "fold_models", "fold_model", "out_of_fold_scores"]
 
 
 def dataset_of(pages: Sequence[LabelledPage], processes: int | None = None) -> Dataset:
@@ -45,6 +50,30 @@ def dataset_of(pages: Sequence[LabelledPage], processes: int | None = None) -> D
     )
 
 
+def fold_model(dataset: Dataset, held_out_sites, fold: int, folds: int, preset="default",
+               seed: int = 0, progress: bool = False) -> Model:
+    """The ``preset`` model of one fold: trained on the cases of every site but
+    ``held_out_sites``, its epoch chosen on a site-grouped 15 % of them."""
+    in_train = ~np.isin(dataset.sites, np.asarray(sorted(held_out_sites), dtype=str))
+    train = dataset.subset(np.flatnonzero(in_train))
+    fit_part, val_part = split_by_site(train.sites, (0.85, 0.15), seed + fold)
+    return fit(train.subset(fit_part), train.subset(val_part), preset, seed=seed,
+               progress=progress, metadata={"cv_fold": fold, "cv_folds": folds}).model
+
+
+def out_of_fold_scores(dataset: Dataset, folds: int = 5, preset="default", seed: int = 0,
+                       progress: bool = False, batch: int = 262144) -> np.ndarray:
+    """Class scores of every case by the model of the site-grouped fold that held its site out
+    (``folds`` models; the folds are :func:`site_folds` of the cases' sites, ``seed``)."""
+    proba = np.zeros((len(dataset), len(LABELS)), dtype=np.float32)
+    for fold, (_, test) in enumerate(site_folds(dataset.sites, folds, seed)):
+        model = fold_model(dataset, set(dataset.sites[test]), fold, folds, preset, seed, progress)
+        for start in range(0, len(test), batch):
+            part = test[start:start + batch]
+            proba[part] = model.predict_proba(dataset.X[part])
+    return proba
+
+
 def fold_models(
     pages: Sequence[LabelledPage],
     folds: int = 5,
@@ -61,13 +90,9 @@ def fold_models(
     key_of = {f"{page.dataset}/{page.id}": page.id for page in pages}
     out = []
     for fold, (train_pages, test_pages) in enumerate(site_folds(site_of_page, folds, seed)):
-        held_out_sites = set(site_of_page[test_pages])
-        in_train = ~np.isin(dataset.sites, list(held_out_sites))
-        train = dataset.subset(np.flatnonzero(in_train))
-        fit_part, val_part = split_by_site(train.sites, (0.85, 0.15), seed + fold)
-        result = fit(train.subset(fit_part), train.subset(val_part), preset, seed=seed,
-                     progress=progress, metadata={"cv_fold": fold, "cv_folds": folds})
+        model = fold_model(dataset, set(site_of_page[test_pages]), fold, folds, preset, seed,
+                           progress)
         held_out = [key_of.get(f"{pages[i].dataset}/{pages[i].id}", pages[i].id)
                     for i in test_pages]
-        out.append((held_out, result.model))
+        out.append((held_out, model))
     return out

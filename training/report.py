@@ -23,7 +23,7 @@ from noisecbr.result import LABELS
 
 from .datasets import Dataset
 
-__all__ = ["evaluate", "format_table", "write_reports", "inference_speed", "ablation",
+__all__ = ["evaluate", "metrics_of", "format_table", "write_reports", "inference_speed", "ablation",
            "format_ablation", "PAPER_UNSEEN"]
 
 #: The paper's correct-classification rates on unseen data (noise, data, mixture).
@@ -32,20 +32,22 @@ PAPER_UNSEEN = {"noise": 0.837, "data": 0.779, "mixture": 0.653}
 
 def evaluate(model: Model, dataset: Dataset, batch: int = 262144) -> dict:
     """Per-class rates, MSE, accuracy and the confusion matrix (rows truth, columns predicted)."""
+    proba = np.zeros((len(dataset), len(LABELS)), dtype=np.float32)
+    for start in range(0, len(dataset), batch):
+        proba[start:start + batch] = model.predict_proba(dataset.X[start:start + batch])
+    return metrics_of(proba, dataset)
+
+
+def metrics_of(proba: np.ndarray, dataset: Dataset) -> dict:
+    """:func:`evaluate`'s figures for given class scores of the dataset's cases (one model's, or
+    the pooled out-of-fold scores of a cross-validation)."""
     n = len(dataset)
     k = len(LABELS)
-    confusion = np.zeros((k, k), dtype=np.int64)
-    sq = 0.0
-    correct = np.zeros(n, dtype=bool)
-    for start in range(0, n, batch):
-        X = dataset.X[start:start + batch]
-        y = dataset.y[start:start + batch]
-        p = model.predict_proba(X)
-        pred = p.argmax(1)
-        correct[start:start + batch] = pred == y
-        np.add.at(confusion, (y, pred), 1)
-        target = np.eye(k, dtype=np.float32)[y]
-        sq += float(((p - target) ** 2).sum(dtype=np.float64))
+    y = dataset.y
+    pred = proba.argmax(1) if n else np.zeros(0, dtype=np.int64)
+    correct = pred == y
+    confusion = np.bincount(y * k + pred, minlength=k * k).reshape(k, k)
+    sq = float(((proba - np.eye(k, dtype=np.float32)[y]) ** 2).sum(dtype=np.float64))
     per_class = confusion.sum(1)
     rates = {label: (float(confusion[c, c] / per_class[c]) if per_class[c] else float("nan"))
              for c, label in enumerate(LABELS)}
@@ -57,7 +59,7 @@ def evaluate(model: Model, dataset: Dataset, batch: int = 262144) -> dict:
                                               return_counts=True)
         w = 1.0 / page_sizes[page_index]
         for c, label in enumerate(LABELS):
-            mask = dataset.y == c
+            mask = y == c
             page_rates[label] = (float((w * correct)[mask].sum() / w[mask].sum())
                                  if mask.any() else float("nan"))
     return {
@@ -178,7 +180,7 @@ def write_reports(out_dir: str | Path, history: list[tuple[float, float]], best_
                 w.writerow([part, label, *row])
     paths["confusion_csv"] = path
 
-    bars = [p for p in ("known", "unseen", "known_walk", "unseen_walk") if p in metrics]
+    bars = [p for p in ("known", "unseen", "unseen_cv", "known_walk", "unseen_walk") if p in metrics]
     if bars:
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
         width = 0.8 / (len(bars) + 1)
