@@ -31,8 +31,8 @@ import numpy as np
 
 from .subtrees import ElementTable
 
-__all__ = ["PAGE_FEATURES", "VOCABULARY_FEATURES", "VOCABULARIES", "page_features",
-           "vocabulary_features"]
+__all__ = ["PAGE_FEATURES", "VOCABULARY_FEATURES", "VOCABULARIES", "STOP_WORDS", "page_features",
+           "token_codes", "vocabulary_features"]
 
 #: A text piece that reads as a sentence: at least this many words, punctuation, not a link.
 SENTENCE_WORDS = 8
@@ -56,9 +56,25 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
     "readmore": tuple("read continue next previous prev page back".split()),
 }
 _VOCABULARY_OF = {word: k for k, words in enumerate(VOCABULARIES.values()) for word in words}
-#: Bits of a token's code: Title Case, digits; the vocabulary index + 1 sits above them.
-_TITLE, _DIGIT, _VOCABULARY_SHIFT = 1, 2, 2
-#: Codes of the tokens seen so far: one C-level dict lookup per token instead of four string
+
+#: Stop words of the ``text`` group's stop_share (:mod:`noisecbr.vectors`), lower-case. They live
+#: here because a token's stop-word bit is part of its code (see :func:`token_codes`).
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    also may might must shall one two new like get got said says le la les des et est un une
+    der die das und ist nicht el los las y que en del""".split()
+)
+
+#: Bits of a token's code: Title Case, digits, stop word; the vocabulary index + 1 sits above
+#: them.
+TITLE, DIGIT, STOP, _VOCABULARY_SHIFT = 1, 2, 4, 3
+#: Codes of the tokens seen so far: one C-level dict lookup per token instead of five string
 #: methods (tokens repeat within and across pages). Cleared when it grows past this size.
 _CODE_CACHE_SIZE = 200_000
 _codes: dict[str, int] = {}
@@ -175,22 +191,35 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
 def _code(token: str) -> int:
     if len(_codes) >= _CODE_CACHE_SIZE:
         _codes.clear()
+    lower = token.lower()
     code = _codes[token] = (
-        (_TITLE if token.istitle() else 0) | (_DIGIT if token.isdigit() else 0)
-        | (_VOCABULARY_OF.get(token.lower(), -1) + 1) << _VOCABULARY_SHIFT)
+        (TITLE if token.istitle() else 0) | (DIGIT if token.isdigit() else 0)
+        | (STOP if lower in STOP_WORDS else 0)
+        | (_VOCABULARY_OF.get(lower, -1) + 1) << _VOCABULARY_SHIFT)
     return code
 
 
-def vocabulary_features(table: ElementTable) -> np.ndarray:
-    """The ``vocabulary`` group (see the module docstring)."""
-    n = len(table)
+def token_codes(table: ElementTable) -> np.ndarray:
+    """The code of every token of the page, in document order (the pieces' tokens one after
+    the other): its :data:`TITLE`, :data:`DIGIT` and :data:`STOP` bits and its vocabulary.
+    Computed once per page for the ``text`` and ``vocabulary`` groups alike, by one cached
+    dict lookup per token."""
     tokens = list(itertools.chain.from_iterable(table.piece_tokens))
-    count = len(tokens)
     codes = np.fromiter(map(_codes.get, tokens, itertools.repeat(-1)), dtype=np.int64,
-                        count=count)
+                        count=len(tokens))
     for k in np.flatnonzero(codes < 0).tolist():  # tokens not seen before
         codes[k] = _code(tokens[k])
-    title, digit = (codes & _TITLE) > 0, (codes & _DIGIT) > 0
+    return codes
+
+
+def vocabulary_features(table: ElementTable, codes: np.ndarray | None = None) -> np.ndarray:
+    """The ``vocabulary`` group (see the module docstring); ``codes`` are the page's
+    :func:`token_codes` if already computed."""
+    n = len(table)
+    if codes is None:
+        codes = token_codes(table)
+    count = len(codes)
+    title, digit = (codes & TITLE) > 0, (codes & DIGIT) > 0
     vocabulary = (codes >> _VOCABULARY_SHIFT) - 1
     found = vocabulary >= 0
     one_hot = np.zeros((count, len(VOCABULARIES)))

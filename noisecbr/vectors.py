@@ -35,8 +35,8 @@ import re
 
 import numpy as np
 
-from .pagefeatures import (PAGE_FEATURES, VOCABULARY_FEATURES, page_features,
-                           vocabulary_features)
+from .pagefeatures import (PAGE_FEATURES, STOP, VOCABULARY_FEATURES, page_features,
+                           token_codes, vocabulary_features)
 from .subtrees import ElementTable
 
 __all__ = [
@@ -154,18 +154,6 @@ def _keyword_masks(values: list[str | None]) -> list[int]:
 #: Landmark tags whose descendants are furniture (or content) whatever their own markup says.
 _LANDMARKS = ("nav", "header", "footer", "aside", "form", "article", "main")
 
-_STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    also may might must shall one two new like get got said says le la les des et est un une
-    der die das und ist nicht el los las y que en del""".split()
-)
-
 _TEXT_FEATURES = ("log_chars", "log_words", "link_density", "punct_rate", "stop_share",
                   "own_share", "page_share", "chars_per_element")
 _STRUCTURE_FEATURES = ("depth", "log_depth", "position_start", "position_end", "log_children",
@@ -274,14 +262,12 @@ def _bits(masks: list[int], count: int) -> np.ndarray:
 
 
 def _text_features(table: ElementTable, chars: np.ndarray, size: np.ndarray,
-                   own_chars: np.ndarray) -> np.ndarray:
+                   own_chars: np.ndarray, codes: np.ndarray) -> np.ndarray:
     n = len(table)
-    # Stop words: the same test, token.lower() in _STOP_WORDS, over all the page's tokens in one
-    # C-level pass (map), then summed per piece as differences of a cumulative count.
-    tokens = list(itertools.chain.from_iterable(table.piece_tokens))
-    is_stop = np.zeros(len(tokens) + 1)
-    is_stop[1:] = np.fromiter(map(_STOP_WORDS.__contains__, map(str.lower, tokens)),
-                              dtype=bool, count=len(tokens))
+    # Stop words (token.lower() in pagefeatures.STOP_WORDS): the STOP bit of the page's token codes, summed
+    # per piece as differences of a cumulative count.
+    is_stop = np.zeros(len(codes) + 1)
+    is_stop[1:] = (codes & STOP) > 0
     stop_count = np.cumsum(is_stop)
     token_end = np.cumsum(np.fromiter(map(len, table.piece_tokens), dtype=np.int64,
                                       count=len(table.piece_tokens)))
@@ -365,7 +351,8 @@ def vectorize(table: ElementTable) -> np.ndarray:
     # Subtree characters and sizes serve the text and the candidate features alike.
     chars = table.subtree(table.piece_chars)
     own_chars = table.own(table.piece_chars)
-    text = _text_features(table, chars, size, own_chars)
+    codes = token_codes(table)  # the page's tokens, coded once for the text and vocabulary groups
+    text = _text_features(table, chars, size, own_chars, codes)
     out[:, _SLICES["text"]] = text
     structure = out[:, _SLICES["structure"]]
     structure[:, 0] = depth / max(depth.max(), 1.0)
@@ -389,5 +376,5 @@ def vectorize(table: ElementTable) -> np.ndarray:
     out[:, _SLICES["candidate"]] = _candidate_features(table, chars, text[:, 2], own_chars)
     out[:, _SLICES["page"]] = page_features(table, table.subtree(table.piece_words), text[:, 2],
                                              classes)
-    out[:, _SLICES["vocabulary"]] = vocabulary_features(table)
+    out[:, _SLICES["vocabulary"]] = vocabulary_features(table, codes)
     return out
