@@ -184,7 +184,10 @@ def _parse_lxml(text: str, raw: bytes | None = None, encoding: str | None = None
         # huge_tree lifts libxml2's limits on text size.
         # etree's parser, not lxml.html's: plain elements are created several times faster
         # than lxml.html's classes, and nothing here needs their extra methods.
+        # collect_ids=False: libxml2 need not hash every id attribute of the page (nothing
+        # looks elements up by id); the tree is the same, the parse about 5 % faster.
         parser = etree.HTMLParser(remove_comments=True, remove_pis=True, huge_tree=True,
+                                  collect_ids=False,
                                   encoding="utf-8" if isinstance(source, bytes) else None)
         root = etree.fromstring(source, parser=parser)
         if root is None:
