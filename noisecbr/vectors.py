@@ -34,6 +34,7 @@ import itertools
 import re
 
 import numpy as np
+from lxml import etree
 
 from .pagefeatures import (PAGE_FEATURES, STOP, VOCABULARY_FEATURES, page_features,
                            token_codes, vocabulary_features)
@@ -139,15 +140,29 @@ def _keyword_masks(values: list[str | None]) -> list[int]:
     """The keywords found in each attribute value (None when absent), as the bits of an int
     (bit i: ``KEYWORDS[i]`` is a substring of one of the value's lower-cased ``[a-z]+`` tokens;
     a whole-token keyword must be the whole token)."""
+    return _keyword_mask_array(values).tolist()
+
+
+#: Stands for "not in the cache" in a mask array: above every keyword and landmark bit.
+_UNKNOWN = 1 << 63
+
+
+def _keyword_mask_array(values: list[str | None]) -> np.ndarray:
+    """:func:`_keyword_masks` as a uint64 array: one C-level pass of cache lookups straight
+    into numpy, and a second only for the values not met before."""
     if len(_MASK_CACHE) > _MASK_CACHE_SIZE:
         _MASK_CACHE.clear()
     if not _MASK_CACHE:
         _MASK_CACHE.update({None: 0, "": 0})
-    masks = list(map(_MASK_CACHE.get, values))
-    if None in masks:  # values not met before
-        new = list(dict.fromkeys(values[k] for k, mask in enumerate(masks) if mask is None))
+    masks = np.fromiter(map(_MASK_CACHE.get, values, itertools.repeat(_UNKNOWN)),
+                        dtype=np.uint64, count=len(values))
+    unknown = masks == _UNKNOWN
+    if unknown.any():  # values not met before
+        missing = [values[k] for k in np.flatnonzero(unknown).tolist()]
+        new = list(dict.fromkeys(missing))
         _MASK_CACHE.update(zip(new, _new_masks(new)))
-        masks = list(map(_MASK_CACHE.__getitem__, values))
+        masks[unknown] = np.fromiter(map(_MASK_CACHE.__getitem__, missing), dtype=np.uint64,
+                                     count=len(missing))
     return masks
 
 
@@ -225,6 +240,7 @@ def leaf_shares(counts: np.ndarray) -> np.ndarray:
 
 #: As bytes: lxml reads an attribute named by bytes a little faster (no str encoding per call).
 _ATTRIBUTES = (b"class", b"id", b"role", b"aria-label")
+_GET = etree._Element.get
 #: Bits above the keywords' in the masks whose ancestors are OR-ed: the landmark tags.
 _LANDMARK_BIT = {tag: 1 << (len(KEYWORDS) + j) for j, tag in enumerate(_LANDMARKS)}
 _N_MASK_BITS = len(KEYWORDS) + len(_LANDMARKS)
@@ -235,12 +251,16 @@ def _own_masks(table: ElementTable, classes: list[str | None]) -> list[int]:
     aria-label and its landmark tag, as the bits of one int: attribute reads and cached mask
     lookups."""
     elements = table.elements
-    own = np.asarray(_per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags),
-                     dtype=np.uint64)
-    own |= np.asarray(_keyword_masks(classes), dtype=np.uint64)
+    n = len(elements)
+    # The four attributes' values one after the other, looked up in one pass (C-level maps:
+    # no Python step per element), then OR-ed per element.
+    values = classes.copy()
     for attribute in _ATTRIBUTES[1:]:
-        masks = _keyword_masks([element.get(attribute) for element in elements])
-        own |= np.asarray(masks, dtype=np.uint64)
+        values += map(_GET, elements, itertools.repeat(attribute))
+    own = np.bitwise_or.reduce(_keyword_mask_array(values).reshape(len(_ATTRIBUTES), n),
+                               axis=0)
+    own |= np.asarray(_per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags),
+                      dtype=np.uint64)
     return own.tolist()
 
 
@@ -366,7 +386,7 @@ def vectorize(table: ElementTable) -> np.ndarray:
     tag[:] = 0.0
     tag[index, _per_tag(_tag_group, table.tags)] = 1.0
     # The class attribute serves the keywords and the page group's repeated signatures.
-    classes = [element.get(b"class") for element in table.elements]
+    classes = list(map(_GET, table.elements, itertools.repeat(b"class")))
     own = _own_masks(table, classes)
     out[:, _SLICES["attributes"]] = _bits(own, len(KEYWORDS))
     context = out[:, _SLICES["context"]]
