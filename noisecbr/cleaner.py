@@ -142,7 +142,7 @@ class Cleaner:
             else:
                 decision[i] = MIXTURE
                 i += 1
-        return np.asarray(decision, dtype=np.int8), proba
+        return np.fromiter(decision, dtype=np.int8, count=n), proba
 
     # -- cleaning ----------------------------------------------------------------------------
     def clean_body(self, body: etree._Element, url: str | None = None,

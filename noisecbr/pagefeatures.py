@@ -153,9 +153,8 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
     link_pieces = table.subtree(table.piece_in_link)
     page_link_density = float(link_density[0])
 
-    h1 = np.flatnonzero(np.asarray(table.tags) == "h1")
-    if len(h1):
-        first = int(h1[0])
+    first = table.tags.index("h1") if "h1" in table.tags else -1
+    if first >= 0:
         after_h1 = (index >= first).astype(np.float64)
         contains_h1 = ((index <= first) & (table.end > first)).astype(np.float64)
         from_h1 = before - before[first]

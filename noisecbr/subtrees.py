@@ -146,9 +146,10 @@ def build_table(body: etree._Element) -> ElementTable:
     size = [1] * n
     for i in range(n - 1, 0, -1):
         size[parent[i]] += size[i]
-    parent_array = np.asarray(parent, dtype=np.int32)
-    depth_array = np.asarray(depth, dtype=np.int32)
-    end = np.arange(n, dtype=np.int32) + np.asarray(size, dtype=np.int32)
+    # Lists of ints become arrays by fromiter: no per-item type discovery as in asarray.
+    parent_array = np.fromiter(parent, dtype=np.int32, count=n)
+    depth_array = np.fromiter(depth, dtype=np.int32, count=n)
+    end = np.arange(n, dtype=np.int32) + np.fromiter(size, dtype=np.int32, count=n)
 
     # Text pieces: an element's .text (owned by the element) and a child's .tail (owned by its
     # parent; the body's own tail is outside the page). Their order is the order of iterwalk's
@@ -160,8 +161,8 @@ def build_table(body: etree._Element) -> ElementTable:
     tails[0] = None
     text_at = [i for i, text in enumerate(texts) if text and not text.isspace()]
     tail_at = [i for i, tail in enumerate(tails) if tail and not tail.isspace()]
-    text_index = np.asarray(text_at, dtype=np.int64)
-    tail_index = np.asarray(tail_at, dtype=np.int64)
+    text_index = np.fromiter(text_at, dtype=np.int64, count=len(text_at))
+    tail_index = np.fromiter(tail_at, dtype=np.int64, count=len(tail_at))
     start_event = 2 * np.arange(n, dtype=np.int64) - depth_array
     end_event = 2 * end.astype(np.int64) - depth_array - 1
     events = np.concatenate([start_event[text_index], end_event[tail_index]])
@@ -194,7 +195,7 @@ def build_table(body: etree._Element) -> ElementTable:
         piece_chars=np.fromiter(map(len, map("".join, words)), dtype=np.int32, count=count),
         piece_punct=np.fromiter(map(len, map(_PUNCT.findall, piece_text)), dtype=np.int32,
                                 count=count),
-        piece_in_link=np.asarray(in_link, dtype=bool)[piece_owner],
+        piece_in_link=np.fromiter(in_link, dtype=bool, count=n)[piece_owner],
     )
 
 

@@ -208,10 +208,10 @@ def _tag_group(tag: str) -> int:
     return _TAG_INDEX.get(_TAG_ALIASES.get(tag, tag), _TAG_INDEX["other"])
 
 
-def _per_tag(function, tags: list[str]) -> list:
+def _per_tag(function, tags: list[str], dtype=np.int64) -> np.ndarray:
     """``function`` of every tag, computed once per distinct tag (a page has a few dozen)."""
     known = {tag: function(tag) for tag in set(tags)}
-    return list(map(known.__getitem__, tags))
+    return np.fromiter(map(known.__getitem__, tags), dtype=dtype, count=len(tags))
 
 
 def leaf_counts(table: ElementTable) -> np.ndarray:
@@ -219,7 +219,7 @@ def leaf_counts(table: ElementTable) -> np.ndarray:
     n = len(table)
     own = np.zeros((n, len(LEAF_TYPES)), dtype=np.float64)
     childless = np.flatnonzero(table.n_children == 0)
-    types = np.asarray(_per_tag(leaf_type, table.tags), dtype=np.int64)[childless]
+    types = _per_tag(leaf_type, table.tags)[childless]
     own[childless, types] = 1.0
     # Text pieces owned by elements that have element children are ``text`` leaves (bincount
     # counts in C what np.add.at adds one by one; whole numbers, so the sums are the same).
@@ -246,9 +246,9 @@ _LANDMARK_BIT = {tag: 1 << (len(KEYWORDS) + j) for j, tag in enumerate(_LANDMARK
 _N_MASK_BITS = len(KEYWORDS) + len(_LANDMARKS)
 
 
-def _own_masks(table: ElementTable, classes: list[str | None]) -> list[int]:
+def _own_masks(table: ElementTable, classes: list[str | None]) -> np.ndarray:
     """Per element, the keywords of its class (``classes``, read by the caller) / id / role /
-    aria-label and its landmark tag, as the bits of one int: attribute reads and cached mask
+    aria-label and its landmark tag, as the bits of one uint64: attribute reads and cached mask
     lookups."""
     elements = table.elements
     n = len(elements)
@@ -259,9 +259,8 @@ def _own_masks(table: ElementTable, classes: list[str | None]) -> list[int]:
         values += map(_GET, elements, itertools.repeat(attribute))
     own = np.bitwise_or.reduce(_keyword_mask_array(values).reshape(len(_ATTRIBUTES), n),
                                axis=0)
-    own |= np.asarray(_per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags),
-                      dtype=np.uint64)
-    return own.tolist()
+    own |= _per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags, np.uint64)
+    return own
 
 
 def _inherited_masks(table: ElementTable, own: list[int]) -> list[int]:
@@ -275,9 +274,11 @@ def _inherited_masks(table: ElementTable, own: list[int]) -> list[int]:
     return inherited
 
 
-def _bits(masks: list[int], count: int) -> np.ndarray:
+def _bits(masks: np.ndarray | list[int], count: int) -> np.ndarray:
     """The low ``count`` bits of each mask as 0/1 columns (uint8)."""
-    as_bytes = np.asarray(masks, dtype="<u8").view(np.uint8).reshape(len(masks), 8)
+    if isinstance(masks, list):
+        masks = np.fromiter(masks, dtype=np.uint64, count=len(masks))
+    as_bytes = masks.astype("<u8", copy=False).view(np.uint8).reshape(len(masks), 8)
     return np.unpackbits(as_bytes, axis=1, count=count, bitorder="little")
 
 
@@ -390,7 +391,7 @@ def vectorize(table: ElementTable) -> np.ndarray:
     own = _own_masks(table, classes)
     out[:, _SLICES["attributes"]] = _bits(own, len(KEYWORDS))
     context = out[:, _SLICES["context"]]
-    context[:, :_N_MASK_BITS] = _bits(_inherited_masks(table, own), _N_MASK_BITS)
+    context[:, :_N_MASK_BITS] = _bits(_inherited_masks(table, own.tolist()), _N_MASK_BITS)
     context[:, _N_MASK_BITS:] = text[np.maximum(table.parent, 0)]
     context[table.parent < 0, _N_MASK_BITS:] = 0.0
     out[:, _SLICES["candidate"]] = _candidate_features(table, chars, text[:, 2], own_chars)
