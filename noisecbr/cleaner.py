@@ -142,7 +142,7 @@ class Cleaner:
             else:
                 decision[i] = MIXTURE
                 i += 1
-        return np.asarray(decision, dtype=np.int8), proba
+        return np.fromiter(decision, dtype=np.int8, count=n), proba
 
     # -- cleaning ----------------------------------------------------------------------------
     def clean_body(self, body: etree._Element, url: str | None = None,
@@ -154,12 +154,13 @@ class Cleaner:
         decision, proba = self.predict(table, forced)
         decided = np.flatnonzero(decision >= 0)
         removed_index = decided[decision[decided] == NOISE]
-        removed = {table.elements[i] for i in removed_index}
+        elements = table.elements
+        removed = {elements[i] for i in removed_index.tolist()}
         text = render_text(body, removed)
-        chars = table.subtree(table.piece_chars)[decided]
 
         def decisions() -> list[Decision]:
             # Paths from the table: still those of the tidied page after the noise is detached.
+            chars = table.subtree(table.piece_chars)[decided]
             all_paths = table.paths()
             paths = [all_paths[i] for i in decided]
             return [

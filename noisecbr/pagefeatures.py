@@ -31,8 +31,8 @@ import numpy as np
 
 from .subtrees import ElementTable
 
-__all__ = ["PAGE_FEATURES", "VOCABULARY_FEATURES", "VOCABULARIES", "page_features",
-           "vocabulary_features"]
+__all__ = ["PAGE_FEATURES", "VOCABULARY_FEATURES", "VOCABULARIES", "STOP_WORDS", "page_features",
+           "token_codes", "vocabulary_features"]
 
 #: A text piece that reads as a sentence: at least this many words, punctuation, not a link.
 SENTENCE_WORDS = 8
@@ -56,9 +56,25 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
     "readmore": tuple("read continue next previous prev page back".split()),
 }
 _VOCABULARY_OF = {word: k for k, words in enumerate(VOCABULARIES.values()) for word in words}
-#: Bits of a token's code: Title Case, digits; the vocabulary index + 1 sits above them.
-_TITLE, _DIGIT, _VOCABULARY_SHIFT = 1, 2, 2
-#: Codes of the tokens seen so far: one C-level dict lookup per token instead of four string
+
+#: Stop words of the ``text`` group's stop_share (:mod:`noisecbr.vectors`), lower-case. They live
+#: here because a token's stop-word bit is part of its code (see :func:`token_codes`).
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    also may might must shall one two new like get got said says le la les des et est un une
+    der die das und ist nicht el los las y que en del""".split()
+)
+
+#: Bits of a token's code: Title Case, digits, stop word; the vocabulary index + 1 sits above
+#: them.
+TITLE, DIGIT, STOP, _VOCABULARY_SHIFT = 1, 2, 4, 3
+#: Codes of the tokens seen so far: one C-level dict lookup per token instead of five string
 #: methods (tokens repeat within and across pages). Cleared when it grows past this size.
 _CODE_CACHE_SIZE = 200_000
 _codes: dict[str, int] = {}
@@ -81,6 +97,13 @@ def _cumulative(values: np.ndarray) -> np.ndarray:
     """Cumulative sums with a leading zero (rows summed for 2-D input)."""
     values = np.asarray(values, dtype=np.float64)
     out = np.zeros((len(values) + 1,) + values.shape[1:])
+    np.cumsum(values, axis=0, out=out[1:])
+    return out
+
+
+def _cumulative_counts(values: np.ndarray) -> np.ndarray:
+    """Cumulative counts (int32) with a leading zero (rows summed for 2-D input)."""
+    out = np.zeros((len(values) + 1,) + values.shape[1:], dtype=np.int32)
     np.cumsum(values, axis=0, out=out[1:])
     return out
 
@@ -137,9 +160,8 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
     link_pieces = table.subtree(table.piece_in_link)
     page_link_density = float(link_density[0])
 
-    h1 = np.flatnonzero(np.asarray(table.tags) == "h1")
-    if len(h1):
-        first = int(h1[0])
+    first = table.tags.index("h1") if "h1" in table.tags else -1
+    if first >= 0:
         after_h1 = (index >= first).astype(np.float64)
         contains_h1 = ((index <= first) & (table.end > first)).astype(np.float64)
         from_h1 = before - before[first]
@@ -175,26 +197,39 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
 def _code(token: str) -> int:
     if len(_codes) >= _CODE_CACHE_SIZE:
         _codes.clear()
+    lower = token.lower()
     code = _codes[token] = (
-        (_TITLE if token.istitle() else 0) | (_DIGIT if token.isdigit() else 0)
-        | (_VOCABULARY_OF.get(token.lower(), -1) + 1) << _VOCABULARY_SHIFT)
+        (TITLE if token.istitle() else 0) | (DIGIT if token.isdigit() else 0)
+        | (STOP if lower in STOP_WORDS else 0)
+        | (_VOCABULARY_OF.get(lower, -1) + 1) << _VOCABULARY_SHIFT)
     return code
 
 
-def vocabulary_features(table: ElementTable) -> np.ndarray:
-    """The ``vocabulary`` group (see the module docstring)."""
-    n = len(table)
+def token_codes(table: ElementTable) -> np.ndarray:
+    """The code of every token of the page, in document order (the pieces' tokens one after
+    the other): its :data:`TITLE`, :data:`DIGIT` and :data:`STOP` bits and its vocabulary.
+    Computed once per page for the ``text`` and ``vocabulary`` groups alike, by one cached
+    dict lookup per token."""
     tokens = list(itertools.chain.from_iterable(table.piece_tokens))
-    count = len(tokens)
     codes = np.fromiter(map(_codes.get, tokens, itertools.repeat(-1)), dtype=np.int64,
-                        count=count)
+                        count=len(tokens))
     for k in np.flatnonzero(codes < 0).tolist():  # tokens not seen before
         codes[k] = _code(tokens[k])
-    title, digit = (codes & _TITLE) > 0, (codes & _DIGIT) > 0
+    return codes
+
+
+def vocabulary_features(table: ElementTable, codes: np.ndarray | None = None) -> np.ndarray:
+    """The ``vocabulary`` group (see the module docstring); ``codes`` are the page's
+    :func:`token_codes` if already computed."""
+    n = len(table)
+    if codes is None:
+        codes = token_codes(table)
+    count = len(codes)
+    title, digit = (codes & TITLE) > 0, (codes & DIGIT) > 0
     vocabulary = (codes >> _VOCABULARY_SHIFT) - 1
     found = vocabulary >= 0
-    one_hot = np.zeros((count, len(VOCABULARIES)))
-    one_hot[np.flatnonzero(found), vocabulary[found]] = 1.0
+    one_hot = np.zeros((count, len(VOCABULARIES)), dtype=np.int32)
+    one_hot[np.flatnonzero(found), vocabulary[found]] = 1
 
     # Token range of every subtree: its pieces are contiguous, so are their tokens.
     token_offset = np.concatenate([[0], np.cumsum(table.piece_words, dtype=np.int64)])
@@ -206,11 +241,13 @@ def vocabulary_features(table: ElementTable) -> np.ndarray:
     def in_range(cumulative: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return cumulative[b] - cumulative[a]
 
-    vocabulary_sums = _cumulative(one_hot)
+    # Token counts are summed in int32: whole numbers, so the same as float64 sums, in half
+    # the memory.
+    vocabulary_sums = _cumulative_counts(one_hot)
     # ×5, capped at 1: one boilerplate word in five already marks a block as furniture.
     return np.column_stack([
-        in_range(_cumulative(title), start, end) / words,
-        in_range(_cumulative(digit), start, end) / words,
+        in_range(_cumulative_counts(title), start, end) / words,
+        in_range(_cumulative_counts(digit), start, end) / words,
         np.log1p((end - start) / pieces) / 5.0,
         np.minimum(in_range(vocabulary_sums, start, end) / words[:, None] * 5.0, 1.0),
         (in_range(vocabulary_sums, start, head_end) > 0).astype(np.float64),

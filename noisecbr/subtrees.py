@@ -12,8 +12,10 @@ The paper's *threshold level* (all subtrees at depth d below body) is :func:`at_
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 from lxml import etree
@@ -27,6 +29,9 @@ WORD = re.compile(r"\w+")
 _ASCII_WORD = re.compile(r"\w+", re.ASCII)
 #: Sentence punctuation: running text has it, menus and link lists rarely do.
 _PUNCT = re.compile(r"[.!?,;:]")
+#: Readers of a node's fields, for C-level maps over a page's elements.
+_TAG, _TEXT, _TAIL = attrgetter("tag"), attrgetter("text"), attrgetter("tail")
+_PARENT = etree._Element.getparent
 
 
 @dataclass
@@ -119,12 +124,15 @@ def build_table(body: etree._Element) -> ElementTable:
     # (nor their tails): iter() is told the same.
     elements: list[etree._Element] = list(body.iter(etree.Element, etree.Entity))
     n = len(elements)
-    tags = [tag.lower() if isinstance(tag, str) else "#other"
-            for tag in [element.tag for element in elements]]
+    # Per-element reads are C-level maps (no Python step per element), and each of the few
+    # dozen distinct tags is lower-cased once.
+    raw_tags = list(map(_TAG, elements))
+    lowered = {tag: tag.lower() if isinstance(tag, str) else "#other" for tag in set(raw_tags)}
+    tags = list(map(lowered.__getitem__, raw_tags))
     # lxml hands back the same proxy object for a node while one is alive (the list keeps them
     # alive), so identity-hashed lookups find each element's parent index.
-    position = {element: i for i, element in enumerate(elements)}
-    parent = [position.get(element.getparent(), -1) for element in elements]
+    position = dict(zip(elements, range(n)))
+    parent = list(map(position.get, map(_PARENT, elements), itertools.repeat(-1)))
     parent[0] = -1
     # Pre-order: a parent comes before its children, so one forward pass gives depth and
     # link context, one backward pass the subtree sizes.
@@ -138,22 +146,23 @@ def build_table(body: etree._Element) -> ElementTable:
     size = [1] * n
     for i in range(n - 1, 0, -1):
         size[parent[i]] += size[i]
-    parent_array = np.asarray(parent, dtype=np.int32)
-    depth_array = np.asarray(depth, dtype=np.int32)
-    end = np.arange(n, dtype=np.int32) + np.asarray(size, dtype=np.int32)
+    # Lists of ints become arrays by fromiter: no per-item type discovery as in asarray.
+    parent_array = np.fromiter(parent, dtype=np.int32, count=n)
+    depth_array = np.fromiter(depth, dtype=np.int32, count=n)
+    end = np.arange(n, dtype=np.int32) + np.fromiter(size, dtype=np.int32, count=n)
 
     # Text pieces: an element's .text (owned by the element) and a child's .tail (owned by its
     # parent; the body's own tail is outside the page). Their order is the order of iterwalk's
     # events: an element's start event is number 2i − depth[i] of the walk, its end event
     # number 2·end[i] − depth[i] − 1 (before either, i − depth[i] resp. end[i] − depth[i]
     # elements have ended), so sorting the pieces by event number gives document order.
-    texts = [element.text for element in elements]
-    tails = [element.tail for element in elements]
+    texts = list(map(_TEXT, elements))
+    tails = list(map(_TAIL, elements))
     tails[0] = None
     text_at = [i for i, text in enumerate(texts) if text and not text.isspace()]
     tail_at = [i for i, tail in enumerate(tails) if tail and not tail.isspace()]
-    text_index = np.asarray(text_at, dtype=np.int64)
-    tail_index = np.asarray(tail_at, dtype=np.int64)
+    text_index = np.fromiter(text_at, dtype=np.int64, count=len(text_at))
+    tail_index = np.fromiter(tail_at, dtype=np.int64, count=len(tail_at))
     start_event = 2 * np.arange(n, dtype=np.int64) - depth_array
     end_event = 2 * end.astype(np.int64) - depth_array - 1
     events = np.concatenate([start_event[text_index], end_event[tail_index]])
@@ -186,7 +195,7 @@ def build_table(body: etree._Element) -> ElementTable:
         piece_chars=np.fromiter(map(len, map("".join, words)), dtype=np.int32, count=count),
         piece_punct=np.fromiter(map(len, map(_PUNCT.findall, piece_text)), dtype=np.int32,
                                 count=count),
-        piece_in_link=np.asarray(in_link, dtype=bool)[piece_owner],
+        piece_in_link=np.fromiter(in_link, dtype=bool, count=n)[piece_owner],
     )
 
 

@@ -34,9 +34,10 @@ import itertools
 import re
 
 import numpy as np
+from lxml import etree
 
-from .pagefeatures import (PAGE_FEATURES, VOCABULARY_FEATURES, page_features,
-                           vocabulary_features)
+from .pagefeatures import (PAGE_FEATURES, STOP, VOCABULARY_FEATURES, page_features,
+                           token_codes, vocabulary_features)
 from .subtrees import ElementTable
 
 __all__ = [
@@ -139,32 +140,34 @@ def _keyword_masks(values: list[str | None]) -> list[int]:
     """The keywords found in each attribute value (None when absent), as the bits of an int
     (bit i: ``KEYWORDS[i]`` is a substring of one of the value's lower-cased ``[a-z]+`` tokens;
     a whole-token keyword must be the whole token)."""
+    return _keyword_mask_array(values).tolist()
+
+
+#: Stands for "not in the cache" in a mask array: above every keyword and landmark bit.
+_UNKNOWN = 1 << 63
+
+
+def _keyword_mask_array(values: list[str | None]) -> np.ndarray:
+    """:func:`_keyword_masks` as a uint64 array: one C-level pass of cache lookups straight
+    into numpy, and a second only for the values not met before."""
     if len(_MASK_CACHE) > _MASK_CACHE_SIZE:
         _MASK_CACHE.clear()
     if not _MASK_CACHE:
         _MASK_CACHE.update({None: 0, "": 0})
-    masks = list(map(_MASK_CACHE.get, values))
-    if None in masks:  # values not met before
-        new = list(dict.fromkeys(values[k] for k, mask in enumerate(masks) if mask is None))
+    masks = np.fromiter(map(_MASK_CACHE.get, values, itertools.repeat(_UNKNOWN)),
+                        dtype=np.uint64, count=len(values))
+    unknown = masks == _UNKNOWN
+    if unknown.any():  # values not met before
+        missing = [values[k] for k in np.flatnonzero(unknown).tolist()]
+        new = list(dict.fromkeys(missing))
         _MASK_CACHE.update(zip(new, _new_masks(new)))
-        masks = list(map(_MASK_CACHE.__getitem__, values))
+        masks[unknown] = np.fromiter(map(_MASK_CACHE.__getitem__, missing), dtype=np.uint64,
+                                     count=len(missing))
     return masks
 
 
 #: Landmark tags whose descendants are furniture (or content) whatever their own markup says.
 _LANDMARKS = ("nav", "header", "footer", "aside", "form", "article", "main")
-
-_STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    also may might must shall one two new like get got said says le la les des et est un une
-    der die das und ist nicht el los las y que en del""".split()
-)
 
 _TEXT_FEATURES = ("log_chars", "log_words", "link_density", "punct_rate", "stop_share",
                   "own_share", "page_share", "chars_per_element")
@@ -205,28 +208,30 @@ def _tag_group(tag: str) -> int:
     return _TAG_INDEX.get(_TAG_ALIASES.get(tag, tag), _TAG_INDEX["other"])
 
 
-def _per_tag(function, tags: list[str]) -> list:
+def _per_tag(function, tags: list[str], dtype=np.int64) -> np.ndarray:
     """``function`` of every tag, computed once per distinct tag (a page has a few dozen)."""
     known = {tag: function(tag) for tag in set(tags)}
-    return list(map(known.__getitem__, tags))
+    return np.fromiter(map(known.__getitem__, tags), dtype=dtype, count=len(tags))
 
 
 def leaf_counts(table: ElementTable) -> np.ndarray:
-    """S_n for every subtree: an (elements × leaf types) count matrix."""
+    """S_n for every subtree: an (elements × leaf types) count matrix (float64)."""
     n = len(table)
-    own = np.zeros((n, len(LEAF_TYPES)), dtype=np.float64)
+    # Counted in int32 (whole numbers, so the same sums as in float64, in half the memory),
+    # handed back as float64.
+    own = np.zeros((n, len(LEAF_TYPES)), dtype=np.int32)
     childless = np.flatnonzero(table.n_children == 0)
-    types = np.asarray(_per_tag(leaf_type, table.tags), dtype=np.int64)[childless]
-    own[childless, types] = 1.0
+    types = _per_tag(leaf_type, table.tags)[childless]
+    own[childless, types] = 1
     # Text pieces owned by elements that have element children are ``text`` leaves (bincount
-    # counts in C what np.add.at adds one by one; whole numbers, so the sums are the same).
+    # counts in C what np.add.at adds one by one).
     owners = table.piece_owner
     mixed = owners[table.n_children[owners] > 0] if len(owners) else owners
-    own[:, _TEXT_LEAF] += np.bincount(mixed, minlength=n)
-    cumulative = np.zeros((n + 1, len(LEAF_TYPES)))
+    own[:, _TEXT_LEAF] += np.bincount(mixed, minlength=n).astype(np.int32)
+    cumulative = np.zeros((n + 1, len(LEAF_TYPES)), dtype=np.int32)
     np.cumsum(own, axis=0, out=cumulative[1:])
-    index = np.arange(n)
-    return cumulative[table.end] - cumulative[index]
+    # Subtree i is [i, end[i]): its counts are cumulative[end[i]] - cumulative[i].
+    return (cumulative[table.end] - cumulative[:n]).astype(np.float64)
 
 
 def leaf_shares(counts: np.ndarray) -> np.ndarray:
@@ -237,23 +242,27 @@ def leaf_shares(counts: np.ndarray) -> np.ndarray:
 
 #: As bytes: lxml reads an attribute named by bytes a little faster (no str encoding per call).
 _ATTRIBUTES = (b"class", b"id", b"role", b"aria-label")
+_GET = etree._Element.get
 #: Bits above the keywords' in the masks whose ancestors are OR-ed: the landmark tags.
 _LANDMARK_BIT = {tag: 1 << (len(KEYWORDS) + j) for j, tag in enumerate(_LANDMARKS)}
 _N_MASK_BITS = len(KEYWORDS) + len(_LANDMARKS)
 
 
-def _own_masks(table: ElementTable, classes: list[str | None]) -> list[int]:
+def _own_masks(table: ElementTable, classes: list[str | None]) -> np.ndarray:
     """Per element, the keywords of its class (``classes``, read by the caller) / id / role /
-    aria-label and its landmark tag, as the bits of one int: attribute reads and cached mask
+    aria-label and its landmark tag, as the bits of one uint64: attribute reads and cached mask
     lookups."""
     elements = table.elements
-    own = np.asarray(_per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags),
-                     dtype=np.uint64)
-    own |= np.asarray(_keyword_masks(classes), dtype=np.uint64)
+    n = len(elements)
+    # The four attributes' values one after the other, looked up in one pass (C-level maps:
+    # no Python step per element), then OR-ed per element.
+    values = classes.copy()
     for attribute in _ATTRIBUTES[1:]:
-        masks = _keyword_masks([element.get(attribute) for element in elements])
-        own |= np.asarray(masks, dtype=np.uint64)
-    return own.tolist()
+        values += map(_GET, elements, itertools.repeat(attribute))
+    own = np.bitwise_or.reduce(_keyword_mask_array(values).reshape(len(_ATTRIBUTES), n),
+                               axis=0)
+    own |= _per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags, np.uint64)
+    return own
 
 
 def _inherited_masks(table: ElementTable, own: list[int]) -> list[int]:
@@ -267,21 +276,21 @@ def _inherited_masks(table: ElementTable, own: list[int]) -> list[int]:
     return inherited
 
 
-def _bits(masks: list[int], count: int) -> np.ndarray:
+def _bits(masks: np.ndarray | list[int], count: int) -> np.ndarray:
     """The low ``count`` bits of each mask as 0/1 columns (uint8)."""
-    as_bytes = np.asarray(masks, dtype="<u8").view(np.uint8).reshape(len(masks), 8)
+    if isinstance(masks, list):
+        masks = np.fromiter(masks, dtype=np.uint64, count=len(masks))
+    as_bytes = masks.astype("<u8", copy=False).view(np.uint8).reshape(len(masks), 8)
     return np.unpackbits(as_bytes, axis=1, count=count, bitorder="little")
 
 
 def _text_features(table: ElementTable, chars: np.ndarray, size: np.ndarray,
-                   own_chars: np.ndarray) -> np.ndarray:
+                   own_chars: np.ndarray, codes: np.ndarray) -> np.ndarray:
     n = len(table)
-    # Stop words: the same test, token.lower() in _STOP_WORDS, over all the page's tokens in one
-    # C-level pass (map), then summed per piece as differences of a cumulative count.
-    tokens = list(itertools.chain.from_iterable(table.piece_tokens))
-    is_stop = np.zeros(len(tokens) + 1)
-    is_stop[1:] = np.fromiter(map(_STOP_WORDS.__contains__, map(str.lower, tokens)),
-                              dtype=bool, count=len(tokens))
+    # Stop words (token.lower() in pagefeatures.STOP_WORDS): the STOP bit of the page's token codes, summed
+    # per piece as differences of a cumulative count.
+    is_stop = np.zeros(len(codes) + 1)
+    is_stop[1:] = (codes & STOP) > 0
     stop_count = np.cumsum(is_stop)
     token_end = np.cumsum(np.fromiter(map(len, table.piece_tokens), dtype=np.int64,
                                       count=len(table.piece_tokens)))
@@ -365,7 +374,8 @@ def vectorize(table: ElementTable) -> np.ndarray:
     # Subtree characters and sizes serve the text and the candidate features alike.
     chars = table.subtree(table.piece_chars)
     own_chars = table.own(table.piece_chars)
-    text = _text_features(table, chars, size, own_chars)
+    codes = token_codes(table)  # the page's tokens, coded once for the text and vocabulary groups
+    text = _text_features(table, chars, size, own_chars, codes)
     out[:, _SLICES["text"]] = text
     structure = out[:, _SLICES["structure"]]
     structure[:, 0] = depth / max(depth.max(), 1.0)
@@ -379,15 +389,15 @@ def vectorize(table: ElementTable) -> np.ndarray:
     tag[:] = 0.0
     tag[index, _per_tag(_tag_group, table.tags)] = 1.0
     # The class attribute serves the keywords and the page group's repeated signatures.
-    classes = [element.get(b"class") for element in table.elements]
+    classes = list(map(_GET, table.elements, itertools.repeat(b"class")))
     own = _own_masks(table, classes)
     out[:, _SLICES["attributes"]] = _bits(own, len(KEYWORDS))
     context = out[:, _SLICES["context"]]
-    context[:, :_N_MASK_BITS] = _bits(_inherited_masks(table, own), _N_MASK_BITS)
+    context[:, :_N_MASK_BITS] = _bits(_inherited_masks(table, own.tolist()), _N_MASK_BITS)
     context[:, _N_MASK_BITS:] = text[np.maximum(table.parent, 0)]
     context[table.parent < 0, _N_MASK_BITS:] = 0.0
     out[:, _SLICES["candidate"]] = _candidate_features(table, chars, text[:, 2], own_chars)
     out[:, _SLICES["page"]] = page_features(table, table.subtree(table.piece_words), text[:, 2],
                                              classes)
-    out[:, _SLICES["vocabulary"]] = vocabulary_features(table)
+    out[:, _SLICES["vocabulary"]] = vocabulary_features(table, codes)
     return out
