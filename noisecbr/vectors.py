@@ -136,19 +136,14 @@ def _new_masks(values: list[str]) -> list[int]:
     return masks.tolist()
 
 
-def _keyword_masks(values: list[str | None]) -> list[int]:
-    """The keywords found in each attribute value (None when absent), as the bits of an int
-    (bit i: ``KEYWORDS[i]`` is a substring of one of the value's lower-cased ``[a-z]+`` tokens;
-    a whole-token keyword must be the whole token)."""
-    return _keyword_mask_array(values).tolist()
-
-
 #: Stands for "not in the cache" in a mask array: above every keyword and landmark bit.
 _UNKNOWN = 1 << 63
 
 
 def _keyword_mask_array(values: list[str | None]) -> np.ndarray:
-    """:func:`_keyword_masks` as a uint64 array: one C-level pass of cache lookups straight
+    """The keywords found in each attribute value (None when absent), as the bits of a uint64
+    (bit i: ``KEYWORDS[i]`` is a substring of one of the value's lower-cased ``[a-z]+`` tokens;
+    a whole-token keyword must be the whole token). One C-level pass of cache lookups straight
     into numpy, and a second only for the values not met before."""
     if len(_MASK_CACHE) > _MASK_CACHE_SIZE:
         _MASK_CACHE.clear()
@@ -287,8 +282,8 @@ def _bits(masks: np.ndarray | list[int], count: int) -> np.ndarray:
 def _text_features(table: ElementTable, chars: np.ndarray, size: np.ndarray,
                    own_chars: np.ndarray, codes: np.ndarray) -> np.ndarray:
     n = len(table)
-    # Stop words (token.lower() in pagefeatures.STOP_WORDS): the STOP bit of the page's token codes, summed
-    # per piece as differences of a cumulative count.
+    # Stop words (token.lower() in pagefeatures.STOP_WORDS): the STOP bit of the page's token
+    # codes, summed per piece as differences of a cumulative count.
     is_stop = np.zeros(len(codes) + 1)
     is_stop[1:] = (codes & STOP) > 0
     stop_count = np.cumsum(is_stop)
