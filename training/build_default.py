@@ -21,7 +21,8 @@ extraction benchmarks that noisecbr is compared on, and their notions of main co
 running text; Readability.js's output) differ from the product's. Cases come straight from the
 labelled pages through the same pipeline the case base stores (tidy → subtrees → vectors →
 labels); the epoch is chosen on 15 % of the sites held out for validation. Same data + same
-seed → the same model.
+seed → the same model on the same machine. Other processors round differently in torch's CPU
+kernels: the weights differ slightly, the F1 does not (see the README).
 """
 
 from __future__ import annotations
