@@ -38,10 +38,10 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
     ``dataset``), split by site, record the run, fit, export, evaluate, write reports, finish
     the run. Returns the run record.
 
-    ``cv`` (K ≥ 2) also trains K models on site-grouped folds and reports the per-class rates of
-    every case scored by the model that held its site out (``unseen_cv``, and ``unseen_cv_walk``
-    for the walk-frontier cases): unseen-site rates over all sites, where one split's test
-    sites move the figures by several points."""
+    ``cv`` (K ≥ 2) also trains K models on site-grouped folds (drawn with ``split_seed``) and
+    reports the per-class rates of every case scored by the model that held its site out
+    (``unseen_cv``, and ``unseen_cv_walk`` for the walk-frontier cases): unseen-site rates over
+    all sites, where one split's test sites move the figures by several points."""
     from noisecbr.model import save_model
     from noisecbr.result import LABELS
 
@@ -91,7 +91,8 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
             from .report import metrics_of
 
             _echo(quiet, f"cross-validating on {cv} site-grouped folds")
-            proba = out_of_fold_scores(dataset, cv, p, seed, progress=not quiet)
+            proba = out_of_fold_scores(dataset, cv, p, seed, progress=not quiet,
+                                       split_seed=split_seed)
             metrics["unseen_cv"] = metrics_of(proba, dataset)
             if dataset.frontier is not None and dataset.frontier.any():
                 walk = np.flatnonzero(dataset.frontier)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -50,7 +50,8 @@ def dataset_of(pages: Sequence[LabelledPage], processes: int | None = None) -> D
     )
 
 
-def fold_model(dataset: Dataset, held_out_sites, fold: int, folds: int, preset="default",
+def fold_model(dataset: Dataset, held_out_sites: Collection[str], fold: int, folds: int,
+               preset="default",
                seed: int = 0, progress: bool = False) -> Model:
     """The ``preset`` model of one fold: trained on the cases of every site but
     ``held_out_sites``, its epoch chosen on a site-grouped 15 % of them."""
@@ -62,11 +63,14 @@ def fold_model(dataset: Dataset, held_out_sites, fold: int, folds: int, preset="
 
 
 def out_of_fold_scores(dataset: Dataset, folds: int = 5, preset="default", seed: int = 0,
-                       progress: bool = False, batch: int = 262144) -> np.ndarray:
+                       progress: bool = False, batch: int = 262144,
+                       split_seed: int | None = None) -> np.ndarray:
     """Class scores of every case by the model of the site-grouped fold that held its site out
-    (``folds`` models; the folds are :func:`site_folds` of the cases' sites, ``seed``)."""
+    (``folds`` models trained with ``seed``; the folds are :func:`site_folds` of the cases'
+    sites drawn with ``split_seed``, by default ``seed``)."""
     proba = np.zeros((len(dataset), len(LABELS)), dtype=np.float32)
-    for fold, (_, test) in enumerate(site_folds(dataset.sites, folds, seed)):
+    fold_seed = seed if split_seed is None else split_seed
+    for fold, (_, test) in enumerate(site_folds(dataset.sites, folds, fold_seed)):
         model = fold_model(dataset, set(dataset.sites[test]), fold, folds, preset, seed, progress)
         for start in range(0, len(test), batch):
             part = test[start:start + batch]
@@ -89,7 +93,7 @@ def fold_models(
     dataset = dataset_of(pages + list(extra))
     key_of = {f"{page.dataset}/{page.id}": page.id for page in pages}
     out = []
-    for fold, (train_pages, test_pages) in enumerate(site_folds(site_of_page, folds, seed)):
+    for fold, (_, test_pages) in enumerate(site_folds(site_of_page, folds, seed)):
         model = fold_model(dataset, set(site_of_page[test_pages]), fold, folds, preset, seed,
                            progress)
         held_out = [key_of.get(f"{pages[i].dataset}/{pages[i].id}", pages[i].id)
