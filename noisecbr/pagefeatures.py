@@ -93,17 +93,11 @@ VOCABULARY_FEATURES: tuple[str, ...] = (
 )
 
 
-def _cumulative(values: np.ndarray) -> np.ndarray:
-    """Cumulative sums with a leading zero (rows summed for 2-D input)."""
-    values = np.asarray(values, dtype=np.float64)
-    out = np.zeros((len(values) + 1,) + values.shape[1:])
-    np.cumsum(values, axis=0, out=out[1:])
-    return out
-
-
-def _cumulative_counts(values: np.ndarray) -> np.ndarray:
-    """Cumulative counts (int32) with a leading zero (rows summed for 2-D input)."""
-    out = np.zeros((len(values) + 1,) + values.shape[1:], dtype=np.int32)
+def _cumulative(values: np.ndarray, dtype=np.float64) -> np.ndarray:
+    """Cumulative sums with a leading zero (rows summed for 2-D input). Counts may be summed in
+    int32: whole numbers, so the same sums as in float64, in half the memory."""
+    values = np.asarray(values, dtype=dtype)
+    out = np.zeros((len(values) + 1,) + values.shape[1:], dtype=dtype)
     np.cumsum(values, axis=0, out=out[1:])
     return out
 
@@ -241,13 +235,11 @@ def vocabulary_features(table: ElementTable, codes: np.ndarray | None = None) ->
     def in_range(cumulative: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return cumulative[b] - cumulative[a]
 
-    # Token counts are summed in int32: whole numbers, so the same as float64 sums, in half
-    # the memory.
-    vocabulary_sums = _cumulative_counts(one_hot)
+    vocabulary_sums = _cumulative(one_hot, np.int32)
     # ×5, capped at 1: one boilerplate word in five already marks a block as furniture.
     return np.column_stack([
-        in_range(_cumulative_counts(title), start, end) / words,
-        in_range(_cumulative_counts(digit), start, end) / words,
+        in_range(_cumulative(title, np.int32), start, end) / words,
+        in_range(_cumulative(digit, np.int32), start, end) / words,
         np.log1p((end - start) / pieces) / 5.0,
         np.minimum(in_range(vocabulary_sums, start, end) / words[:, None] * 5.0, 1.0),
         (in_range(vocabulary_sums, start, head_end) > 0).astype(np.float64),
