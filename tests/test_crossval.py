@@ -18,13 +18,14 @@ def _pages():
     return list(read_dataset(FIXTURE))
 
 
-def _record_fits(monkeypatch):
-    """Replace training by a record of the sites each fold trained and validated on."""
+def _record_fits(monkeypatch, model=None):
+    """Replace training by a record of the sites each fold trained and validated on; every fit
+    returns ``model`` (by default a label naming the fit)."""
     fits = []
 
     def fake_fit(train, val, preset, **kwargs):
         fits.append(set(train.sites) | set(val.sites))
-        return SimpleNamespace(model=f"model {len(fits)}")
+        return SimpleNamespace(model=model if model is not None else f"model {len(fits)}")
 
     monkeypatch.setattr(crossval, "fit", fake_fit)
     return fits
@@ -62,41 +63,22 @@ def test_extra_set_trains_every_fold_except_on_held_out_sites(monkeypatch):
     assert np.any([pages[0].site in seen for seen in fits])
 
 
-class _SiteModel:
-    """A stand-in model that remembers the sites it was trained on and scores every case
-    [0, 1, 0]."""
 
-    def __init__(self, sites):
-        self.sites = sites
+class _ScoresData:
+    """A stand-in model: every case it scores is [0, 1, 0]."""
 
     def predict_proba(self, X):
         return np.tile(np.float32([0.0, 1.0, 0.0]), (len(X), 1))
 
 
 def test_out_of_fold_scores_come_from_models_that_never_saw_the_case_site(monkeypatch):
-    from training.datasets import synthetic
+    from training.datasets import site_folds, synthetic
 
+    fits = _record_fits(monkeypatch, _ScoresData())
     dataset = synthetic(n_sites=9, per_site=10)
-    models = []
-
-    def fake_fit(train, val, preset, **kwargs):
-        models.append(_SiteModel(set(train.sites) | set(val.sites)))
-        return SimpleNamespace(model=models[-1])
-
-    monkeypatch.setattr(crossval, "fit", fake_fit)
-    seen_by = {}
-    original = crossval.fold_model
-
-    def recording_fold_model(data, held_out_sites, *args, **kwargs):
-        model = original(data, held_out_sites, *args, **kwargs)
-        for site in held_out_sites:
-            seen_by[site] = model
-        return model
-
-    monkeypatch.setattr(crossval, "fold_model", recording_fold_model)
     proba = crossval.out_of_fold_scores(dataset, folds=3, seed=0)
-    assert len(models) == 3
     assert proba.shape == (len(dataset), 3) and np.all(proba.sum(1) == 1.0)  # every case scored
-    assert set(seen_by) == set(dataset.sites)
-    for site, model in seen_by.items():
-        assert site not in model.sites
+    folds = site_folds(dataset.sites, 3, 0)
+    assert len(fits) == len(folds) == 3
+    for (_, test), seen in zip(folds, fits):
+        assert len(test) and not set(dataset.sites[test]) & seen
