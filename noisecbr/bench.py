@@ -2,7 +2,8 @@
 article-extraction layout.
 
 Every extractor sees the same pages in the same process; speed is CPU time (``process_time``)
-per page, so a second process on the machine does not distort it. The F1's ± is the half-width
+per page, so a second process on the machine does not distort it, and the extractors take turns
+every few pages, so a drift of the machine's speed during the run does not favour one of them. The F1's ± is the half-width
 of a 95 % bootstrap interval over pages. Peers come from the optional ``[bench]`` extra; one that
 is not installed is reported as missing, not fatal.
 
@@ -121,24 +122,38 @@ class BenchRow:
     page_types: list[str] = field(default_factory=list, repr=False)
 
 
-def _run(name: str, extract: Callable[[LabelledPage], str],
-         pages: Sequence[LabelledPage]) -> BenchRow:
-    row = BenchRow(name)
-    cpu = 0.0
-    for page in pages:
-        start = time.process_time()
-        try:
-            text = extract(page)
-        except Exception:  # noqa: BLE001 - a peer's crash on one page is that peer's failure
-            text = ""
-            row.failures += 1
-        cpu += time.process_time() - start
-        row.pages.append(score_page(text, page.truth))
-        row.page_types.append(page.page_type)
-    row.scores = aggregate(row.pages)
-    row.f1_ci = bootstrap_f1(row.pages)
-    row.docs_per_second = len(pages) / cpu if cpu > 0 else float("inf")
-    return row
+#: Pages one extractor cleans before the next takes its turn. This machine's speed drifts by
+#: ±15 % over minutes (other tenants): one extractor timed over all pages, then the next, made
+#: noisecbr's docs/s vary from 54 to 72 between runs of the same code while trafilatura's
+#: barely moved. Taking turns every few pages exposes each to the same drift; blocks of 20 keep
+#: each extractor's caches warm within its turn.
+ROUND_PAGES = 20
+
+
+def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
+         pages: Sequence[LabelledPage]) -> list[BenchRow]:
+    """Score and time each named extractor on every page, the extractors taking turns over
+    blocks of :data:`ROUND_PAGES` pages."""
+    rows = [BenchRow(name) for name, _ in named]
+    cpu = [0.0] * len(named)
+    for first in range(0, len(pages), ROUND_PAGES):
+        block = pages[first:first + ROUND_PAGES]
+        for k, (_, extract) in enumerate(named):
+            for page in block:
+                start = time.process_time()
+                try:
+                    text = extract(page)
+                except Exception:  # noqa: BLE001 - a peer's crash on one page is its failure
+                    text = ""
+                    rows[k].failures += 1
+                cpu[k] += time.process_time() - start
+                rows[k].pages.append(score_page(text, page.truth))
+                rows[k].page_types.append(page.page_type)
+    for row, seconds in zip(rows, cpu):
+        row.scores = aggregate(row.pages)
+        row.f1_ci = bootstrap_f1(row.pages)
+        row.docs_per_second = len(pages) / seconds if seconds > 0 else float("inf")
+    return rows
 
 
 def _cv_extractor(pages: Sequence[LabelledPage], folds: int, seed: int, progress: bool,
@@ -176,21 +191,24 @@ def bench(
     pages = list(read_dataset(dataset))
     if limit:
         pages = pages[:limit]
-    rows = []
+    # Every extractor is made ready first (fold models trained, peers imported), then all are
+    # timed together, taking turns (see ROUND_PAGES); rows come back in the order asked.
+    slots: list[BenchRow | tuple[str, Callable[[LabelledPage], str]]] = []
     for name in extractors:
         if name == "noisecbr" and cv:
             extra = [page for path in with_sets for page in read_dataset(path)]
             label = f"noisecbr (cv {cv}" + "".join(f" + {Path(p).name}" for p in with_sets) + ")"
-            rows.append(_run(label, _cv_extractor(pages, cv, seed, progress, extra), pages))
+            slots.append((label, _cv_extractor(pages, cv, seed, progress, extra)))
             continue
         try:
             extract = _noisecbr(model) if name == "noisecbr" else get_extractor(name)
         except ImportError as error:
-            rows.append(BenchRow(name, note=f"not installed ({error.name}): pip install "
-                                            "'noisecbr[bench]'"))
+            slots.append(BenchRow(name, note=f"not installed ({error.name}): pip install "
+                                             "'noisecbr[bench]'"))
             continue
-        rows.append(_run(name, lambda page, f=extract: f(page.html, page.url), pages))
-    return rows
+        slots.append((name, lambda page, f=extract: f(page.html, page.url)))
+    timed = iter(_run([s for s in slots if not isinstance(s, BenchRow)], pages))
+    return [s if isinstance(s, BenchRow) else next(timed) for s in slots]
 
 
 def format_by_type(rows: Sequence[BenchRow]) -> str:

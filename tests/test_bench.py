@@ -1,0 +1,40 @@
+"""The bench's timing loop: extractors take turns over blocks of pages, each scored on every page."""
+
+from noisecbr.bench import ROUND_PAGES, _run
+from noisecbr.layout import LabelledPage
+
+
+def _pages(n: int) -> list[LabelledPage]:
+    return [LabelledPage(id=str(i), url=f"https://s{i}.example/", site=f"s{i}.example",
+                         html=b"", truth=f"page {i} says one two three four", dataset="t")
+            for i in range(n)]
+
+
+def test_extractors_take_turns_and_score_every_page():
+    pages = _pages(2 * ROUND_PAGES + 5)
+    calls: list[tuple[str, str]] = []
+
+    def echo(page: LabelledPage) -> str:
+        calls.append(("echo", page.id))
+        return page.truth
+
+    def flaky(page: LabelledPage) -> str:
+        calls.append(("flaky", page.id))
+        if int(page.id) % 3 == 0:
+            raise RuntimeError("peer crashed")
+        return ""
+
+    rows = _run([("echo", echo), ("flaky", flaky)], pages)
+    assert [row.name for row in rows] == ["echo", "flaky"]
+    # Turns: a block of pages for echo, the same block for flaky, then the next block.
+    owners = [name for name, _ in calls]
+    assert owners[:ROUND_PAGES] == ["echo"] * ROUND_PAGES
+    assert owners[ROUND_PAGES:2 * ROUND_PAGES] == ["flaky"] * ROUND_PAGES
+    assert owners[2 * ROUND_PAGES] == "echo"
+    assert [pid for name, pid in calls if name == "echo"] == [p.id for p in pages]
+    echo_row, flaky_row = rows
+    assert echo_row.scores.f1 == 1.0 and echo_row.failures == 0
+    assert len(flaky_row.pages) == len(pages)
+    assert flaky_row.failures == sum(1 for p in pages if int(p.id) % 3 == 0)
+    assert flaky_row.scores.recall == 0.0
+    assert echo_row.docs_per_second > 0 and flaky_row.docs_per_second > 0
