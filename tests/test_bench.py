@@ -38,3 +38,24 @@ def test_extractors_take_turns_and_score_every_page():
     assert flaky_row.failures == sum(1 for p in pages if int(p.id) % 3 == 0)
     assert flaky_row.scores.recall == 0.0
     assert echo_row.docs_per_second > 0 and flaky_row.docs_per_second > 0
+
+
+def test_a_missing_peer_keeps_its_place_in_the_rows(tmp_path, monkeypatch, article_html):
+    import gzip
+    import json
+
+    from noisecbr import bench as bench_module
+
+    data = tmp_path / "set"
+    (data / "html").mkdir(parents=True)
+    (data / "html" / "1.html.gz").write_bytes(gzip.compress(article_html))
+    (data / "ground-truth.json").write_text(json.dumps({"1": {"url": "", "articleBody": "x"}}))
+
+    def missing() -> None:
+        raise ModuleNotFoundError("no module named 'jusText'", name="justext")
+
+    monkeypatch.setitem(bench_module.PEERS, "justext", missing)
+    rows = bench_module.bench(str(data), ["none", "justext", "noisecbr"])
+    assert [row.name for row in rows] == ["none", "justext", "noisecbr"]
+    assert rows[1].scores is None and "not installed (justext)" in rows[1].note
+    assert rows[0].scores is not None and rows[2].scores is not None
