@@ -123,9 +123,9 @@ class BenchRow:
 
 
 #: Pages one extractor cleans before the next takes its turn. This machine's speed drifts by
-#: ±15 % over minutes (other tenants): one extractor timed over all pages, then the next, made
-#: noisecbr's docs/s vary from 54 to 72 between runs of the same code while trafilatura's
-#: barely moved. Taking turns every few pages exposes each to the same drift; blocks of 20 keep
+#: ±15 % over minutes (other tenants): with one extractor timed over all pages, then the next,
+#: noisecbr measured 54 docs/s in one run and 72 in the next while trafilatura's figure barely
+#: moved. Taking turns every few pages exposes each to the same drift; blocks of 20 keep
 #: each extractor's caches warm within its turn.
 ROUND_PAGES = 20
 
