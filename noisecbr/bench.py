@@ -3,9 +3,9 @@ article-extraction layout.
 
 Every extractor sees the same pages in the same process; speed is CPU time (``process_time``)
 per page, so a second process on the machine does not distort it, and the extractors take turns
-every few pages, so a drift of the machine's speed during the run does not favour one of them. The F1's ± is the half-width
-of a 95 % bootstrap interval over pages. Peers come from the optional ``[bench]`` extra; one that
-is not installed is reported as missing, not fatal.
+every few pages, so a drift of the machine's speed during the run favours none of them. The
+F1's ± is the half-width of a 95 % bootstrap interval over pages. Peers come from the optional
+``[bench]`` extra; one that is not installed is reported as missing, not fatal.
 
 ``cv`` (K site-grouped folds) trains K models, each on the pages of the other folds' sites, and
 scores every page with the model that never saw its site — the only fair way to score noisecbr on
