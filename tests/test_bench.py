@@ -1,4 +1,4 @@
-"""The bench's timing loop: extractors take turns over blocks of pages, each scored on every page."""
+"""The bench's timing loop: extractors take turns over blocks of pages and score every page."""
 
 from noisecbr.bench import ROUND_PAGES, _run
 from noisecbr.layout import LabelledPage
