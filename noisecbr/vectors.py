@@ -36,8 +36,15 @@ import re
 import numpy as np
 from lxml import etree
 
-from .pagefeatures import (PAGE_FEATURES, STOP, VOCABULARY_FEATURES, page_features,
-                           token_codes, vocabulary_features)
+from .pagefeatures import (
+    PAGE_FEATURES,
+    STOP,
+    VOCABULARY_FEATURES,
+    _cumulative,
+    page_features,
+    token_codes,
+    vocabulary_features,
+)
 from .subtrees import ElementTable
 
 __all__ = [
@@ -223,8 +230,7 @@ def leaf_counts(table: ElementTable) -> np.ndarray:
     owners = table.piece_owner
     mixed = owners[table.n_children[owners] > 0] if len(owners) else owners
     own[:, _TEXT_LEAF] += np.bincount(mixed, minlength=n).astype(np.int32)
-    cumulative = np.zeros((n + 1, len(LEAF_TYPES)), dtype=np.int32)
-    np.cumsum(own, axis=0, out=cumulative[1:])
+    cumulative = _cumulative(own, np.int32)
     # Subtree i is [i, end[i]): its counts are cumulative[end[i]] - cumulative[i].
     return (cumulative[table.end] - cumulative[:n]).astype(np.float64)
 
@@ -284,9 +290,7 @@ def _text_features(table: ElementTable, chars: np.ndarray, size: np.ndarray,
     n = len(table)
     # Stop words (token.lower() in pagefeatures.STOP_WORDS): the STOP bit of the page's token
     # codes, summed per piece as differences of a cumulative count.
-    is_stop = np.zeros(len(codes) + 1)
-    is_stop[1:] = (codes & STOP) > 0
-    stop_count = np.cumsum(is_stop)
+    stop_count = _cumulative((codes & STOP) > 0)
     token_end = np.cumsum(np.fromiter(map(len, table.piece_tokens), dtype=np.int64,
                                       count=len(table.piece_tokens)))
     lengths = np.diff(token_end, prepend=0)
