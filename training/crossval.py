@@ -26,6 +26,7 @@ from noisecbr.model import Model
 from noisecbr.result import LABELS
 
 from .datasets import Dataset, _page_cases, site_folds, split_by_site
+from .report import batched_proba
 from .train import fit
 
 __all__ = ["dataset_of", "fold_models", "fold_model", "out_of_fold_scores"]
@@ -51,8 +52,7 @@ def dataset_of(pages: Sequence[LabelledPage], processes: int | None = None) -> D
 
 
 def fold_model(dataset: Dataset, held_out_sites: Collection[str], fold: int, folds: int,
-               preset="default",
-               seed: int = 0, progress: bool = False) -> Model:
+               preset="default", seed: int = 0, progress: bool = False) -> Model:
     """The ``preset`` model of one fold: trained on the cases of every site but
     ``held_out_sites``, its epoch chosen on a site-grouped 15 % of them."""
     in_train = ~np.isin(dataset.sites, np.asarray(sorted(held_out_sites), dtype=str))
@@ -72,9 +72,7 @@ def out_of_fold_scores(dataset: Dataset, folds: int = 5, preset="default", seed:
     fold_seed = seed if split_seed is None else split_seed
     for fold, (_, test) in enumerate(site_folds(dataset.sites, folds, fold_seed)):
         model = fold_model(dataset, set(dataset.sites[test]), fold, folds, preset, seed, progress)
-        for start in range(0, len(test), batch):
-            part = test[start:start + batch]
-            proba[part] = model.predict_proba(dataset.X[part])
+        proba[test] = batched_proba(model, dataset.X, test, batch)
     return proba
 
 

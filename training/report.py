@@ -23,19 +23,28 @@ from noisecbr.result import LABELS
 
 from .datasets import Dataset
 
-__all__ = ["evaluate", "metrics_of", "format_table", "write_reports", "inference_speed", "ablation",
-           "format_ablation", "PAPER_UNSEEN"]
+__all__ = ["batched_proba", "evaluate", "metrics_of", "format_table", "write_reports",
+           "inference_speed", "ablation", "format_ablation", "PAPER_UNSEEN"]
 
 #: The paper's correct-classification rates on unseen data (noise, data, mixture).
 PAPER_UNSEEN = {"noise": 0.837, "data": 0.779, "mixture": 0.653}
 
 
+def batched_proba(model: Model, X: np.ndarray, rows: np.ndarray | None = None,
+                  batch: int = 262144) -> np.ndarray:
+    """``model.predict_proba`` of X's rows (all, or those indexed by ``rows``), ``batch`` rows
+    at a time: a whole case base's vectors are never copied at once."""
+    n = len(X) if rows is None else len(rows)
+    proba = np.zeros((n, len(LABELS)), dtype=np.float32)
+    for start in range(0, n, batch):
+        part = slice(start, start + batch) if rows is None else rows[start:start + batch]
+        proba[start:start + batch] = model.predict_proba(X[part])
+    return proba
+
+
 def evaluate(model: Model, dataset: Dataset, batch: int = 262144) -> dict:
     """Per-class rates, MSE, accuracy and the confusion matrix (rows truth, columns predicted)."""
-    proba = np.zeros((len(dataset), len(LABELS)), dtype=np.float32)
-    for start in range(0, len(dataset), batch):
-        proba[start:start + batch] = model.predict_proba(dataset.X[start:start + batch])
-    return metrics_of(proba, dataset)
+    return metrics_of(batched_proba(model, dataset.X, batch=batch), dataset)
 
 
 def metrics_of(proba: np.ndarray, dataset: Dataset) -> dict:
@@ -44,7 +53,7 @@ def metrics_of(proba: np.ndarray, dataset: Dataset) -> dict:
     n = len(dataset)
     k = len(LABELS)
     y = dataset.y
-    pred = proba.argmax(1) if n else np.zeros(0, dtype=np.int64)
+    pred = proba.argmax(1)
     correct = pred == y
     confusion = np.bincount(y * k + pred, minlength=k * k).reshape(k, k)
     sq = float(((proba - np.eye(k, dtype=np.float32)[y]) ** 2).sum(dtype=np.float64))
@@ -180,7 +189,8 @@ def write_reports(out_dir: str | Path, history: list[tuple[float, float]], best_
                 w.writerow([part, label, *row])
     paths["confusion_csv"] = path
 
-    bars = [p for p in ("known", "unseen", "unseen_cv", "known_walk", "unseen_walk") if p in metrics]
+    bars = [p for p in ("known", "unseen", "unseen_cv", "known_walk", "unseen_walk")
+            if p in metrics]
     if bars:
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
         width = 0.8 / (len(bars) + 1)
