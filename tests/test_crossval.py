@@ -63,7 +63,6 @@ def test_extra_set_trains_every_fold_except_on_held_out_sites(monkeypatch):
     assert np.any([pages[0].site in seen for seen in fits])
 
 
-
 class _ScoresData:
     """A stand-in model: every case it scores is [0, 1, 0]."""
 
