@@ -34,6 +34,12 @@ class SchemaMismatchError(ModelError):
     """The model was trained on vectors of another schema version than this code computes."""
 
 
+#: Largest |mean / scale| of an input column for which the normalisation is folded into the first
+#: layer (float32 keeps ~7 digits; at 1 000 the cancelled part costs at most 3 of them). The
+#: embedded model's largest is 8.5.
+_MAX_FOLD_RATIO = 1_000.0
+
+
 def _activate(x: np.ndarray, name: str) -> np.ndarray:
     if name == "sigmoid":
         return 1.0 / (1.0 + np.exp(-np.clip(x, -60.0, 60.0)))
@@ -82,6 +88,21 @@ class Model:
         self.mean = np.asarray(self.mean, dtype=np.float32)
         self.scale = np.asarray(self.scale, dtype=np.float32)
         self._all_columns = np.array_equal(self.columns, np.arange(len(FEATURE_NAMES)))
+        self._first = self._folded_first_layer()
+
+    def _folded_first_layer(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The normalisation folded into the first layer: ((x − m) / s) W + b = x (W / s) +
+        (b − (m / s) W), computed in float64. It spares two passes over the page's whole
+        vector matrix (2-3 % of a page's time). Not folded where a column's mean is far from
+        its scale's size: x W / s and the bias would then cancel, and float32 would lose
+        digits the unfolded form keeps."""
+        scale = self.scale.astype(np.float64)
+        if not np.all(scale > 0) or np.abs(self.mean / scale).max(initial=0.0) > _MAX_FOLD_RATIO:
+            return None
+        weight = self.weights[0].astype(np.float64)
+        folded = weight / scale[:, None]
+        bias = self.biases[0].astype(np.float64) - (self.mean.astype(np.float64) / scale) @ weight
+        return folded.astype(np.float32), bias.astype(np.float32)
 
     @property
     def n_inputs(self) -> int:
@@ -97,12 +118,16 @@ class Model:
         x = np.asarray(vectors, dtype=np.float32)
         if not self._all_columns:
             x = x[:, self.columns]
-        # In place after the first subtraction (which copies: the caller's vectors stay as they
-        # are): the same operations, a third fewer temporary arrays of the page's size.
-        x = x - self.mean
-        x /= self.scale
         last = len(self.weights) - 1
-        for k, (w, b) in enumerate(zip(self.weights, self.biases)):
+        weights, biases = self.weights, self.biases
+        if self._first is not None:
+            weights, biases = [self._first[0], *weights[1:]], [self._first[1], *biases[1:]]
+        else:
+            # In place after the first subtraction (which copies: the caller's vectors stay as
+            # they are).
+            x = x - self.mean
+            x /= self.scale
+        for k, (w, b) in enumerate(zip(weights, biases)):
             x = x @ w
             x += b
             x = _activate(x, self.output_activation if k == last else self.hidden_activation)

