@@ -110,7 +110,8 @@ def decode(data: bytes | str) -> str:
     """Decode page bytes: BOM first, then a ``<meta charset>``/http-equiv, then detection.
 
     A declared charset that fails to decode the bytes (a mis-declared page) falls through to
-    UTF-8 and then to charset-normalizer's guess, so a wrong declaration never loses the page.
+    UTF-8, then to UTF-8 with its few broken bytes replaced (see :func:`_mostly_utf8`), and
+    then to charset-normalizer's guess, so a wrong declaration never loses the page.
     """
     return _decode(data)[0]
 
@@ -133,11 +134,31 @@ def _decode(data: bytes | str) -> tuple[str, str | None]:
             return data.decode(encoding), name
         except (LookupError, UnicodeDecodeError):
             continue
+    text = _mostly_utf8(data)
+    if text is not None:
+        return text, None
     from charset_normalizer import from_bytes
 
     best = from_bytes(data[:200_000]).best()
     encoding = best.encoding if best is not None else "cp1252"
     return data.decode(encoding, errors="replace"), None
+
+
+def _mostly_utf8(data: bytes) -> str | None:
+    """The page as UTF-8 with its broken bytes replaced, when it is UTF-8 with a few broken
+    bytes (a truncated character, a pasted fragment in another encoding): more well-formed
+    multi-byte characters than malformed bytes. Otherwise None.
+
+    A detector would read such a page in a legacy encoding and garble every accented letter of
+    it ("café" → "cafÃ©"). Text really in a legacy single-byte encoding almost never forms a
+    well-formed UTF-8 sequence (a lead byte followed by the right number of continuation bytes
+    is mojibake, not prose), so its well-formed count stays near zero.
+    """
+    text = data.decode("utf-8", errors="replace")
+    # U+FFFD written in the page itself is not a broken byte.
+    broken = text.count("\ufffd") - data.count("\ufffd".encode())
+    well_formed = len(text) - len(text.encode("ascii", "ignore")) - text.count("\ufffd")
+    return text if well_formed > broken else None
 
 
 #: libxml2's HTML parser stops at 2 048 open elements (huge_tree does not lift it for HTML) and

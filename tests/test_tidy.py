@@ -92,6 +92,18 @@ def test_misdeclared_encoding_falls_back():
     assert "caf" in text_of(cp1252) and "na" in text_of(cp1252)
 
 
+def test_utf8_page_with_a_broken_byte_keeps_its_letters():
+    # One stray byte must not send the whole page to a legacy encoding ("café" → "cafÃ©").
+    page = "<p>Crème brûlée, café, naïve façade — “smart” quotes. \ufffd as written.</p>" * 5
+    data = page.encode() + b"<p>broken \xff byte and a cut \xc3</p>"
+    text = decode(data)
+    assert text.startswith(page)
+    assert "broken \ufffd byte and a cut \ufffd" in text
+    # Text really in a legacy encoding still goes to the detector.
+    legacy = "<p>Grüße aus Köln, schöne Straße, Bücher für Mädchen.</p>" * 3
+    assert decode(legacy.encode("cp1252")) == legacy
+
+
 def test_declared_and_bom_encodings():
     latin = '<html><head><meta charset="iso-8859-1"></head><body>Größe</body></html>'
     assert "Größe" in text_of(latin.encode("iso-8859-1"))
