@@ -85,6 +85,11 @@ class Model:
         self.weights = [np.ascontiguousarray(w.T, dtype=np.float32) for w in self.weights]
         self.biases = [np.asarray(b, dtype=np.float32) for b in self.biases]
         self.columns = np.asarray(self.columns, dtype=np.int64)
+        if len(self.columns) and (self.columns.min() < 0
+                                  or self.columns.max() >= len(FEATURE_NAMES)
+                                  or len(np.unique(self.columns)) < len(self.columns)):
+            raise ModelError(f"input columns must be distinct indices into the "
+                             f"{len(FEATURE_NAMES)} features of vector schema {VECTOR_SCHEMA}")
         self.mean = np.asarray(self.mean, dtype=np.float32)
         self.scale = np.asarray(self.scale, dtype=np.float32)
         self._all_columns = np.array_equal(self.columns, np.arange(len(FEATURE_NAMES)))

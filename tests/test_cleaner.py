@@ -126,3 +126,13 @@ def test_threshold_tests_decide_as_scalar_comparisons():
         ]).astype(np.float32)
         expected = [bool(score >= threshold) for score in scores]  # numpy scalar comparisons
         assert _reaches(scores, threshold).tolist() == expected
+
+
+@pytest.mark.parametrize("columns", [np.array([0, 0, 1]), np.array([-1, 2, 3]),
+                                     np.array([0, 1, len(FEATURE_NAMES)])])
+def test_model_refuses_bad_input_columns(columns):
+    # Repeated or out-of-range columns: a clear ModelError when the model is built, not an
+    # IndexError (or a silently wrong first layer) when it scores a page.
+    with pytest.raises(ModelError):
+        Model(weights=[np.ones((3, len(columns)), np.float32)], biases=[np.zeros(3)],
+              columns=columns, mean=np.zeros(len(columns)), scale=np.ones(len(columns)))
