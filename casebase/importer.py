@@ -475,7 +475,8 @@ def site_pages(directory: str | Path) -> list[Path]:
                   if p.is_file() and p.name.endswith((".html", ".htm", ".html.gz", ".htm.gz")))
 
 
-def _read_page_file(path: Path) -> bytes:
+def read_page_bytes(path: Path) -> bytes:
+    """A page file's bytes, gunzipped when its name ends in ``.gz``."""
     import gzip
 
     data = path.read_bytes()
@@ -512,7 +513,7 @@ def import_site(
     source = source or f"site:{host}"
     report = ImportReport(dataset=source)
     started = time.perf_counter()
-    raws = [_read_page_file(path) for path in files]
+    raws = [read_page_bytes(path) for path in files]
     templates = template_labels(raws, theta=theta, share=share)
     if len(templates) != len(raws):
         raise ValueError(f"template_labels returned {len(templates)} results for {len(raws)} "

@@ -118,29 +118,47 @@ class Model:
         """Walk thresholds stored with the model (see :mod:`noisecbr.cleaner`)."""
         return dict(self.metadata.get("thresholds", {}))
 
-    def predict_proba(self, vectors: np.ndarray) -> np.ndarray:
-        """Class scores (rows: subtrees; columns: LABELS order), normalised to sum to 1."""
+    def _first_layer(self, vectors: np.ndarray) -> np.ndarray:
+        """The first layer's output before its activation (a fresh array)."""
         x = np.asarray(vectors, dtype=np.float32)
         if not self._all_columns:
             x = x[:, self.columns]
-        last = len(self.weights) - 1
-        weights, biases = self.weights, self.biases
         if self._first is not None:
-            weights, biases = [self._first[0], *weights[1:]], [self._first[1], *biases[1:]]
+            weight, bias = self._first
         else:
             # In place after the first subtraction (which copies: the caller's vectors stay as
             # they are).
             x = x - self.mean
             x /= self.scale
-        for k, (w, b) in enumerate(zip(weights, biases)):
-            x = x @ w
-            x += b
+            weight, bias = self.weights[0], self.biases[0]
+        x = x @ weight
+        x += bias
+        return x
+
+    def predict_proba(self, vectors: np.ndarray) -> np.ndarray:
+        """Class scores (rows: subtrees; columns: LABELS order), normalised to sum to 1."""
+        x = self._first_layer(vectors)
+        last = len(self.weights) - 1
+        for k in range(last + 1):
+            if k:
+                x = x @ self.weights[k]
+                x += self.biases[k]
             x = _activate(x, self.output_activation if k == last else self.hidden_activation)
         if self.output_activation != "softmax":
             # The paper's sigmoid outputs are independent: normalise them to comparable scores.
             x = np.maximum(x, 1e-9)
             x = x / x.sum(axis=1, keepdims=True)
         return x
+
+    def hidden(self, vectors: np.ndarray) -> np.ndarray:
+        """The first hidden layer's activations: how the network sees each subtree before it
+        decides (rows: subtrees). :mod:`casebase.retrieve` finds similar stored cases there. A
+        model without a hidden layer returns its normalised inputs."""
+        if len(self.weights) == 1:
+            x = np.asarray(vectors, dtype=np.float32)
+            x = x if self._all_columns else x[:, self.columns]
+            return (x - self.mean) / self.scale
+        return _activate(self._first_layer(vectors), self.hidden_activation)
 
     def predict(self, vectors: np.ndarray) -> np.ndarray:
         """Label index per subtree (LABELS order)."""
