@@ -1,0 +1,191 @@
+"""Retrieve: the stored cases most like a page's subtrees.
+
+The first phase of the CBR cycle, and the explanation of a decision. Next to the network's
+class probabilities for a subtree, it shows the labelled subtrees of stored pages that look
+most like it, with their labels, sites and text: the experience behind the decision. A case
+whose label looks wrong can be corrected with ``casebase label``. The next training run then
+learns from the correction.
+
+*Looks like* means cosine similarity in the model's first hidden layer
+(:meth:`noisecbr.model.Model.hidden`), not in the raw vectors. The hidden layer is what the
+network computes from a vector before it decides, so it weighs the features as the network
+learnt to weigh them. In the raw vectors, the 217 features (mostly 0/1 keyword and tag bits)
+would all count the same. The search is exact: the stored embeddings times a block of
+queries, then the top k of each row.
+
+    index = CaseIndex.build(casebase, model)        # reads every case of the current schema
+    for item in explain_page(index, casebase, html, url=url, k=3):
+        item.path, item.decision, item.neighbours[0].label
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from noisecbr.cleaner import Cleaner
+from noisecbr.layout import site_of
+from noisecbr.model import Model
+from noisecbr.result import LABELS
+from noisecbr.subtrees import build_table
+from noisecbr.tidy import tidy
+from noisecbr.vectors import VECTOR_SCHEMA, vectorize
+
+from .store import CaseBase, CaseBaseError
+
+__all__ = ["CaseIndex", "Neighbour", "Explanation", "explain_page", "agreement_summary"]
+
+#: Queries scored against all stored cases at once: a block of 64 against the ~950 000 cases of
+#: the modernweb-dev case base is a 240 MB similarity matrix.
+QUERY_BLOCK = 64
+#: Stored cases embedded at a time while the index is built: bounds the float32 copies of the
+#: vectors that the first layer reads.
+BUILD_CHUNK = 100_000
+#: Characters of a neighbour's text that are shown.
+TEXT_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A stored case near a subtree."""
+
+    case_id: int
+    label: str
+    similarity: float
+    site: str
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """A decided subtree of the page, the cleaner's decision and the nearest stored cases."""
+
+    path: str
+    tag: str
+    decision: str
+    probabilities: tuple[float, ...]
+    neighbours: tuple[Neighbour, ...]
+
+    @property
+    def agreement(self) -> float:
+        """Share of the neighbours whose label is the decision (0 when there are none)."""
+        if not self.neighbours:
+            return 0.0
+        return sum(n.label == self.decision for n in self.neighbours) / len(self.neighbours)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "agreement": self.agreement}
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (a zero row stays zero: it is similar to nothing)."""
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+
+
+class CaseIndex:
+    """The stored cases' hidden-layer embeddings, for exact nearest-neighbour search."""
+
+    def __init__(self, model: Model, case_ids: np.ndarray, labels: np.ndarray,
+                 sites: np.ndarray, embeddings: np.ndarray) -> None:
+        if not (len(case_ids) == len(labels) == len(sites) == len(embeddings)):
+            raise ValueError("case ids, labels, sites and embeddings differ in length")
+        self.model = model
+        self.case_ids = np.asarray(case_ids, dtype=np.int64)
+        self.labels = np.asarray(labels, dtype=np.int8)
+        self.sites = np.asarray(sites)
+        self.embeddings = np.asarray(embeddings, dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self.case_ids)
+
+    @classmethod
+    def build(cls, casebase: CaseBase, model: Model) -> CaseIndex:
+        """Embed every case of the current vector schema (one read of the case base)."""
+        arrays = casebase.load_arrays(VECTOR_SCHEMA)
+        if not len(arrays.y):
+            raise CaseBaseError(f"the case base has no cases of vector schema {VECTOR_SCHEMA}: "
+                                "import pages or run `casebase revectorize` first")
+        first = model.hidden(arrays.X[:1])
+        embeddings = np.empty((len(arrays.y), first.shape[1]), dtype=np.float32)
+        for start in range(0, len(arrays.y), BUILD_CHUNK):
+            stop = start + BUILD_CHUNK
+            embeddings[start:stop] = _unit(model.hidden(arrays.X[start:stop]))
+        return cls(model, arrays.case_ids, arrays.y, arrays.sites, embeddings)
+
+    def nearest(self, vectors: np.ndarray, k: int = 3, *, exclude_site: str | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """Positions in the index (rows: queries, best first) of the ``k`` stored cases most
+        similar to each vector, and their cosine similarities. ``exclude_site`` leaves out the
+        cases of one site (e.g. the page's own, when it is stored too)."""
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        queries = _unit(self.model.hidden(vectors))
+        candidates = np.arange(len(self))
+        if exclude_site is not None:
+            candidates = np.flatnonzero(self.sites != exclude_site)
+        k = min(k, len(candidates))
+        positions = np.empty((len(queries), k), dtype=np.int64)
+        similarity = np.empty((len(queries), k), dtype=np.float32)
+        if k == 0:
+            return positions, similarity
+        stored = self.embeddings[candidates] if exclude_site is not None else self.embeddings
+        for start in range(0, len(queries), QUERY_BLOCK):
+            scores = queries[start:start + QUERY_BLOCK] @ stored.T
+            top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+            top_scores = np.take_along_axis(scores, top, axis=1)
+            order = np.argsort(-top_scores, axis=1, kind="stable")
+            positions[start:start + len(top)] = candidates[np.take_along_axis(top, order, 1)]
+            similarity[start:start + len(top)] = np.take_along_axis(top_scores, order, 1)
+        return positions, similarity
+
+
+def explain_page(index: CaseIndex, casebase: CaseBase, html: str | bytes, *,
+                 url: str | None = None, k: int = 3, other_sites: bool = False,
+                 path_contains: str | None = None,
+                 cleaner: Cleaner | None = None) -> list[Explanation]:
+    """Clean ``html`` with the index's model and explain each decided subtree (in document
+    order) by its ``k`` nearest stored cases. ``other_sites`` leaves out the cases of the
+    page's own site (by ``url``); ``path_contains`` keeps only the subtrees whose path
+    contains it. Neighbours show the cases' current labels, as the case base holds them now."""
+    cleaner = cleaner or Cleaner(index.model)
+    if cleaner.model is not index.model:
+        raise ValueError("the cleaner must use the index's model: their hidden layers differ")
+    table = build_table(tidy(html, parser=cleaner.parser))
+    decision, proba = cleaner.predict(table)
+    decided = np.flatnonzero(decision >= 0)
+    paths = table.paths()
+    if path_contains:
+        decided = np.array([i for i in decided.tolist() if path_contains in paths[i]],
+                           dtype=np.int64)
+    if not len(decided) or not len(index):
+        return []
+    exclude = site_of(url, "") if other_sites and url else None
+    positions, similarity = index.nearest(vectorize(table)[decided], k, exclude_site=exclude)
+    records = casebase.get_cases(index.case_ids[positions].ravel().tolist())
+    explanations = []
+    for row, i in enumerate(decided.tolist()):
+        neighbours = tuple(
+            Neighbour(case_id=case.id, label=case.label, similarity=round(float(score), 4),
+                      site=case.site, path=case.path, text=case.text[:TEXT_CHARS])
+            for case, score in ((records.get(int(index.case_ids[p])), s)
+                                for p, s in zip(positions[row], similarity[row]))
+            if case is not None  # deleted since the index was built
+        )
+        explanations.append(Explanation(
+            path=paths[i], tag=table.tags[i], decision=LABELS[decision[i]],
+            probabilities=tuple(round(float(p), 4) for p in proba[i]), neighbours=neighbours))
+    return explanations
+
+
+def agreement_summary(explanations: Sequence[Explanation]) -> dict[str, float]:
+    """Per decision label, the mean share of neighbours that carry that label."""
+    out: dict[str, float] = {}
+    for label in LABELS:
+        chosen = [e.agreement for e in explanations if e.decision == label and e.neighbours]
+        if chosen:
+            out[label] = round(sum(chosen) / len(chosen), 3)
+    return out
