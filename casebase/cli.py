@@ -471,7 +471,7 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
     PAGE is an HTML file (`.gz` too) or - for standard input. Every case of the current vector
     schema is read once per call (about 8 s for a million cases)."""
     from noisecbr.cleaner import default_model
-    from noisecbr.model import load_model
+    from noisecbr.model import ModelError, load_model
     from noisecbr.tidy import InputError
 
     from .importer import read_page_bytes
@@ -480,8 +480,11 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
     if other_sites and not url:
         raise click.UsageError("--other-sites needs the page's --url")
     html = sys.stdin.buffer.read() if str(page) == "-" else read_page_bytes(page)
+    try:
+        model = load_model(model_path) if model_path else default_model()
+    except ModelError as error:
+        raise _Failure(f"{model_path}: {error}", EXIT_OTHER) from None
     cb = _open(ctx)
-    model = load_model(model_path) if model_path else default_model()
     index = CaseIndex.build(cb, model)
     try:
         explanations = explain_page(index, cb, html, url=url or None, k=k,

@@ -129,6 +129,12 @@ def test_explain_command(filled, tmp_path):
     binary.write_bytes(bytes(range(256)) * 20)
     bad = runner.invoke(cli, ["--db", filled, "explain", str(binary)])
     assert bad.exit_code == 5 and "binary" in bad.stderr
+    junk_model = tmp_path / "junk.safetensors"
+    junk_model.write_bytes(b"not a model")
+    bad_model = runner.invoke(cli, ["--db", filled, "explain", str(page), "--model",
+                                    str(junk_model)])
+    assert bad_model.exit_code == 5 and "junk.safetensors" in bad_model.stderr
+    assert "unexpected" not in bad_model.stderr
 
 
 def test_explain_on_an_empty_case_base(tmp_path):
