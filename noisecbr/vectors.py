@@ -291,10 +291,9 @@ def _text_features(table: ElementTable, chars: np.ndarray, size: np.ndarray,
     # Stop words (token.lower() in pagefeatures.STOP_WORDS): the STOP bit of the page's token
     # codes, summed per piece as differences of a cumulative count.
     stop_count = _cumulative((codes & STOP) > 0)
-    token_end = np.cumsum(np.fromiter(map(len, table.piece_tokens), dtype=np.int64,
-                                      count=len(table.piece_tokens)))
-    lengths = np.diff(token_end, prepend=0)
-    piece_stop = stop_count[token_end] - stop_count[token_end - lengths]
+    # The pieces' tokens lie one after the other: piece k's are [offset[k], offset[k + 1]).
+    token_offset = _cumulative(table.piece_words, np.int64)
+    piece_stop = np.diff(stop_count[token_offset])
     words = table.subtree(table.piece_words)
     link_chars = table.subtree(table.piece_chars * table.piece_in_link)
     punct = table.subtree(table.piece_punct)
