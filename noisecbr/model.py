@@ -118,11 +118,14 @@ class Model:
         """Walk thresholds stored with the model (see :mod:`noisecbr.cleaner`)."""
         return dict(self.metadata.get("thresholds", {}))
 
+    def _inputs(self, vectors: np.ndarray) -> np.ndarray:
+        """The model's input columns of the vectors, as float32."""
+        x = np.asarray(vectors, dtype=np.float32)
+        return x if self._all_columns else x[:, self.columns]
+
     def _first_layer(self, vectors: np.ndarray) -> np.ndarray:
         """The first layer's output before its activation (a fresh array)."""
-        x = np.asarray(vectors, dtype=np.float32)
-        if not self._all_columns:
-            x = x[:, self.columns]
+        x = self._inputs(vectors)
         if self._first is not None:
             weight, bias = self._first
         else:
@@ -155,9 +158,7 @@ class Model:
         decides (rows: subtrees). :mod:`casebase.retrieve` finds similar stored cases there. A
         model without a hidden layer returns its normalised inputs."""
         if len(self.weights) == 1:
-            x = np.asarray(vectors, dtype=np.float32)
-            x = x if self._all_columns else x[:, self.columns]
-            return (x - self.mean) / self.scale
+            return (self._inputs(vectors) - self.mean) / self.scale
         return _activate(self._first_layer(vectors), self.hidden_activation)
 
     def predict(self, vectors: np.ndarray) -> np.ndarray:
