@@ -20,18 +20,23 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .cleaner import Cleaner
 from .layout import LabelledPage, read_dataset
+from .memory import SiteMemory
 from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page
 
-__all__ = ["PEERS", "Extractor", "BenchRow", "get_extractor", "bench", "format_table"]
+__all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "format_table",
+           "get_extractor"]
+
+class BenchUsageError(ValueError):
+    """The options asked of :func:`bench` do not fit together or the dataset."""
+
 
 #: An extractor maps (page bytes, url) to the main content as text.
 Extractor = Callable[[bytes, str], str]
 
 
 def _noisecbr(model=None) -> Extractor:
-    from .cleaner import Cleaner
-
     cleaner = Cleaner(model)
     return lambda html, url: cleaner.clean(html, url=url).text
 
@@ -156,19 +161,37 @@ def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
     return rows
 
 
-def _cv_extractor(pages: Sequence[LabelledPage], folds: int, seed: int, progress: bool,
-                  extra: Sequence[LabelledPage] = ()) -> Callable[[LabelledPage], str]:
-    """Cleans each page with the model of the fold that held the page's site out."""
+def _cv_cleaners(pages: Sequence[LabelledPage], folds: int, seed: int, progress: bool,
+                 extra: Sequence[LabelledPage] = ()) -> dict[str, Cleaner]:
+    """The cleaner of each page: the model of the fold that held the page's site out."""
     from training.crossval import fold_models
-
-    from .cleaner import Cleaner
 
     cleaners = {}
     for held_out_ids, model in fold_models(pages, folds=folds, seed=seed, progress=progress,
                                            extra=extra):
         cleaner = Cleaner(model)
         cleaners.update(dict.fromkeys(held_out_ids, cleaner))
-    return lambda page: cleaners[page.id].clean(page.html, url=page.url).text
+    return cleaners
+
+
+def _site_memories(pages: Sequence[LabelledPage], per_site: int) -> dict[str, SiteMemory]:
+    """For each page, the memory of ``per_site`` *other* pages of its site (the first by id),
+    labelled from their ground truth: what correcting that many pages of a site would teach."""
+    from casebase.reuse import memory_from_truth
+
+    by_site: dict[str, list[LabelledPage]] = {}
+    for page in pages:
+        by_site.setdefault(page.site, []).append(page)
+    built: dict[tuple[str, ...], SiteMemory] = {}
+    memories = {}
+    for page in pages:
+        others = sorted((p for p in by_site[page.site] if p.id != page.id), key=lambda p: p.id)
+        chosen = others[:per_site]
+        key = tuple(p.id for p in chosen)
+        if key not in built:
+            built[key] = memory_from_truth(chosen)
+        memories[page.id] = built[key]
+    return memories
 
 
 def bench(
@@ -181,27 +204,53 @@ def bench(
     model: str | None = None,
     progress: bool = False,
     with_sets: Sequence[str] = (),
+    adapt: int = 0,
 ) -> list[BenchRow]:
     """Score each extractor on the dataset's pages (the first ``limit`` if given).
 
     With ``cv``, noisecbr is scored by site-grouped fold models, trained on the other folds
-    and on every page of the ``with_sets`` datasets whose site is not held out."""
+    and on every page of the ``with_sets`` datasets whose site is not held out.
+
+    With ``adapt`` K, only the pages of sites with more than K pages are scored, and noisecbr
+    gets a second row: the same cleaner with the :class:`~noisecbr.memory.SiteMemory` of K other
+    pages of the page's site, labelled from their ground truth (as if a user had corrected
+    them)."""
     if with_sets and not cv:
-        raise ValueError("with_sets adds training data to the --cv fold models: give cv too")
+        raise BenchUsageError("with_sets adds training data to the --cv fold models: give cv too")
+    if adapt < 0:
+        raise BenchUsageError(f"adapt is a number of pages per site, got {adapt}")
     pages = list(read_dataset(dataset))
     if limit:
         pages = pages[:limit]
+    if adapt:
+        per_site = Counter(page.site for page in pages)
+        pages = [page for page in pages if per_site[page.site] > adapt]
+        if not pages:
+            raise BenchUsageError(f"no site of {dataset} has more than {adapt} pages to adapt "
+                                  "with")
     # Every extractor is made ready first (fold models trained, peers imported), then all are
     # timed together, taking turns (see ROUND_PAGES); rows come back in the order asked.
     slots: list[BenchRow | tuple[str, Callable[[LabelledPage], str]]] = []
     for name in extractors:
-        if name == "noisecbr" and cv:
-            extra = [page for path in with_sets for page in read_dataset(path)]
-            label = f"noisecbr (cv {cv}" + "".join(f" + {Path(p).name}" for p in with_sets) + ")"
-            slots.append((label, _cv_extractor(pages, cv, seed, progress, extra)))
+        if name == "noisecbr":
+            if cv:
+                extra = [page for path in with_sets for page in read_dataset(path)]
+                cleaner_of = _cv_cleaners(pages, cv, seed, progress, extra).__getitem__
+                label = (f"noisecbr (cv {cv}" + "".join(f" + {Path(p).name}" for p in with_sets)
+                         + ")")
+            else:
+                cleaner_of = dict.fromkeys((page.id for page in pages), Cleaner(model)).__getitem__
+                label = "noisecbr"
+            slots.append((label, lambda page, c=cleaner_of: c(page.id).clean(
+                page.html, url=page.url).text))
+            if adapt:
+                memories = _site_memories(pages, adapt)
+                slots.append((f"{label} + {adapt} labelled page{'s' * (adapt > 1)} of the site",
+                              lambda page, c=cleaner_of, m=memories: c(page.id).clean(
+                                  page.html, url=page.url, memory=m[page.id]).text))
             continue
         try:
-            extract = _noisecbr(model) if name == "noisecbr" else get_extractor(name)
+            extract = get_extractor(name)
         except ImportError as error:
             slots.append(BenchRow(name, note=f"not installed ({error.name}): pip install "
                                              "'noisecbr[bench]'"))

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
+from .memory import SiteMemory
 from .model import Model, load_model
 from .render import render_html, render_text
 from .result import LABELS, CleanResult, Decision
@@ -114,18 +115,26 @@ class Cleaner:
             proba = _smoothed(table, proba, self.smooth)
         return proba
 
-    def predict(self, table: ElementTable, extra_noise: set[int] | None = None
-                ) -> tuple[np.ndarray, np.ndarray]:
+    def predict(self, table: ElementTable, extra_noise: set[int] | None = None,
+                recalled: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Decide the page: returns (decision per element: −1 undecided (inside a decided
-        subtree) or a LABELS index, and the class probabilities)."""
+        subtree) or a LABELS index, and the class probabilities).
+
+        ``recalled`` (from :meth:`noisecbr.memory.SiteMemory.recall`: −1, NOISE or DATA per
+        element) overrides the network where a site's stored cases agree."""
         proba = self.scores(table)
         noise_score, data_score = proba[:, NOISE], proba[:, DATA]
         is_leaf = table.n_children == 0
         # The threshold tests of the whole page at once, then a walk over plain Python lists
         # (indexing numpy arrays element by element costs more than the walk itself).
         noisy = np.where(is_leaf, _reaches(noise_score, self.leaf_threshold),
-                         _reaches(noise_score, self.noise_threshold)).tolist()
-        keep = _reaches(data_score, self.keep_threshold).tolist()
+                         _reaches(noise_score, self.noise_threshold))
+        keep = _reaches(data_score, self.keep_threshold)
+        if recalled is not None:
+            hit = recalled >= 0
+            noisy = np.where(hit, recalled == NOISE, noisy)
+            keep = np.where(hit, recalled == DATA, keep)
+        noisy, keep = noisy.tolist(), keep.tolist()
         leaf = is_leaf.tolist()
         end = table.end.tolist()
         forced = extra_noise or set()
@@ -146,12 +155,14 @@ class Cleaner:
 
     # -- cleaning ----------------------------------------------------------------------------
     def clean_body(self, body: etree._Element, url: str | None = None,
-                   extra_noise: NoiseEvidence | None = None) -> CleanResult:
+                   extra_noise: NoiseEvidence | None = None,
+                   memory: SiteMemory | None = None) -> CleanResult:
         table = build_table(body)
         forced = None
         if extra_noise is not None:
             forced = {int(i) for i in extra_noise(table)}
-        decision, proba = self.predict(table, forced)
+        recalled = memory.recall(table) if memory is not None and len(memory) else None
+        decision, proba = self.predict(table, forced, recalled)
         decided = np.flatnonzero(decision >= 0)
         removed_index = decided[decision[decided] == NOISE]
         elements = table.elements
@@ -166,7 +177,9 @@ class Cleaner:
             return [
                 Decision(path=path, tag=table.tags[i], label=LABELS[decision[i]],
                          probabilities=tuple(round(float(p), 4) for p in proba[i]),
-                         text_length=int(length))
+                         text_length=int(length),
+                         source="memory" if recalled is not None and recalled[i] >= 0
+                         else "model")
                 for path, i, length in zip(paths, decided, chars)
             ]
 
@@ -177,11 +190,15 @@ class Cleaner:
         return CleanResult(html=cleaned_html, text=text, decisions=decisions, url=url)
 
     def clean(self, html: str | bytes, url: str | None = None, *,
-              extra_noise: NoiseEvidence | None = None) -> CleanResult:
-        """Clean one page. Raises :class:`noisecbr.tidy.InputError` for input that is not HTML."""
+              extra_noise: NoiseEvidence | None = None,
+              memory: SiteMemory | None = None) -> CleanResult:
+        """Clean one page. Raises :class:`noisecbr.tidy.InputError` for input that is not HTML.
+
+        ``memory``: the labelled pages of the page's site (:class:`noisecbr.memory.SiteMemory`);
+        where their subtrees of the same signature agree on noise or data, that label decides."""
         kwargs = {} if self.max_bytes is None else {"max_bytes": self.max_bytes}
         body = tidy(html, parser=self.parser, **kwargs)
-        return self.clean_body(body, url=url, extra_noise=extra_noise)
+        return self.clean_body(body, url=url, extra_noise=extra_noise, memory=memory)
 
 
 def _reaches(scores: np.ndarray, threshold: float) -> np.ndarray:

@@ -4,7 +4,7 @@ Thin: parse arguments, call the API. ``train`` and ``runs`` live in :mod:`traini
 are imported only when one of them is invoked, so ``noisecbr clean`` starts without torch.
 
 Exit codes: 0 success; 1 some inputs failed (the others were written, the failures are listed on
-stderr); 2 usage error; 4 model error.
+stderr); 2 usage error; 4 model error; 5 the case base of ``--memory`` cannot be read.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import click
 
 EXIT_PARTIAL = 1
 EXIT_MODEL = 4
+EXIT_CASEBASE = 5
 _FORMATS = {"text": ".txt", "html": ".html", "json": ".json"}
 _HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".gz")
 
@@ -87,13 +88,45 @@ def _output_name(item: str, fmt: str) -> str:
 
 
 _worker_cleaner = None
+_worker_memory = None
 
 
-def _init_worker(model: str | None, parser: str, smooth: float | None) -> None:
-    global _worker_cleaner
+def _init_worker(model: str | None, parser: str, smooth: float | None, memory=None) -> None:
+    global _worker_cleaner, _worker_memory
     from .cleaner import Cleaner
 
     _worker_cleaner = Cleaner(model, parser=parser, smooth=smooth)
+    _worker_memory = memory
+
+
+def _load_memory(database: str, site: str | None, url: str | None):
+    """The site memory of ``--memory DB`` for ``--site`` (or the host of ``--url``)."""
+    if not (site or url):
+        _fail("--memory needs the pages' site: give --site HOST or --url URL", 2)
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from casebase.reuse import site_host, site_memory
+    from casebase.store import CaseBase, CaseBaseError
+
+    try:
+        host = site_host(site or url)
+    except ValueError as error:
+        _fail(str(error), 2)
+    if "://" not in database and not Path(database).is_file():
+        # Opening a missing SQLite file would create an empty case base: say so instead.
+        _fail(f"no case base at {database}", EXIT_CASEBASE)
+    try:
+        with CaseBase.open(database, upgrade=False) as casebase:
+            memory = site_memory(casebase, host)
+    except (CaseBaseError, SQLAlchemyError, OSError) as error:
+        _fail(f"cannot read the case base {database}: {error}", EXIT_CASEBASE)
+    if not len(memory):
+        click.echo(f"noisecbr: the case base has no labelled page of {host}: the model alone "
+                   "decides", err=True)
+    else:
+        click.echo(f"noisecbr: {host}: {memory.pages} labelled page(s), {len(memory)} subtree "
+                   "signatures in memory", err=True)
+    return memory
 
 
 def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None) -> tuple[str, str | None,
@@ -102,7 +135,8 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None) -> tupl
     from .tidy import InputError
 
     try:
-        result = _worker_cleaner.clean(_read(item) if data is None else data, url=url)
+        result = _worker_cleaner.clean(_read(item) if data is None else data, url=url,
+                                       memory=_worker_memory)
     except InputError as error:
         return item, None, str(error)
     except OSError as error:
@@ -132,10 +166,19 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None) -> tupl
               help="Smooth noise scores over the tree (isotonic regression, penalty c·A/A_i).")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True,
               help="Worker processes for batches.")
+@click.option("--memory", "memory_db", metavar="DB",
+              help="A case base (SQLite path or SQLAlchemy URL): where its labelled pages of "
+              "the same site agree on a subtree with the same markup, their label decides.")
+@click.option("--site", help="With --memory: the site of the inputs (default: the host of "
+              "--url).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | None,
-          url: str | None, parser: str, smooth: float | None, jobs: int, quiet: bool) -> None:
-    """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin."""
+          url: str | None, parser: str, smooth: float | None, jobs: int, memory_db: str | None,
+          site: str | None, quiet: bool) -> None:
+    """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin.
+
+    With --memory, pages of a site whose labelled pages are in the case base (imported, or
+    corrected with `casebase label`) are cleaned with what those pages say, without retraining."""
     from tqdm import tqdm
 
     from .model import ModelError
@@ -148,8 +191,11 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
     many = len(items) > 1
     if output is not None and many:
         output.mkdir(parents=True, exist_ok=True)
+    if site and not memory_db:
+        _fail("--site names the site of --memory: give --memory DB too", 2)
+    memory = _load_memory(memory_db, site, url) if memory_db else None
     try:
-        _init_worker(model, parser, smooth)
+        _init_worker(model, parser, smooth, memory)
     except ModelError as error:
         _fail(str(error), EXIT_MODEL)
     stdin_data = _read("-") if "-" in items else None
@@ -176,7 +222,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
 
     if jobs > 1 and many:
         with ProcessPoolExecutor(jobs, initializer=_init_worker,
-                                 initargs=(model, parser, smooth)) as pool:
+                                 initargs=(model, parser, smooth, memory)) as pool:
             for result in pool.map(_clean_one, *zip(*tasks()), chunksize=4):
                 emit(*result)
     else:
@@ -211,20 +257,29 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
               help="Also write the table as CSV.")
 @click.option("--by-type", is_flag=True,
               help="Also print F1 per page type (the ground truth's page_type).")
+@click.option("--adapt", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Score only the pages of sites with more than K pages, and add a noisecbr "
+              "row that also uses a site memory of K other pages of each page's site, labelled "
+              "from their ground truth (what correcting K pages of a site teaches).")
 def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                   with_sets: tuple[str, ...], limit: int | None, model: str | None, seed: int,
-                  csv_path: Path | None, by_type: bool) -> None:
+                  csv_path: Path | None, by_type: bool, adapt: int) -> None:
     """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
     with a bootstrap ± and docs/s (CPU time, one process)."""
-    from .bench import PEERS, bench, format_by_type, format_table
+    from .bench import PEERS, BenchUsageError, bench, format_by_type, format_table
 
     unknown = [e for e in extractors if e not in PEERS]
     if unknown:
         _fail(f"unknown extractor(s) {', '.join(unknown)}; known: {', '.join(PEERS)}", 2)
     if with_sets and not cv:
         _fail("--with adds training data to the --cv fold models: give --cv K too", 2)
-    rows = bench(dataset, extractors or ("noisecbr",), cv=cv, limit=limit, seed=seed,
-                 model=model, progress=sys.stderr.isatty(), with_sets=with_sets)
+    if adapt and "noisecbr" not in (extractors or ("noisecbr",)):
+        _fail("--adapt adds a noisecbr row: give -e noisecbr too", 2)
+    try:
+        rows = bench(dataset, extractors or ("noisecbr",), cv=cv, limit=limit, seed=seed,
+                     model=model, progress=sys.stderr.isatty(), with_sets=with_sets, adapt=adapt)
+    except BenchUsageError as error:
+        _fail(str(error), 2)
     click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")
     click.echo(format_table(rows))
     if by_type:

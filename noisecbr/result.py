@@ -23,6 +23,9 @@ class Decision:
     label: str  # noise (removed) | data (kept whole) | mixture (descended into)
     probabilities: tuple[float, float, float]  # in LABELS order
     text_length: int
+    #: "model" (the network's scores decided) or "memory" (stored cases of the page's site with
+    #: the same markup agreed on the label; see :mod:`noisecbr.memory`)
+    source: str = "model"
 
 
 class CleanResult:

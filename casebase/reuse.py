@@ -1,0 +1,77 @@
+"""A site's stored cases → the :class:`noisecbr.memory.SiteMemory` that cleans its other pages.
+
+Reads every page of the site as stored (the tidied body each case was built from) with the
+*current* labels of its cases, so a correction made with ``casebase label`` or ``casebase
+import-page --labels`` changes how the site's next pages are cleaned, without retraining.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import select
+
+from noisecbr.layout import LabelledPage, site_of
+from noisecbr.memory import SiteMemory
+from noisecbr.subtrees import build_table
+
+from .importer import parse_stored
+from .labelling import label_table
+from .models import Case, Page, Site, decompress_html
+from .store import CaseBase
+
+__all__ = ["memory_from_truth", "site_host", "site_memory"]
+
+
+def site_host(url_or_host: str) -> str:
+    """The case base's name of a site: the host of a URL (or a bare host) without ``www.``."""
+    text = url_or_host.strip()
+    if "://" not in text:
+        text = "http://" + text
+    host = site_of(text, "")
+    if host.startswith("page:"):
+        raise ValueError(f"{url_or_host!r} names no site")
+    return host.lower()
+
+
+def site_memory(casebase: CaseBase, host: str) -> SiteMemory:
+    """The memory of every labelled page of the site ``host`` in the case base (an empty memory
+    when the site has none). Cases whose stored path no longer selects their element's position
+    (hand-written paths) are left out rather than guessed."""
+    memory = SiteMemory()
+    with casebase.session() as session:
+        site = session.execute(select(Site.id).where(Site.host == site_host(host))).scalar()
+        if site is None:
+            return memory
+        page_ids = session.execute(
+            select(Page.id).where(Page.site_id == site).order_by(Page.id)).scalars().all()
+        for page_id in page_ids:
+            cases = session.execute(
+                select(Case.position, Case.path, Case.label).where(Case.page_id == page_id)
+            ).all()
+            if not cases:
+                continue
+            blob = session.execute(select(Page.html).where(Page.id == page_id)).scalar()
+            table = build_table(parse_stored(decompress_html(blob)))
+            paths = table.paths()
+            labels: list[str | None] = [None] * len(table)
+            for position, path, label in cases:
+                if 0 <= position < len(table) and paths[position] == path:
+                    labels[position] = label
+            memory.add(table, labels)
+    return memory
+
+
+def memory_from_truth(pages: Iterable[LabelledPage]) -> SiteMemory:
+    """The memory of pages labelled from their ground truth, as the importer labels them: what
+    a user's corrections of those pages would teach (used by ``noisecbr bench --adapt``)."""
+    from noisecbr.tidy import InputError, tidy
+
+    memory = SiteMemory()
+    for page in pages:
+        try:
+            table = build_table(tidy(page.html))
+        except InputError:
+            continue
+        memory.add(table, label_table(table, page.truth).labels.tolist())
+    return memory

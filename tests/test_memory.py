@@ -1,0 +1,196 @@
+"""Site memory: a site's labelled pages decide the same markup on its other pages."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from casebase.cli import cli as casebase_cli
+from casebase.labelling import label_table
+from casebase.reuse import memory_from_truth, site_host, site_memory
+from casebase.store import CaseBase
+from noisecbr import Cleaner
+from noisecbr.layout import read_dataset
+from noisecbr.memory import DATA, NOISE, SiteMemory, signatures
+from noisecbr.metric import aggregate, score_page
+from noisecbr.subtrees import build_table
+from noisecbr.tidy import tidy
+
+FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
+TRUTH = json.loads((FIXTURE / "ground-truth.json").read_text())
+
+
+def _page(name: str) -> bytes:
+    return gzip.decompress((FIXTURE / "html" / f"{name}.html.gz").read_bytes())
+
+
+def _table(html: str | bytes):
+    return build_table(tidy(html))
+
+
+def test_signatures_follow_tags_classes_and_ids_not_digits():
+    a = _table('<div class="b a" id="post-123"><p>x</p><p class="n">y</p></div>')
+    b = _table('<div class="a b" id="post-98"><p>other words</p><p class="n">z</p></div>')
+    c = _table('<div class="a c" id="post-98"><p>x</p></div>')
+    sa, sb, sc = signatures(a), signatures(b), signatures(c)
+    assert sa == sb  # class order and digit runs do not matter, text does not either
+    assert sa[1] != sc[1] and sa[2] != sc[2]  # another class: another template, down the path
+    assert len(set(sa)) == len(sa)  # body, div, p, p.n: each its own signature
+    assert all(isinstance(s, bytes) and len(s) == 8 for s in sa)
+
+
+def test_recall_needs_stored_cases_that_agree():
+    stored = _table('<nav><a>Home</a></nav><main><p>Story</p></main><ul><li>a</li><li>b</li></ul>')
+    # body, nav, a, main, p, ul, li, li
+    memory = SiteMemory()
+    memory.add(stored, ["mixture", "noise", "noise", "data", "data", "mixture", "noise", "data"])
+    assert len(memory) == 7 and memory.pages == 1
+    other = _table('<nav><a>Shop</a></nav><main><p>Another story</p></main>'
+                   '<ul><li>c</li></ul><aside>new</aside>')
+    recalled = memory.recall(other).tolist()
+    # body never; nav, a noise; main, p data; ul mixture → model; li noise vs data → model;
+    # aside unseen → model.
+    assert recalled == [-1, NOISE, NOISE, DATA, DATA, -1, -1, -1]
+
+
+def test_add_refuses_labels_that_do_not_fit_the_page():
+    table = _table("<p>one</p>")
+    with pytest.raises(ValueError, match="labels for a page"):
+        SiteMemory().add(table, ["noise"])
+    with pytest.raises(ValueError, match="not one of"):
+        SiteMemory().add(table, ["noise", "spam"])
+
+
+def test_memory_round_trips_through_json():
+    table = _table("<nav><a>x</a></nav><p>y</p>")
+    memory = SiteMemory()
+    memory.add(table, [None, "noise", "noise", "data"])
+    back = SiteMemory.from_dict(json.loads(json.dumps(memory.to_dict())))
+    assert back.pages == 1 and back.recall(table).tolist() == memory.recall(table).tolist()
+
+
+def test_signatures_of_a_very_deep_page():
+    depth = 50_000
+    table = _table("<div>" * depth + "deep" + "</div>" * depth)
+    sigs = signatures(table)
+    assert len(sigs) == len(table) and len(set(sigs)) == len(sigs)
+
+
+def test_one_labelled_page_of_a_site_cleans_its_next_page():
+    truth = TRUTH["news-2"]["articleBody"]
+    first = _table(_page("news-1"))
+    memory = SiteMemory()
+    memory.add(first, label_table(first, TRUTH["news-1"]["articleBody"]).labels.tolist())
+    cleaner = Cleaner()
+    plain = cleaner.clean(_page("news-2"))
+    adapted = cleaner.clean(_page("news-2"), memory=memory)
+    by_memory = {d.path: d.label for d in adapted.decisions if d.source == "memory"}
+    # The site's furniture is recalled as noise, its article as data.
+    assert by_memory["/html/body/header"] == "noise"
+    assert by_memory["/html/body/footer"] == "noise"
+    assert by_memory["/html/body/main/div/article"] == "data"
+    assert all(d.source == "model" for d in plain.decisions)
+    plain_f1, adapted_f1 = (aggregate([score_page(r.text, truth)]).f1 for r in (plain, adapted))
+    assert plain_f1 < 1.0 and adapted_f1 == pytest.approx(1.0)
+    assert "source" in json.loads(adapted.to_json())["decisions"][0]
+
+
+def test_memory_overrides_the_network():
+    page = ('<main><article><h1>Title of the story</h1><p>A long paragraph of the story, '
+            'with enough words to be read as content by the network.</p></article>'
+            '<div class="box"><p>Words the site owner calls noise on every page.</p></div></main>')
+    table = _table(page)
+    labels = ["mixture"] * len(table)
+    box = table.tags.index("div")
+    labels[box] = "noise"
+    memory = SiteMemory()
+    memory.add(table, labels[:box] + ["noise", "noise"] + labels[box + 2:])
+    cleaner = Cleaner()
+    assert "calls noise" in cleaner.clean(page).text
+    result = cleaner.clean(page, memory=memory)
+    assert "calls noise" not in result.text and "long paragraph" in result.text
+
+
+def test_site_memory_reads_current_labels_from_the_case_base(tmp_path):
+    url = f"sqlite:///{tmp_path / 'cb.sqlite'}"
+    result = CliRunner().invoke(casebase_cli, ["--db", url, "import", str(FIXTURE), "--quiet",
+                                               "-j", "0", "--no-oracle"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert site_host("https://www.Harbour-Gazette.test/x") == "harbour-gazette.test"
+    with CaseBase.open(url) as cb:
+        memory = site_memory(cb, "harbour-gazette.test")
+        assert memory.pages == 2
+        assert len(site_memory(cb, "no-such-site.test")) == 0
+        table = _table(_page("news-2"))
+        footer = table.tags.index("footer")
+        assert memory.recall(table)[footer] == NOISE
+        # A human says the footer is data on one page: the two pages now disagree.
+        path = table.paths()[footer]
+        case = next(c for c in cb.list_cases(limit=10_000) if c.path == path)
+        cb.relabel(case.id, "data")
+        assert site_memory(cb, "harbour-gazette.test").recall(table)[footer] == -1
+
+
+def test_memory_from_truth_matches_the_labelling():
+    pages = [p for p in read_dataset(FIXTURE) if p.id == "blog-1"]
+    memory = memory_from_truth(pages)
+    table = _table(pages[0].html)
+    labels = label_table(table, pages[0].truth).labels
+    recalled = memory.recall(table)
+    hit = recalled >= 0
+    assert hit.any() and (recalled[hit] == labels[hit]).all()
+
+
+def test_clean_command_with_a_memory(tmp_path):
+    from noisecbr.cli import main
+
+    db = tmp_path / "cb.sqlite"
+    runner = CliRunner()
+    imported = runner.invoke(casebase_cli, ["--db", str(db), "import", str(FIXTURE), "--quiet",
+                                            "-j", "0", "--no-oracle"], catch_exceptions=False)
+    assert imported.exit_code == 0, imported.output
+    page = tmp_path / "news-2.html"
+    page.write_bytes(_page("news-2"))
+    result = runner.invoke(main, ["clean", str(page), "--memory", str(db), "-f", "json",
+                                  "--url", TRUTH["news-2"]["url"]])
+    assert result.exit_code == 0, result.output
+    decisions = json.loads(result.stdout)["decisions"]
+    assert {"/html/body/header", "/html/body/footer"} <= {
+        d["path"] for d in decisions if d["source"] == "memory" and d["label"] == "noise"}
+    # Two inputs, two workers: the memory reaches the workers too.
+    out = tmp_path / "out"
+    batch = runner.invoke(main, ["clean", str(page), str(FIXTURE / "html" / "news-1.html.gz"),
+                                 "-j", "2", "-o", str(out), "-f", "json", "-q",
+                                 "--memory", str(db), "--site", "harbour-gazette.test"])
+    assert batch.exit_code == 0, batch.output
+    for name in ("news-2.json", "news-1.json"):
+        decisions = json.loads((out / name).read_text())["decisions"]
+        assert any(d["source"] == "memory" for d in decisions)
+    # Without a site, with a missing case base, or --site alone: clear errors, no new file.
+    assert runner.invoke(main, ["clean", str(page), "--memory", str(db)]).exit_code == 2
+    missing = runner.invoke(main, ["clean", str(page), "--memory", str(tmp_path / "no.sqlite"),
+                                   "--site", "a.test"])
+    assert missing.exit_code == 5 and "no case base" in missing.output
+    assert not (tmp_path / "no.sqlite").exists()
+    assert runner.invoke(main, ["clean", str(page), "--site", "a.test"]).exit_code == 2
+    # A site the case base does not know: the model alone, and a note saying so.
+    unknown = runner.invoke(main, ["clean", str(page), "--memory", str(db), "--site", "b.test"])
+    assert unknown.exit_code == 0 and "no labelled page of b.test" in unknown.output
+
+
+def test_bench_adapt_scores_sites_with_enough_pages():
+    from noisecbr.bench import BenchUsageError, bench
+
+    rows = bench(str(FIXTURE), ["noisecbr", "none"], adapt=1)
+    assert [row.name for row in rows] == [
+        "noisecbr", "noisecbr + 1 labelled page of the site", "none"]
+    assert all(row.scores.pages == 4 for row in rows)
+    # The news site's pages share their template: one page teaches the other.
+    assert rows[1].scores.f1 > rows[0].scores.f1
+    with pytest.raises(BenchUsageError, match="more than 2 pages"):
+        bench(str(FIXTURE), ["noisecbr"], adapt=2)
