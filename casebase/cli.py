@@ -448,6 +448,14 @@ def show(ctx: click.Context, case_id: int, as_json: bool, all_features: bool) ->
                        f"by {entry['source']}{note}")
 
 
+def _case_line(n, kind: str = "") -> str:
+    text = " ".join(n.text.split())
+    text = text[:70] + "…" if len(text) > 70 else text
+    kind = f"{kind}  " if kind else ""
+    return (f"    {kind}case {n.case_id:<8} {n.label:<7} {n.similarity:.3f}  {n.site}  {n.path}  "
+            f"{text!r}")
+
+
 @cli.command()
 @click.argument("page", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
 @click.option("--url", default="", help="The page's URL (its host is its site).")
@@ -459,11 +467,15 @@ def show(ctx: click.Context, case_id: int, as_json: bool, all_features: bool) ->
 @click.option("--path", "path_contains", help="Only the subtrees whose path contains this.")
 @click.option("--other-sites", is_flag=True,
               help="Leave out the stored cases of the page's own site (needs --url).")
+@click.option("--memory", "use_memory", is_flag=True,
+              help="Clean as `noisecbr clean --memory` does, with the stored pages of the "
+              "page's site (needs --url), and list the site's cases with the same markup.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per subtree.")
 @click.pass_context
 @_handle_errors
 def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k: int,
-            path_contains: str | None, other_sites: bool, as_json: bool) -> None:
+            path_contains: str | None, other_sites: bool, use_memory: bool,
+            as_json: bool) -> None:
     """Explain how a page is cleaned: each decided subtree, the model's decision and the K
     stored cases most like it (cosine in the model's first hidden layer), with their labels.
     A case whose label looks wrong can be corrected with `casebase label`.
@@ -476,19 +488,24 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
 
     from .importer import read_page_bytes
     from .retrieve import CaseIndex, agreement_summary, explain_page
+    from .reuse import site_host, site_memory
 
     if other_sites and not url:
         raise click.UsageError("--other-sites needs the page's --url")
+    if use_memory and not url:
+        raise click.UsageError("--memory needs the page's --url (its host is the site)")
     html = sys.stdin.buffer.read() if str(page) == "-" else read_page_bytes(page)
     try:
         model = load_model(model_path) if model_path else default_model()
     except ModelError as error:
         raise _Failure(f"{model_path}: {error}", EXIT_OTHER) from None
     cb = _open(ctx)
+    memory = site_memory(cb, site_host(url)) if use_memory else None
     index = CaseIndex.build(cb, model)
     try:
         explanations = explain_page(index, cb, html, url=url or None, k=k,
-                                    other_sites=other_sites, path_contains=path_contains)
+                                    other_sites=other_sites, path_contains=path_contains,
+                                    memory=memory)
     except InputError as error:
         raise _Failure(f"{page}: {error}", EXIT_OTHER) from None
     if as_json:
@@ -498,13 +515,13 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
     for item in explanations:
         agree = sum(n.label == item.decision for n in item.neighbours)
         scores = "/".join(f"{p:.2f}" for p in item.probabilities)
-        click.echo(f"{item.path}  <{item.tag}>  {item.decision} ({scores})  "
+        by = "  by site memory" if item.source == "memory" else ""
+        click.echo(f"{item.path}  <{item.tag}>  {item.decision} ({scores}){by}  "
                    f"neighbours agree {agree}/{len(item.neighbours)}")
         for n in item.neighbours:
-            text = " ".join(n.text.split())
-            text = text[:70] + "…" if len(text) > 70 else text
-            click.echo(f"    case {n.case_id:<8} {n.label:<7} {n.similarity:.3f}  {n.site}  "
-                       f"{n.path}  {text!r}")
+            click.echo(_case_line(n))
+        for n in item.same_markup:
+            click.echo(_case_line(n, "same markup"))
     summary = agreement_summary(explanations)
     click.echo(f"{len(explanations)} subtrees explained from {len(index):,} stored cases; mean "
                "agreement by decision: " + (", ".join(f"{label} {share:.2f}"

@@ -27,6 +27,7 @@ import numpy as np
 
 from noisecbr.cleaner import Cleaner
 from noisecbr.layout import site_of
+from noisecbr.memory import SiteMemory
 from noisecbr.model import Model
 from noisecbr.result import LABELS
 from noisecbr.subtrees import build_table
@@ -68,6 +69,11 @@ class Explanation:
     decision: str
     probabilities: tuple[float, ...]
     neighbours: tuple[Neighbour, ...]
+    #: "model", or "memory" when the site's stored cases of the same markup decided
+    source: str = "model"
+    #: with a site memory: stored cases of the site whose subtree has the same signature
+    #: (:mod:`noisecbr.memory`), with their cosine similarity in the hidden layer
+    same_markup: tuple[Neighbour, ...] = ()
 
     @property
     def agreement(self) -> float:
@@ -146,16 +152,22 @@ class CaseIndex:
 def explain_page(index: CaseIndex, casebase: CaseBase, html: str | bytes, *,
                  url: str | None = None, k: int = 3, other_sites: bool = False,
                  path_contains: str | None = None,
-                 cleaner: Cleaner | None = None) -> list[Explanation]:
+                 cleaner: Cleaner | None = None,
+                 memory: SiteMemory | None = None) -> list[Explanation]:
     """Clean ``html`` with the index's model and explain each decided subtree (in document
     order) by its ``k`` nearest stored cases. ``other_sites`` leaves out the cases of the
     page's own site (by ``url``); ``path_contains`` keeps only the subtrees whose path
-    contains it. Neighbours show the cases' current labels, as the case base holds them now."""
+    contains it. Neighbours show the cases' current labels, as the case base holds them now.
+
+    With the ``memory`` of the page's site (:func:`casebase.reuse.site_memory`), the page is
+    cleaned as ``noisecbr clean --memory`` cleans it, and each subtree also lists the stored
+    cases of the site with the same markup: for a decision by memory, its reasons."""
     cleaner = cleaner or Cleaner(index.model)
     if cleaner.model is not index.model:
         raise ValueError("the cleaner must use the index's model: their hidden layers differ")
     table = build_table(tidy(html, parser=cleaner.parser))
-    decision, proba = cleaner.predict(table)
+    recalled = memory.recall(table) if memory is not None and len(memory) else None
+    decision, proba = cleaner.predict(table, recalled=recalled)
     decided = np.flatnonzero(decision >= 0)
     paths = table.paths()
     if path_contains:
@@ -164,21 +176,55 @@ def explain_page(index: CaseIndex, casebase: CaseBase, html: str | bytes, *,
     if not len(decided) or not len(index):
         return []
     exclude = site_of(url, "") if other_sites and url else None
-    positions, similarity = index.nearest(vectorize(table)[decided], k, exclude_site=exclude)
-    records = casebase.get_cases(index.case_ids[positions].ravel().tolist())
+    vectors = vectorize(table)[decided]
+    positions, similarity = index.nearest(vectors, k, exclude_site=exclude)
+    if recalled is not None:
+        stored = memory.cases(table)
+        same = [stored[i] for i in decided.tolist()]
+    else:
+        same = [()] * len(decided)
+    records = casebase.get_cases(index.case_ids[positions].ravel().tolist()
+                                 + [case_id for ids in same for case_id in ids])
+    same_similarity = _similarities(index, vectors, same)
+
+    def neighbour(case_id: int, score: float) -> Neighbour | None:
+        case = records.get(case_id)
+        if case is None:  # deleted since the index was built
+            return None
+        return Neighbour(case_id=case.id, label=case.label, similarity=round(float(score), 4),
+                         site=case.site, path=case.path, text=case.text[:TEXT_CHARS])
+
     explanations = []
     for row, i in enumerate(decided.tolist()):
-        neighbours = tuple(
-            Neighbour(case_id=case.id, label=case.label, similarity=round(float(score), 4),
-                      site=case.site, path=case.path, text=case.text[:TEXT_CHARS])
-            for case, score in ((records.get(int(index.case_ids[p])), s)
-                                for p, s in zip(positions[row], similarity[row]))
-            if case is not None  # deleted since the index was built
-        )
+        near = (neighbour(int(index.case_ids[p]), s)
+                for p, s in zip(positions[row], similarity[row]))
+        markup = (neighbour(case_id, s) for case_id, s in zip(same[row], same_similarity[row]))
         explanations.append(Explanation(
             path=paths[i], tag=table.tags[i], decision=LABELS[decision[i]],
-            probabilities=tuple(round(float(p), 4) for p in proba[i]), neighbours=neighbours))
+            probabilities=tuple(round(float(p), 4) for p in proba[i]),
+            neighbours=tuple(n for n in near if n is not None),
+            source="memory" if recalled is not None and recalled[i] >= 0 else "model",
+            same_markup=tuple(n for n in markup if n is not None)))
     return explanations
+
+
+def _similarities(index: CaseIndex, vectors: np.ndarray,
+                  case_ids: Sequence[Sequence[int]]) -> list[list[float]]:
+    """Cosine in the hidden layer between each vector and the stored cases ``case_ids[row]``
+    (NaN for a case the index does not hold)."""
+    if not any(case_ids):
+        return [[] for _ in case_ids]
+    queries = _unit(index.model.hidden(vectors))
+    order = np.argsort(index.case_ids, kind="stable")
+    out = []
+    for query, ids in zip(queries, case_ids):
+        wanted = np.asarray(ids, dtype=np.int64)
+        at = np.minimum(np.searchsorted(index.case_ids, wanted, sorter=order), len(order) - 1)
+        found = order[at]
+        held = index.case_ids[found] == wanted
+        scores = index.embeddings[found] @ query
+        out.append(np.where(held, scores, np.nan).tolist())
+    return out
 
 
 def agreement_summary(explanations: Sequence[Explanation]) -> dict[str, float]:

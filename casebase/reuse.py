@@ -47,7 +47,8 @@ def site_memory(casebase: CaseBase, host: str) -> SiteMemory:
             select(Page.id).where(Page.site_id == site).order_by(Page.id)).scalars().all()
         for page_id in page_ids:
             cases = session.execute(
-                select(Case.position, Case.path, Case.label).where(Case.page_id == page_id)
+                select(Case.id, Case.position, Case.path, Case.label)
+                .where(Case.page_id == page_id).order_by(Case.id)
             ).all()
             if not cases:
                 continue
@@ -55,10 +56,11 @@ def site_memory(casebase: CaseBase, host: str) -> SiteMemory:
             table = build_table(parse_stored(decompress_html(blob)))
             paths = table.paths()
             labels: list[str | None] = [None] * len(table)
-            for position, path, label in cases:
+            ids: list[int | None] = [None] * len(table)
+            for case_id, position, path, label in cases:
                 if 0 <= position < len(table) and paths[position] == path:
-                    labels[position] = label
-            memory.add(table, labels)
+                    labels[position], ids[position] = label, case_id
+            memory.add(table, labels, ids)
     return memory
 
 

@@ -35,6 +35,9 @@ from .subtrees import ElementTable
 __all__ = ["SiteMemory", "signatures"]
 
 NOISE, DATA, MIXTURE = range(3)
+#: Stored case ids kept per signature to explain a decision by memory: a few examples suffice,
+#: and a site's thousand product tiles must not make the memory a copy of the case base.
+CASES_KEPT = 5
 _DIGITS = re.compile(r"\d+")
 _GET = etree._Element.get
 
@@ -91,27 +94,45 @@ class SiteMemory:
     >>> recalled = memory.recall(other)     # per element: -1, or the label all stored cases share
     """
 
-    def __init__(self, counts: Mapping[int, Iterable[int]] | None = None) -> None:
+    def __init__(self, counts: Mapping[int, Iterable[int]] | None = None,
+                 cases: Mapping[int, Iterable[int]] | None = None) -> None:
         self._counts: dict[int, list[int]] = {}
         for signature, row in (counts or {}).items():
             self._counts[signature] = list(row)
+        # The ids of the first stored cases of each signature (when they came from a case
+        # base): what a decision by memory is explained with.
+        self._cases: dict[int, list[int]] = {s: list(ids) for s, ids in (cases or {}).items()}
         self.pages = 0
 
     def __len__(self) -> int:
         return len(self._counts)
 
-    def add(self, table: ElementTable, labels: Iterable[int | str | None]) -> None:
+    def add(self, table: ElementTable, labels: Iterable[int | str | None],
+            case_ids: Iterable[int | None] | None = None) -> None:
         """Remember a labelled page: one label per element of ``table`` (a LABELS index or
-        name; None where the element has no stored case)."""
+        name; None where the element has no stored case), and optionally the id of each
+        element's stored case."""
         labels = list(labels)
-        if len(labels) != len(table):
-            raise ValueError(f"{len(labels)} labels for a page of {len(table)} elements")
+        ids = list(case_ids) if case_ids is not None else [None] * len(labels)
+        if len(labels) != len(table) or len(ids) != len(table):
+            raise ValueError(f"{len(labels)} labels and {len(ids)} case ids for a page of "
+                             f"{len(table)} elements")
         indices = [None if label is None else _label_index(label) for label in labels]
         # Every label is checked before the first is counted: a bad one changes nothing.
-        for signature, index in zip(signatures(table), indices):
-            if index is not None:
-                self._counts.setdefault(signature, [0, 0, 0])[index] += 1
+        for signature, index, case_id in zip(signatures(table), indices, ids):
+            if index is None:
+                continue
+            self._counts.setdefault(signature, [0, 0, 0])[index] += 1
+            if case_id is not None:
+                stored = self._cases.setdefault(signature, [])
+                if len(stored) < CASES_KEPT:
+                    stored.append(int(case_id))
         self.pages += 1
+
+    def cases(self, table: ElementTable) -> list[tuple[int, ...]]:
+        """Per element of ``table``: the ids of (up to :data:`CASES_KEPT`) stored cases with
+        its signature, whatever their labels."""
+        return [tuple(self._cases.get(signature, ())) for signature in signatures(table)]
 
     def recall(self, table: ElementTable) -> np.ndarray:
         """Per element of ``table``: the label (NOISE or DATA) every stored subtree of the same
@@ -135,10 +156,12 @@ class SiteMemory:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form (hex signatures), read back by :meth:`from_dict`."""
         return {"pages": self.pages,
-                "counts": {f"{s:016x}": row for s, row in self._counts.items()}}
+                "counts": {f"{s:016x}": row for s, row in self._counts.items()},
+                "cases": {f"{s:016x}": ids for s, ids in self._cases.items()}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SiteMemory:
-        memory = cls({int(s, 16): row for s, row in data["counts"].items()})
+        memory = cls({int(s, 16): row for s, row in data["counts"].items()},
+                     {int(s, 16): ids for s, ids in data.get("cases", {}).items()})
         memory.pages = int(data.get("pages", 0))
         return memory

@@ -59,7 +59,7 @@ def test_recall_needs_stored_cases_that_agree():
 
 def test_add_refuses_labels_that_do_not_fit_the_page():
     table = _table("<p>one</p>")
-    with pytest.raises(ValueError, match="labels for a page"):
+    with pytest.raises(ValueError, match="for a page of 2 elements"):
         SiteMemory().add(table, ["noise"])
     with pytest.raises(ValueError, match="not one of"):
         SiteMemory().add(table, ["noise", "spam"])
@@ -194,3 +194,36 @@ def test_bench_adapt_scores_sites_with_enough_pages():
     assert rows[1].scores.f1 > rows[0].scores.f1
     with pytest.raises(BenchUsageError, match="more than 2 pages"):
         bench(str(FIXTURE), ["noisecbr"], adapt=2)
+
+
+def test_explain_lists_the_same_markup_behind_a_decision_by_memory(tmp_path):
+    from casebase.retrieve import CaseIndex, explain_page
+    from noisecbr.cleaner import default_model
+
+    db = tmp_path / "cb.sqlite"
+    runner = CliRunner()
+    assert runner.invoke(casebase_cli, ["--db", str(db), "import", str(FIXTURE), "--quiet",
+                                        "-j", "0", "--no-oracle"]).exit_code == 0
+    url = TRUTH["news-2"]["url"]
+    with CaseBase.open(str(db)) as cb:
+        memory = site_memory(cb, site_host(url))
+        index = CaseIndex.build(cb, default_model())
+        plain = {e.path: e for e in explain_page(index, cb, _page("news-2"), url=url, k=2)}
+        items = {e.path: e for e in explain_page(index, cb, _page("news-2"), url=url, k=2,
+                                                 memory=memory)}
+    header = items["/html/body/header"]
+    assert header.source == "memory" and header.decision == "noise"
+    # Both stored pages of the site have that header: two cases of the same markup, both noise,
+    # and the page's own stored copy is the same subtree (cosine 1).
+    assert len(header.same_markup) == 2
+    assert {n.label for n in header.same_markup} == {"noise"}
+    assert {n.site for n in header.same_markup} == {"harbour-gazette.test"}
+    assert max(n.similarity for n in header.same_markup) == pytest.approx(1.0, abs=1e-4)
+    assert all(e.source == "model" and not e.same_markup for e in plain.values())
+    shown = runner.invoke(casebase_cli, ["--db", str(db), "explain", "-", "--url", url,
+                                         "--memory", "-k", "1"], input=_page("news-2"))
+    assert shown.exit_code == 0, shown.output
+    assert "/html/body/header  <header>  noise" in shown.output
+    assert "by site memory" in shown.output and "same markup  case" in shown.output
+    assert runner.invoke(casebase_cli, ["--db", str(db), "explain", "-", "--memory"],
+                         input=_page("news-2")).exit_code == 2
