@@ -57,6 +57,21 @@ def test_recall_needs_stored_cases_that_agree():
     assert recalled == [-1, NOISE, NOISE, DATA, DATA, -1, -1, -1]
 
 
+def test_an_unseen_chain_falls_back_to_its_last_steps():
+    stored = _table('<div class="a"><div class="list"><ul class="links"><li>x</li></ul></div>'
+                    '</div>')
+    memory = SiteMemory()
+    memory.add(stored, [None, "mixture", "noise", "noise", "noise"])  # body, div.a, …
+    moved = _table('<main><div class="list"><ul class="links"><li>y</li></ul></div></main>')
+    # main, div.list: unseen in both forms; ul.links's last three steps start at main (unseen);
+    # li's last three (div.list, ul.links, li) are stored: noise.
+    assert memory.recall(moved).tolist() == [-1, -1, -1, -1, NOISE]
+    assert signatures(moved, 3)[4] == signatures(stored, 3)[4]
+    assert signatures(moved)[4] != signatures(stored)[4]
+    with pytest.raises(ValueError, match="at least 1"):
+        signatures(moved, 0)
+
+
 def test_add_refuses_labels_that_do_not_fit_the_page():
     table = _table("<p>one</p>")
     with pytest.raises(ValueError, match="for a page of 2 elements"):
@@ -69,8 +84,12 @@ def test_memory_round_trips_through_json():
     table = _table("<nav><a>x</a></nav><p>y</p>")
     memory = SiteMemory()
     memory.add(table, [None, "noise", "noise", "data"])
-    back = SiteMemory.from_dict(json.loads(json.dumps(memory.to_dict())))
+    saved = json.loads(json.dumps(memory.to_dict()))
+    back = SiteMemory.from_dict(saved)
     assert back.pages == 1 and back.recall(table).tolist() == memory.recall(table).tolist()
+    assert back.recall(table).tolist() == [-1, NOISE, NOISE, DATA]
+    with pytest.raises(ValueError, match="rebuild it"):
+        SiteMemory.from_dict({**saved, "short_steps": 2})
 
 
 def test_signatures_of_a_very_deep_page():
@@ -78,6 +97,8 @@ def test_signatures_of_a_very_deep_page():
     table = _table("<div>" * depth + "deep" + "</div>" * depth)
     sigs = signatures(table)
     assert len(sigs) == len(table) and len(set(sigs)) == len(sigs)
+    short = signatures(table, 3)
+    assert len(set(short[3:])) == 1  # every div below the third has the same last three steps
 
 
 def test_one_labelled_page_of_a_site_cleans_its_next_page():
