@@ -11,6 +11,7 @@ with a backpropagation network trained on a case base of labelled DOM subtrees.
 from __future__ import annotations
 
 from .cleaner import Cleaner, clean, default_model
+from .memory import SiteMemory
 from .model import Model, ModelError, SchemaMismatchError, load_model, save_model
 from .result import LABELS, CleanResult, Decision
 from .smoothing import isotonic_smooth
@@ -31,6 +32,7 @@ __all__ = [
     "Model",
     "ModelError",
     "SchemaMismatchError",
+    "SiteMemory",
     "SiteStyleTree",
     "clean",
     "default_model",

@@ -226,6 +226,7 @@ def _smoothed(table: ElementTable, proba: np.ndarray, c: float) -> np.ndarray:
 
 
 def clean(html: str | bytes, url: str | None = None, *, model: Model | str | Path | None = None,
-          parser: Parser = "lxml") -> CleanResult:
-    """Clean one page with the embedded default model (or ``model``)."""
-    return Cleaner(model, parser=parser).clean(html, url=url)
+          parser: Parser = "lxml", memory: SiteMemory | None = None) -> CleanResult:
+    """Clean one page with the embedded default model (or ``model``), and the labelled pages
+    of its site if a ``memory`` of them is given."""
+    return Cleaner(model, parser=parser).clean(html, url=url, memory=memory)

@@ -13,7 +13,7 @@ from casebase.cli import cli as casebase_cli
 from casebase.labelling import label_table
 from casebase.reuse import memory_from_truth, site_host, site_memory
 from casebase.store import CaseBase
-from noisecbr import Cleaner
+from noisecbr import Cleaner, clean
 from noisecbr.layout import read_dataset
 from noisecbr.memory import DATA, NOISE, SiteMemory, signatures
 from noisecbr.metric import aggregate, score_page
@@ -134,6 +134,7 @@ def test_memory_overrides_the_network():
     assert "calls noise" in cleaner.clean(page).text
     result = cleaner.clean(page, memory=memory)
     assert "calls noise" not in result.text and "long paragraph" in result.text
+    assert clean(page, memory=memory).text == result.text
 
 
 def test_site_memory_reads_current_labels_from_the_case_base(tmp_path):
