@@ -470,18 +470,22 @@ def _case_line(n, kind: str = "") -> str:
 @click.option("--memory", "use_memory", is_flag=True,
               help="Clean as `noisecbr clean --memory` does, with the stored pages of the "
               "page's site (needs --url), and list the site's cases with the same markup.")
+@click.option("--no-cache", is_flag=True,
+              help="Do not read or write the index file kept beside a SQLite case base.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per subtree.")
 @click.pass_context
 @_handle_errors
 def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k: int,
-            path_contains: str | None, other_sites: bool, use_memory: bool,
+            path_contains: str | None, other_sites: bool, use_memory: bool, no_cache: bool,
             as_json: bool) -> None:
     """Explain how a page is cleaned: each decided subtree, the model's decision and the K
     stored cases most like it (cosine in the model's first hidden layer), with their labels.
     A case whose label looks wrong can be corrected with `casebase label`.
 
     PAGE is an HTML file (`.gz` too) or - for standard input. Every case of the current vector
-    schema is read once per call (about 8 s for a million cases)."""
+    schema is read and embedded (about 8 s for a million cases). Beside a SQLite case base the
+    result is kept in DB.explain-index.npz and read back (about 1 s) until a case is added,
+    deleted or relabelled or another model is used."""
     from noisecbr.cleaner import default_model
     from noisecbr.model import ModelError, load_model
     from noisecbr.tidy import InputError
@@ -501,7 +505,9 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
         raise _Failure(f"{model_path}: {error}", EXIT_OTHER) from None
     cb = _open(ctx)
     memory = site_memory(cb, site_host(url)) if use_memory else None
-    index = CaseIndex.build(cb, model)
+    database = None if no_cache else cb.sqlite_path
+    cache = database.with_name(database.name + ".explain-index.npz") if database else None
+    index = CaseIndex.build(cb, model, cache=cache)
     try:
         explanations = explain_page(index, cb, html, url=url or None, k=k,
                                     other_sites=other_sites, path_contains=path_contains,

@@ -329,9 +329,14 @@ class CaseBase:
             except SQLAlchemyError:  # no alembic_version table: never migrated
                 return None
 
+    @property
+    def sqlite_path(self) -> Path | None:
+        """The SQLite file of the case base; None for an in-memory or server database."""
+        return _sqlite_file(self.engine)
+
     def db_size(self) -> int | None:
         """Bytes on disk (SQLite file plus its write-ahead log), None for server databases."""
-        path = _sqlite_file(self.engine)
+        path = self.sqlite_path
         if path is None:
             return None
         return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())

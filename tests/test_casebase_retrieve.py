@@ -145,3 +145,52 @@ def test_explain_on_an_empty_case_base(tmp_path):
     page.write_text("<p>Hello there, reader.</p>")
     result = CliRunner().invoke(cli, ["--db", url, "explain", str(page)])
     assert result.exit_code == 4 and "no cases" in result.stderr
+
+
+@pytest.mark.parametrize("k", [1, 3, 20])
+def test_top_k_matches_a_full_sort(k):
+    from casebase.retrieve import _top_k
+
+    rng = np.random.default_rng(k)
+    scores = rng.standard_normal((5, 200)).astype(np.float32)
+    scores[:, 50:60] = scores[:, [0]]  # ties: the lower column comes first
+    expected = np.array([sorted(range(200), key=lambda c: (-row[c], c))[:k] for row in scores])
+    top, values = _top_k(scores.copy(), k)
+    assert (top == expected).all()
+    assert np.array_equal(values, np.take_along_axis(scores, expected, 1))
+
+
+def test_the_index_file_is_reused_until_the_case_base_changes(filled, tmp_path, monkeypatch):
+    cache = tmp_path / "index.npz"
+    with CaseBase.open(filled) as cb:
+        built = CaseIndex.build(cb, default_model(), cache=cache)
+        assert cache.is_file()
+
+        def no_rebuild(*args, **kwargs):
+            raise AssertionError("rebuilt although the saved index is current")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(CaseIndex, "_build", classmethod(no_rebuild))
+            again = CaseIndex.build(cb, default_model(), cache=cache)
+        assert np.array_equal(again.embeddings, built.embeddings)
+        assert np.array_equal(again.case_ids, built.case_ids)
+        assert list(again.sites) == list(built.sites)
+        # A relabel, a corrupt file and another model each mean a rebuild.
+        rebuilt = []
+        original = CaseIndex._build.__func__
+
+        def counting(cls, *args, **kwargs):
+            rebuilt.append(1)
+            return original(cls, *args, **kwargs)
+
+        monkeypatch.setattr(CaseIndex, "_build", classmethod(counting))
+        cb.relabel(int(built.case_ids[0]), "data", note="test")
+        CaseIndex.build(cb, default_model(), cache=cache)
+        CaseIndex.build(cb, default_model(), cache=cache)
+        assert len(rebuilt) == 1
+        cache.write_bytes(b"not an index")
+        CaseIndex.build(cb, default_model(), cache=cache)
+        assert len(rebuilt) == 2
+        other = _identity_model(len(FEATURE_NAMES))
+        CaseIndex.build(cb, other, cache=cache)
+        assert len(rebuilt) == 3
