@@ -26,6 +26,9 @@ class Decision:
     #: "model" (the network's scores decided) or "memory" (stored cases of the page's site with
     #: the same markup agreed on the label; see :mod:`noisecbr.memory`)
     source: str = "model"
+    #: for a decision by memory: ids of (up to 5) stored cases of the site with the same markup
+    #: (``casebase show ID``), when the memory was read from a case base
+    cases: tuple[int, ...] = ()
 
 
 class CleanResult:

@@ -184,6 +184,13 @@ def test_clean_command_with_a_memory(tmp_path):
     decisions = json.loads(result.stdout)["decisions"]
     assert {"/html/body/header", "/html/body/footer"} <= {
         d["path"] for d in decisions if d["source"] == "memory" and d["label"] == "noise"}
+    # Each decision by memory names the stored cases behind it: the header of both pages.
+    header = next(d for d in decisions if d["path"] == "/html/body/header")
+    with CaseBase.open(str(db)) as cb:
+        behind = [cb.get_case(case_id) for case_id in header["cases"]]
+    assert len(behind) == 2 and {(c.path, c.label) for c in behind} == {
+        ("/html/body/header", "noise")}
+    assert all(not d["cases"] for d in decisions if d["source"] == "model")
     # Two inputs, two workers: the memory reaches the workers too.
     out = tmp_path / "out"
     batch = runner.invoke(main, ["clean", str(page), str(FIXTURE / "html" / "news-1.html.gz"),
