@@ -256,3 +256,33 @@ def test_explain_lists_the_same_markup_behind_a_decision_by_memory(tmp_path):
     assert "by site memory" in shown.output and "same markup  case" in shown.output
     assert runner.invoke(casebase_cli, ["--db", str(db), "explain", "-", "--memory"],
                          input=_page("news-2")).exit_code == 2
+
+
+def test_a_users_correction_of_one_page_cleans_the_next_page_of_the_site(tmp_path):
+    from noisecbr.cli import main
+
+    def page(story: str, promo: str) -> str:
+        return (f'<html><body><main><article><h1>{story}</h1><p>The story of {story.lower()}, '
+                'told in enough words to be read as the content of the page by the network.'
+                f'</p></article><div class="promo-box"><p>{promo}</p></div></main></body></html>')
+
+    first = tmp_path / "a.html"
+    first.write_text(page("Harbour wall repairs", "Members save on every subscription "
+                                                   "this week only."), encoding="utf-8")
+    second = tmp_path / "b.html"
+    second.write_text(page("Market hall reopens", "Members get a free tote bag with every "
+                                                  "yearly plan."), encoding="utf-8")
+    runner = CliRunner()
+    before = runner.invoke(main, ["clean", str(second)])
+    assert before.exit_code == 0 and "tote bag" in before.stdout  # the network keeps the promo
+    labels = tmp_path / "labels.json"
+    labels.write_text(json.dumps({"/html/body/main/div": "noise"}))
+    db = tmp_path / "cb.sqlite"
+    imported = runner.invoke(casebase_cli, ["--db", str(db), "import-page", str(first),
+                                            "--url", "https://news.example/a",
+                                            "--labels", str(labels)])
+    assert imported.exit_code == 0, imported.output
+    after = runner.invoke(main, ["clean", str(second), "--memory", str(db),
+                                 "--url", "https://news.example/b"])
+    assert after.exit_code == 0, after.output
+    assert "tote bag" not in after.stdout and "Market hall reopens" in after.stdout
