@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from sqlalchemy import select
 
 from noisecbr.layout import LabelledPage, site_of
-from noisecbr.memory import SiteMemory
+from noisecbr.memory import SiteMemory, declared_url
 from noisecbr.subtrees import build_table
 
 from .importer import parse_stored
@@ -20,7 +20,7 @@ from .labelling import label_table
 from .models import Case, Page, Site, decompress_html
 from .store import CaseBase
 
-__all__ = ["memory_from_truth", "site_host", "site_memory"]
+__all__ = ["PageMemories", "memory_from_truth", "site_host", "site_memory"]
 
 
 def site_host(url_or_host: str) -> str:
@@ -77,3 +77,46 @@ def memory_from_truth(pages: Iterable[LabelledPage]) -> SiteMemory:
             continue
         memory.add(table, label_table(table, page.truth).labels.tolist())
     return memory
+
+
+class PageMemories:
+    """The site memory for each page to clean, read from a case base and kept per site: the
+    memory of ``host`` for every page, or (without a host) of the site each page declares
+    (:func:`noisecbr.memory.declared_url`). Picklable: a worker process reads the case base
+    itself, once per site."""
+
+    def __init__(self, database: str, host: str | None = None) -> None:
+        self.database = database
+        self.host = site_host(host) if host else None
+        self._memories: dict[str, SiteMemory] = {}
+
+    def __getstate__(self) -> dict:
+        return {"database": self.database, "host": self.host}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["database"], state["host"])
+
+    def site_of(self, page: bytes | str) -> str | None:
+        """The site whose memory cleans ``page``; None when the page declares no URL."""
+        if self.host is not None:
+            return self.host
+        url = declared_url(page)
+        try:
+            return site_host(url) if url else None
+        except ValueError:
+            return None
+
+    def check(self) -> None:
+        """Read the case base once, so that an unreadable one fails here, not on every page."""
+        with CaseBase.open(self.database, upgrade=False) as casebase, casebase.session() as s:
+            s.execute(select(Site.id).limit(1)).all()
+
+    def memory(self, host: str) -> SiteMemory:
+        if host not in self._memories:
+            with CaseBase.open(self.database, upgrade=False) as casebase:
+                self._memories[host] = site_memory(casebase, host)
+        return self._memories[host]
+
+    def __call__(self, page: bytes | str) -> SiteMemory | None:
+        host = self.site_of(page)
+        return None if host is None else self.memory(host)

@@ -99,55 +99,61 @@ def _init_worker(model: str | None, parser: str, smooth: float | None, memory=No
     _worker_memory = memory
 
 
-def _load_memory(database: str, site: str | None, url: str | None):
-    """The site memory of ``--memory DB`` for ``--site`` (or the host of ``--url``)."""
-    if not (site or url):
-        _fail("--memory needs the pages' site: give --site HOST or --url URL", 2)
+def _page_memories(database: str, site: str | None, url: str | None):
+    """The memories of ``--memory DB``: of ``--site`` (or the host of ``--url``) for every
+    input, or else of the site each page declares."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from casebase.reuse import site_host, site_memory
-    from casebase.store import CaseBase, CaseBaseError
+    from casebase.reuse import PageMemories
+    from casebase.store import CaseBaseError
 
-    try:
-        host = site_host(site or url)
-    except ValueError as error:
-        _fail(str(error), 2)
     if "://" not in database and not Path(database).is_file():
         # Opening a missing SQLite file would create an empty case base: say so instead.
         _fail(f"no case base at {database}", EXIT_CASEBASE)
     try:
-        with CaseBase.open(database, upgrade=False) as casebase:
-            memory = site_memory(casebase, host)
+        memories = PageMemories(database, site or url)
+    except ValueError as error:
+        _fail(str(error), 2)
+    try:
+        if memories.host is None:
+            memories.check()
+            click.echo("noisecbr: --memory: each page's site is the host of the URL it declares "
+                       "(<link rel=canonical> or og:url)", err=True)
+            return memories
+        memory = memories.memory(memories.host)
     except (CaseBaseError, SQLAlchemyError, OSError) as error:
         _fail(f"cannot read the case base {database}: {error}", EXIT_CASEBASE)
     if not len(memory):
-        click.echo(f"noisecbr: the case base has no labelled page of {host}: the model alone "
-                   "decides", err=True)
+        click.echo(f"noisecbr: the case base has no labelled page of {memories.host}: the model "
+                   "alone decides", err=True)
     else:
-        click.echo(f"noisecbr: {host}: {memory.pages} labelled page(s), {len(memory)} subtree "
-                   "signatures in memory", err=True)
-    return memory
+        click.echo(f"noisecbr: {memories.host}: {memory.pages} labelled page(s), {len(memory)} "
+                   "subtree signatures in memory", err=True)
+    return memories
 
 
-def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None) -> tuple[str, str | None,
-                                                                                   str | None]:
-    """Returns (input, output, error): one bad page never stops the batch."""
+def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
+               ) -> tuple[str, str | None, str | None, bool]:
+    """Returns (input, output, error, whether the page named no site for --memory): one bad
+    page never stops the batch."""
     from .tidy import InputError
 
     try:
-        result = _worker_cleaner.clean(_read(item) if data is None else data, url=url,
-                                       memory=_worker_memory)
+        data = _read(item) if data is None else data
+        memory = _worker_memory(data) if _worker_memory is not None else None
+        unnamed = _worker_memory is not None and memory is None
+        result = _worker_cleaner.clean(data, url=url, memory=memory)
     except InputError as error:
-        return item, None, str(error)
+        return item, None, str(error), False
     except OSError as error:
-        return item, None, f"cannot read: {error.strerror or error}"
+        return item, None, f"cannot read: {error.strerror or error}", False
     except Exception as error:  # noqa: BLE001 - reported per page, the batch goes on
-        return item, None, f"{type(error).__name__}: {error}"
+        return item, None, f"{type(error).__name__}: {error}", False
     if fmt == "json":
-        return item, result.to_json() + "\n", None
+        return item, result.to_json() + "\n", None, unnamed
     if fmt == "html":
-        return item, result.html, None
-    return item, result.text + "\n", None
+        return item, result.html, None, unnamed
+    return item, result.text + "\n", None, unnamed
 
 
 @main.command()
@@ -170,7 +176,7 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None) -> tupl
               help="A case base (SQLite path or SQLAlchemy URL): where its labelled pages of "
               "the same site agree on a subtree with the same markup, their label decides.")
 @click.option("--site", help="With --memory: the site of the inputs (default: the host of "
-              "--url).")
+              "--url, else of the URL each page declares in <link rel=canonical> or og:url).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | None,
           url: str | None, parser: str, smooth: float | None, jobs: int, memory_db: str | None,
@@ -193,7 +199,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
         output.mkdir(parents=True, exist_ok=True)
     if site and not memory_db:
         _fail("--site names the site of --memory: give --memory DB too", 2)
-    memory = _load_memory(memory_db, site, url) if memory_db else None
+    memory = _page_memories(memory_db, site, url) if memory_db else None
     try:
         _init_worker(model, parser, smooth, memory)
     except ModelError as error:
@@ -207,8 +213,12 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
         for item in items:
             yield item, stdin_data if item == "-" else None, fmt, url
 
-    def emit(item: str, text: str | None, error: str | None) -> None:
+    unnamed: list[str] = []
+
+    def emit(item: str, text: str | None, error: str | None, no_site: bool) -> None:
         bar.update(1)
+        if no_site:
+            unnamed.append(item)
         if error is not None:
             failures.append((item, error))
             return
@@ -229,6 +239,9 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
         for task in tasks():
             emit(*_clean_one(*task))
     bar.close()
+    if unnamed:
+        click.echo(f"noisecbr: {len(unnamed)} of {len(items)} pages declare no URL, so no site "
+                   "memory: the model alone cleaned them (give --site)", err=True)
     if failures:
         click.echo(f"noisecbr: {len(failures)} of {len(items)} inputs failed:", err=True)
         for item, error in failures:

@@ -34,7 +34,7 @@ from lxml import etree
 from .result import LABELS
 from .subtrees import ElementTable
 
-__all__ = ["SiteMemory", "signatures"]
+__all__ = ["SiteMemory", "declared_url", "signatures"]
 
 NOISE, DATA, MIXTURE = range(3)
 #: Stored case ids kept per signature to explain a decision by memory: a few examples suffice,
@@ -52,6 +52,43 @@ _STEP_CACHE_SIZE = 65536
 #: FNV-style hashing): deterministic in every process, and one multiply per element.
 _MIX = 0x9E3779B97F4A7C15
 _MASK = (1 << 64) - 1
+
+
+#: Bytes of a page searched for the URL it declares: the <head> is near the start. 256 kB
+#: finds it in 712 of the 790 modernweb-dev pages (the 78 others declare none in the page or
+#: only a relative one) and 249 of the first 300 dragnet pages; 696 and 243 of them name the
+#: page's own site.
+DECLARED_URL_BYTES = 262_144
+_LINK_OR_META = re.compile(rb"<(?:link|meta)\b[^>]*>", re.IGNORECASE)
+_CANONICAL = re.compile(rb"""\brel\s*=\s*["']?[^"'>]*\bcanonical\b""", re.IGNORECASE)
+_OG_URL = re.compile(rb"""\bproperty\s*=\s*["']?og:url\b""", re.IGNORECASE)
+_VALUE = re.compile(rb"""\b(href|content)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""",
+                    re.IGNORECASE)
+
+
+def declared_url(page: bytes | str) -> str | None:
+    """The absolute http(s) URL a page declares for itself: its ``<link rel="canonical">``,
+    else its ``<meta property="og:url">``; None when it declares neither. For pages saved
+    without their address (a crawl's files), this names their site."""
+    head = page[:DECLARED_URL_BYTES]
+    if isinstance(head, str):
+        head = head.encode("utf-8", "replace")
+    found: dict[str, str] = {}
+    for tag in _LINK_OR_META.finditer(head):
+        markup = tag.group(0)
+        kind = ("canonical" if markup[:5].lower() == b"<link" and _CANONICAL.search(markup)
+                else "og" if _OG_URL.search(markup) else None)
+        if kind is None or kind in found:
+            continue
+        wanted = b"href" if kind == "canonical" else b"content"
+        for value in _VALUE.finditer(markup):
+            if value.group(1).lower() == wanted:
+                url = next(v for v in value.groups()[1:] if v is not None)
+                url = url.decode("utf-8", "replace").strip()
+                if url.lower().startswith(("http://", "https://")):
+                    found[kind] = url
+                break
+    return found.get("canonical") or found.get("og")
 
 
 def _step_hash(tag: str, classes: str | None, element_id: str | None) -> int:

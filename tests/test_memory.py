@@ -15,7 +15,7 @@ from casebase.reuse import memory_from_truth, site_host, site_memory
 from casebase.store import CaseBase
 from noisecbr import Cleaner, clean
 from noisecbr.layout import read_dataset
-from noisecbr.memory import DATA, NOISE, SiteMemory, signatures
+from noisecbr.memory import DATA, NOISE, SiteMemory, declared_url, signatures
 from noisecbr.metric import aggregate, score_page
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import tidy
@@ -70,6 +70,20 @@ def test_an_unseen_chain_falls_back_to_its_last_steps():
     assert signatures(moved)[4] != signatures(stored)[4]
     with pytest.raises(ValueError, match="at least 1"):
         signatures(moved, 0)
+
+
+@pytest.mark.parametrize("head, url", [
+    (b'<link rel="canonical" href="https://www.ex.com/a">', "https://www.ex.com/a"),
+    (b"<meta content='https://ex.org/b' property='og:url'><link href=/rel rel=canonical>",
+     "https://ex.org/b"),  # a relative canonical is no address; og:url is
+    (b'<meta property="og:url" content="https://y.io"><link rel=canonical href=https://x.io/c>',
+     "https://x.io/c"),  # canonical first
+    (b'<LINK REL="alternate canonical" HREF="http://z.net/d"/>', "http://z.net/d"),
+    (b'<link rel="stylesheet" href="https://cdn.example/x.css">', None),
+    ("<link rel='canonical' href='https://caf\u00e9.fr/e'>".encode(), "https://caf\u00e9.fr/e"),
+])
+def test_declared_url(head, url):
+    assert declared_url(b"<html><head>" + head + b"</head><body>x</body></html>") == url
 
 
 def test_add_refuses_labels_that_do_not_fit_the_page():
@@ -200,8 +214,21 @@ def test_clean_command_with_a_memory(tmp_path):
     for name in ("news-2.json", "news-1.json"):
         decisions = json.loads((out / name).read_text())["decisions"]
         assert any(d["source"] == "memory" for d in decisions)
-    # Without a site, with a missing case base, or --site alone: clear errors, no new file.
-    assert runner.invoke(main, ["clean", str(page), "--memory", str(db)]).exit_code == 2
+    # Without a site, each page's site is the URL it declares; a page that declares none is
+    # cleaned by the model alone, and the batch says so.
+    declared = tmp_path / "declared.html"
+    declared.write_bytes(_page("news-2").replace(
+        b"<head>", b'<head><link rel="canonical" href="https://harbour-gazette.test/b">', 1))
+    assert b"canonical" in declared.read_bytes()
+    both = runner.invoke(main, ["clean", str(declared), str(page), "--memory", str(db), "-o",
+                                str(tmp_path / "both"), "-f", "json", "-q"])
+    assert both.exit_code == 0, both.output
+    assert "1 of 2 pages declare no URL" in both.output
+    sources = {name: {d["source"] for d in json.loads(
+        (tmp_path / "both" / name).read_text())["decisions"]}
+        for name in ("declared.json", "news-2.json")}
+    assert "memory" in sources["declared.json"] and sources["news-2.json"] == {"model"}
+    # A missing case base, or --site alone: clear errors, no new file.
     missing = runner.invoke(main, ["clean", str(page), "--memory", str(tmp_path / "no.sqlite"),
                                    "--site", "a.test"])
     assert missing.exit_code == 5 and "no case base" in missing.output
