@@ -7,8 +7,10 @@ import-page --labels`` changes how the site's next pages are cleaned, without re
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable
 
+from lxml import etree
 from sqlalchemy import select
 
 from noisecbr.layout import LabelledPage, site_of
@@ -37,7 +39,8 @@ def site_host(url_or_host: str) -> str:
 def site_memory(casebase: CaseBase, host: str) -> SiteMemory:
     """The memory of every labelled page of the site ``host`` in the case base (an empty memory
     when the site has none). Cases whose stored path no longer selects their element's position
-    (hand-written paths) are left out rather than guessed."""
+    (hand-written paths) are left out rather than guessed, and so is a stored page that cannot
+    be read back."""
     memory = SiteMemory()
     with casebase.session() as session:
         site = session.execute(select(Site.id).where(Site.host == site_host(host))).scalar()
@@ -53,7 +56,10 @@ def site_memory(casebase: CaseBase, host: str) -> SiteMemory:
             if not cases:
                 continue
             blob = session.execute(select(Page.html).where(Page.id == page_id)).scalar()
-            table = build_table(parse_stored(decompress_html(blob)))
+            try:
+                table = build_table(parse_stored(decompress_html(blob)))
+            except (zlib.error, UnicodeDecodeError, ValueError, etree.LxmlError):
+                continue  # a damaged stored page teaches nothing; the others still count
             paths = table.paths()
             labels: list[str | None] = [None] * len(table)
             ids: list[int | None] = [None] * len(table)

@@ -28,6 +28,7 @@ from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page
 __all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "format_table",
            "get_extractor"]
 
+
 class BenchUsageError(ValueError):
     """The options asked of :func:`bench` do not fit together or the dataset."""
 

@@ -13,9 +13,9 @@ same box often sits in another container on another page of the site.
 A signature is a 64-bit hash of the parent's signature and the element's own step (its tag, its
 sorted class tokens and its id, with digit runs written as ``0``: ``post-1234`` on one page is
 ``post-5678`` on the next; the step is hashed with BLAKE2b). Hashes, not the steps joined into
-strings, so that a page nested 100 000 levels deep costs one multiply per element, and stable
-across processes (Python's ``hash`` of a str is salted per process), so a memory built once can
-be reused anywhere.
+strings, so that a page nested 100 000 levels deep costs a few multiplies per element; and
+stable across processes (Python's ``hash`` of a str is salted per process), so a memory built
+once can be reused anywhere.
 
 Measured on the site-grouped 5 folds (``noisecbr bench … --cv 5 --adapt 1``): see the README.
 """

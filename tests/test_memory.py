@@ -170,6 +170,14 @@ def test_site_memory_reads_current_labels_from_the_case_base(tmp_path):
         case = next(c for c in cb.list_cases(limit=10_000) if c.path == path)
         cb.relabel(case.id, "data")
         assert site_memory(cb, "harbour-gazette.test").recall(table)[footer] == -1
+        # A stored page that cannot be read back is left out; the other still teaches.
+        from sqlalchemy import update
+
+        from casebase.models import Page
+        with cb.session() as session:
+            session.execute(update(Page).where(Page.id == case.page_id).values(html=b"\x00junk"))
+        damaged = site_memory(cb, "harbour-gazette.test")
+        assert damaged.pages == 1 and damaged.recall(table)[footer] == NOISE
 
 
 def test_memory_from_truth_matches_the_labelling():
