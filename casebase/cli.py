@@ -484,8 +484,8 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
 
     PAGE is an HTML file (`.gz` too) or - for standard input. Every case of the current vector
     schema is read and embedded (about 8 s for a million cases). Beside a SQLite case base the
-    result is kept in DB.explain-index.npz and read back (about 1 s) until a case is added,
-    deleted or relabelled or another model is used."""
+    result is kept in DB.explain-index.npz and read back (under a second) until a case is
+    added, deleted or relabelled or another model is used."""
     from noisecbr.cleaner import default_model
     from noisecbr.model import ModelError, load_model
     from noisecbr.tidy import InputError
@@ -504,7 +504,10 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
     except ModelError as error:
         raise _Failure(f"{model_path}: {error}", EXIT_OTHER) from None
     cb = _open(ctx)
-    memory = site_memory(cb, site_host(url)) if use_memory else None
+    try:
+        memory = site_memory(cb, site_host(url)) if use_memory else None
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
     database = None if no_cache else cb.sqlite_path
     cache = database.with_name(database.name + ".explain-index.npz") if database else None
     index = CaseIndex.build(cb, model, cache=cache)

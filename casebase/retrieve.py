@@ -129,19 +129,26 @@ class CaseIndex:
                 return cached
         index = cls._build(casebase, model)
         if cache is not None:
-            index.save(cache, fingerprint)
+            try:
+                index.save(cache, fingerprint)
+            except OSError:
+                pass  # a read-only folder or a full disk: the index serves this call anyway
         return index
 
     def save(self, path: str | Path, fingerprint: str) -> None:
         """Write the index (not the model) to ``path`` atomically: a reader never sees half."""
         path = Path(path)
-        partial = path.with_name(path.name + ".partial")
-        with partial.open("wb") as handle:
-            names, codes = np.unique(self.sites.astype(str), return_inverse=True)
-            np.savez(handle, fingerprint=np.array(fingerprint), case_ids=self.case_ids,
-                     labels=self.labels, site_names=names, site_codes=codes.astype(np.int32),
-                     embeddings=self.embeddings)
-        os.replace(partial, path)
+        # One partial file per process: two processes saving at once never mix their bytes.
+        partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+        try:
+            with partial.open("wb") as handle:
+                names, codes = np.unique(self.sites.astype(str), return_inverse=True)
+                np.savez(handle, fingerprint=np.array(fingerprint), case_ids=self.case_ids,
+                         labels=self.labels, site_names=names, site_codes=codes.astype(np.int32),
+                         embeddings=self.embeddings)
+            os.replace(partial, path)
+        finally:
+            partial.unlink(missing_ok=True)
 
     @classmethod
     def load(cls, path: str | Path, model: Model, fingerprint: str) -> CaseIndex | None:

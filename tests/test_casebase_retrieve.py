@@ -194,3 +194,8 @@ def test_the_index_file_is_reused_until_the_case_base_changes(filled, tmp_path, 
         other = _identity_model(len(FEATURE_NAMES))
         CaseIndex.build(cb, other, cache=cache)
         assert len(rebuilt) == 3
+        # A cache that cannot be written (here: its folder is missing) costs only the saving.
+        unwritable = tmp_path / "missing" / "index.npz"
+        assert len(CaseIndex.build(cb, default_model(), cache=unwritable)) == len(built)
+        assert not unwritable.parent.exists()
+        assert not list(tmp_path.glob("*.partial"))
