@@ -107,12 +107,23 @@ def test_memory_round_trips_through_json():
 
 
 def test_signatures_of_a_very_deep_page():
-    depth = 50_000
-    table = _table("<div>" * depth + "deep" + "</div>" * depth)
+    from lxml import etree
+
+    # Built directly (tidy would flatten it to libxml2's depth limit of 1 500), 20 000 levels:
+    # far past Python's recursion limit (lxml's SubElement costs the depth, so not 100 000).
+    body = etree.Element("body")
+    node = body
+    for _ in range(20_000):
+        node = etree.SubElement(node, "div", {"class": "a"})
+    node.text = "deep"
+    table = build_table(body)
     sigs = signatures(table)
-    assert len(sigs) == len(table) and len(set(sigs)) == len(sigs)
+    assert len(sigs) == len(table) == 20_001 and len(set(sigs)) == len(sigs)
     short = signatures(table, 3)
     assert len(set(short[3:])) == 1  # every div below the third has the same last three steps
+    memory = SiteMemory()
+    memory.add(table, [None] + ["noise"] * 20_000)
+    assert (memory.recall(table)[1:] == NOISE).all()
 
 
 def test_one_labelled_page_of_a_site_cleans_its_next_page():
