@@ -90,8 +90,10 @@ def test_add_refuses_labels_that_do_not_fit_the_page():
     table = _table("<p>one</p>")
     with pytest.raises(ValueError, match="for a page of 2 elements"):
         SiteMemory().add(table, ["noise"])
+    memory = SiteMemory()
     with pytest.raises(ValueError, match="not one of"):
-        SiteMemory().add(table, ["noise", "spam"])
+        memory.add(table, ["noise", "spam"])
+    assert len(memory) == 0 and memory.pages == 0  # nothing of the bad page was counted
 
 
 def test_memory_round_trips_through_json():
