@@ -258,7 +258,8 @@ def explain_page(index: CaseIndex, casebase: CaseBase, html: str | bytes, *,
     if cleaner.model is not index.model:
         raise ValueError("the cleaner must use the index's model: their hidden layers differ")
     table = build_table(tidy(html, parser=cleaner.parser))
-    recalled = memory.recall(table) if memory is not None and len(memory) else None
+    recalled, stored = (memory.lookup(table) if memory is not None and len(memory)
+                        else (None, None))
     decision, proba = cleaner.predict(table, recalled=recalled)
     decided = np.flatnonzero(decision >= 0)
     paths = table.paths()
@@ -270,11 +271,7 @@ def explain_page(index: CaseIndex, casebase: CaseBase, html: str | bytes, *,
     exclude = site_of(url, "") if other_sites and url else None
     vectors = vectorize(table)[decided]
     positions, similarity = index.nearest(vectors, k, exclude_site=exclude)
-    if recalled is not None:
-        stored = memory.cases(table)
-        same = [stored[i] for i in decided.tolist()]
-    else:
-        same = [()] * len(decided)
+    same = [stored[i] for i in decided.tolist()] if stored is not None else [()] * len(decided)
     records = casebase.get_cases(index.case_ids[positions].ravel().tolist()
                                  + [case_id for ids in same for case_id in ids])
     same_similarity = _similarities(index, vectors, same)

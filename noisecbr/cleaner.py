@@ -161,7 +161,8 @@ class Cleaner:
         forced = None
         if extra_noise is not None:
             forced = {int(i) for i in extra_noise(table)}
-        recalled = memory.recall(table) if memory is not None and len(memory) else None
+        recalled, stored = (memory.lookup(table) if memory is not None and len(memory)
+                            else (None, None))
         decision, proba = self.predict(table, forced, recalled)
         decided = np.flatnonzero(decision >= 0)
         removed_index = decided[decision[decided] == NOISE]
@@ -174,14 +175,12 @@ class Cleaner:
             chars = table.subtree(table.piece_chars)[decided]
             all_paths = table.paths()
             paths = [all_paths[i] for i in decided]
-            by_memory = recalled is not None and bool((recalled >= 0).any())
-            stored = memory.cases(table) if by_memory else None
             return [
                 Decision(path=path, tag=table.tags[i], label=LABELS[decision[i]],
                          probabilities=tuple(round(float(p), 4) for p in proba[i]),
                          text_length=int(length),
                          **({"source": "memory", "cases": stored[i]}
-                            if by_memory and recalled[i] >= 0 else {}))
+                            if recalled is not None and recalled[i] >= 0 else {}))
                 for path, i, length in zip(paths, decided, chars)
             ]
 

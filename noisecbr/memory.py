@@ -119,8 +119,10 @@ def signatures(table: ElementTable, last: int | None = None) -> list[int]:
     """The signature of every element of the page (document order; see the module docstring),
     as an unsigned 64-bit int: of the whole chain of steps from the body, or with ``last`` k,
     of the element's last k steps only (itself, its parent, …)."""
-    steps = _steps(table)
-    parent = table.parent.tolist()
+    return _chains(_steps(table), table.parent.tolist(), last)
+
+
+def _chains(steps: list[int], parent: list[int], last: int | None) -> list[int]:
     out = [0] * len(steps)
     if last is None:
         for i, step in enumerate(steps):
@@ -148,6 +150,12 @@ def signatures(table: ElementTable, last: int | None = None) -> list[int]:
 #: multi-page sites, against 0.924 and 0.656 with full chains only (2 steps: 0.933 / 0.653;
 #: 4: 0.939 / 0.660; 5: 0.937 / 0.660).
 SHORT_STEPS = 3
+
+
+def _signature_pairs(table: ElementTable) -> tuple[list[int], list[int]]:
+    """The full and the short signatures of every element, from one read of its steps."""
+    steps, parent = _steps(table), table.parent.tolist()
+    return _chains(steps, parent, None), _chains(steps, parent, SHORT_STEPS)
 
 
 class _Tally:
@@ -220,37 +228,38 @@ class SiteMemory:
                              f"{len(table)} elements")
         indices = [None if label is None else _label_index(label) for label in labels]
         # Every label is checked before the first is counted: a bad one changes nothing.
-        for full, short, index, case_id in zip(signatures(table),
-                                               signatures(table, SHORT_STEPS), indices, ids):
+        for full, short, index, case_id in zip(*_signature_pairs(table), indices, ids):
             if index is not None:
                 self._full.add(full, index, case_id)
                 self._short.add(short, index, case_id)
         self.pages += 1
 
-    def _lookups(self, table: ElementTable):
-        return zip(signatures(table), signatures(table, SHORT_STEPS))
+    def lookup(self, table: ElementTable) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+        """:meth:`recall` and :meth:`cases` of ``table`` at once (its signatures computed
+        once)."""
+        recalled = np.full(len(table), -1, dtype=np.int8)
+        if not self._full.counts:
+            return recalled, [()] * len(table)
+        cases = []
+        for i, (full, short) in enumerate(zip(*_signature_pairs(table))):
+            # The full chain when it was seen, else the short one.
+            tally, key = (self._full, full) if full in self._full.counts else (self._short, short)
+            verdict = tally.verdict(key)
+            if verdict is not None and i > 0:
+                recalled[i] = verdict
+            cases.append(tuple(tally.cases.get(key, ())))
+        return recalled, cases
 
     def recall(self, table: ElementTable) -> np.ndarray:
         """Per element of ``table``: the label (NOISE or DATA) every stored subtree of the same
         signature carries, or −1 (unseen, mixture, or stored with different labels). The body
         is never recalled: the cleaner does not remove or keep a whole page by memory."""
-        out = np.full(len(table), -1, dtype=np.int8)
-        if not self._full.counts:
-            return out
-        for i, (full, short) in enumerate(self._lookups(table)):
-            verdict = self._full.verdict(full)
-            if verdict is None:
-                verdict = self._short.verdict(short)
-            if verdict is not None and i > 0:
-                out[i] = verdict
-        return out
+        return self.lookup(table)[0]
 
     def cases(self, table: ElementTable) -> list[tuple[int, ...]]:
         """Per element of ``table``: the ids of (up to :data:`CASES_KEPT`) stored cases with
         its signature (its short one when the full one is unseen), whatever their labels."""
-        return [tuple(self._full.cases.get(full, ()) if full in self._full.counts
-                      else self._short.cases.get(short, ()))
-                for full, short in self._lookups(table)]
+        return self.lookup(table)[1]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form (hex signatures), read back by :meth:`from_dict`."""
