@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from noisecbr.vectors import VECTOR_SCHEMA, vectorize
 
 from .labelling import MAX_COVERAGE, T_DATA, T_NOISE, label_table
 from .labelling import oracle as oracle_walk
-from .models import MAX_TEXT_CHARS, Case, Page, compress_html
+from .models import MAX_TEXT_CHARS, Case, Page, compress_html, decompress_html
 
 __all__ = [
     "BATCH_ROWS",
@@ -106,6 +107,16 @@ def parse_stored(html: str | bytes) -> etree._Element:
 
 
 _STORED_PARSER = lxml_html.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
+
+
+def stored_table(blob: bytes) -> ElementTable | None:
+    """The element table of a stored page (``Page.html`` as the database holds it, compressed),
+    in which each case's ``position`` and ``path`` were taken; None when the page cannot be read
+    back (a damaged blob)."""
+    try:
+        return build_table(parse_stored(decompress_html(blob)))
+    except (zlib.error, UnicodeDecodeError, ValueError, etree.LxmlError):
+        return None
 
 
 def prepare_page(raw: bytes | str, parser: str = "lxml", digest: str | None = None

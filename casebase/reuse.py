@@ -7,19 +7,17 @@ import-page --labels`` changes how the site's next pages are cleaned, without re
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable
 
-from lxml import etree
 from sqlalchemy import select
 
 from noisecbr.layout import LabelledPage, site_of
 from noisecbr.memory import SiteMemory, declared_url
 from noisecbr.subtrees import build_table
 
-from .importer import parse_stored
+from .importer import stored_table
 from .labelling import label_table
-from .models import Case, Page, Site, decompress_html
+from .models import Case, Page, Site
 from .store import CaseBase
 
 __all__ = ["PageMemories", "memory_from_truth", "site_host", "site_memory"]
@@ -55,10 +53,9 @@ def site_memory(casebase: CaseBase, host: str) -> SiteMemory:
             ).all()
             if not cases:
                 continue
-            blob = session.execute(select(Page.html).where(Page.id == page_id)).scalar()
-            try:
-                table = build_table(parse_stored(decompress_html(blob)))
-            except (zlib.error, UnicodeDecodeError, ValueError, etree.LxmlError):
+            table = stored_table(session.execute(
+                select(Page.html).where(Page.id == page_id)).scalar())
+            if table is None:
                 continue  # a damaged stored page teaches nothing; the others still count
             paths = table.paths()
             labels: list[str | None] = [None] * len(table)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -236,18 +235,13 @@ UNMATCHED_PATH = "path differs"
 def _page_vectors(blob: bytes) -> tuple[list[str], np.ndarray] | None:
     """Paths and vectors (current schema) of the elements of a stored page, as the import
     computed them (:func:`casebase.importer.prepare_page`); None if the page cannot be parsed."""
-    from lxml import etree
-
-    from noisecbr.subtrees import build_table
     from noisecbr.vectors import vectorize
 
-    from .importer import parse_stored
+    from .importer import stored_table
 
-    try:
-        body = parse_stored(decompress_html(blob))
-    except (zlib.error, UnicodeDecodeError, ValueError, etree.LxmlError):
+    table = stored_table(blob)
+    if table is None:
         return None
-    table = build_table(body)
     return table.paths(), vectorize(table)
 
 
