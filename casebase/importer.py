@@ -13,59 +13,55 @@ the rendered text against the ground truth) is computed in the same pass, on the
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
-import zlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from lxml import etree
-from lxml import html as lxml_html
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from noisecbr.layout import dataset_size, read_dataset, site_of
 from noisecbr.metric import PageScore, Scores, aggregate, score_page
 from noisecbr.render import render_text
-from noisecbr.result import LABELS
-from noisecbr.subtrees import ElementTable, build_table
-from noisecbr.tidy import InputError, normalize_space, tidy
+from noisecbr.result import LABELS, NOISE
+from noisecbr.subtrees import ElementTable
+from noisecbr.tidy import InputError, normalize_space
 from noisecbr.vectors import VECTOR_SCHEMA, vectorize
 
-from .labelling import MAX_COVERAGE, T_DATA, T_NOISE, label_table
+from .labelling import MAX_COVERAGE, T_DATA, T_NOISE
 from .labelling import oracle as oracle_walk
-from .models import MAX_TEXT_CHARS, Case, Page, compress_html, decompress_html
+from .models import MAX_TEXT_CHARS, Case, Page
+from .pages import (
+    PreparedPage,
+    check_source,
+    content_hash,
+    find_page,
+    page_cases,
+    prepare_page,
+    site_id,
+)
 
 __all__ = [
     "BATCH_ROWS",
     "CASE_COLUMNS",
     "AddedPage",
     "ImportReport",
-    "PreparedPage",
     "add_page",
     "case_rows",
-    "content_hash",
     "default_jobs",
     "import_dataset",
     "import_site",
     "insert_cases",
-    "parse_stored",
-    "prepare_page",
     "site_pages",
     "subtree_texts",
 ]
 
 #: Case rows sent to the database per executemany inside the import's transaction.
 BATCH_ROWS = 20_000
-
-
-def content_hash(raw: bytes | str) -> str:
-    """sha256 (hex) of the page as read (a str is hashed as UTF-8)."""
-    return hashlib.sha256(raw.encode("utf-8") if isinstance(raw, str) else raw).hexdigest()
 
 
 def subtree_texts(table: ElementTable, max_chars: int = MAX_TEXT_CHARS) -> list[str]:
@@ -80,60 +76,6 @@ def subtree_texts(table: ElementTable, max_chars: int = MAX_TEXT_CHARS) -> list[
     enough = np.searchsorted(cumulative, cumulative[start] + max_chars + 1, side="left")
     stop = np.minimum(enough, end)
     return [" ".join(pieces[a:b])[:max_chars] for a, b in zip(start.tolist(), stop.tolist())]
-
-
-@dataclass
-class PreparedPage:
-    """A page tidied and tabulated, ready to be stored."""
-
-    content_hash: str
-    body: etree._Element
-    table: ElementTable
-    html: bytes  # compressed tidied body
-
-    @property
-    def paths(self) -> list[str]:
-        return self.table.paths()
-
-
-def parse_stored(html: str | bytes) -> etree._Element:
-    """The ``<body>`` of a stored page (``Page.html`` decompressed), parsed the one way every
-    case of the page was built from: a case's path selects its element in this tree."""
-    if isinstance(html, bytes):
-        html = html.decode("utf-8")
-    document = lxml_html.document_fromstring(html, parser=_STORED_PARSER)
-    body = document.find("body")
-    return body if body is not None else document
-
-
-_STORED_PARSER = lxml_html.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
-
-
-def stored_table(blob: bytes) -> ElementTable | None:
-    """The element table of a stored page (``Page.html`` as the database holds it, compressed),
-    in which each case's ``position`` and ``path`` were taken; None when the page cannot be read
-    back (a damaged blob)."""
-    try:
-        return build_table(parse_stored(decompress_html(blob)))
-    except (zlib.error, UnicodeDecodeError, ValueError, etree.LxmlError):
-        return None
-
-
-def prepare_page(raw: bytes | str, parser: str = "lxml", digest: str | None = None
-                 ) -> PreparedPage:
-    """Tidy a page, serialise the tidied body (what is stored) and tabulate that serialisation
-    parsed again (raises :class:`noisecbr.tidy.InputError`).
-
-    Cases come from the stored HTML re-parsed, not from the tidied tree itself: on about 2 % of
-    pages the serialisation does not parse back into the same tree (a list item outside a list,
-    a second ``<html>`` after a premature ``</html>``), and the stored page must reproduce every
-    case exactly, for ``casebase show`` and for recomputing vectors under a new schema.
-    """
-    tidied = tidy(raw, parser=parser)
-    serialised = lxml_html.tostring(tidied, encoding="unicode", with_tail=False)
-    body = parse_stored(serialised)
-    table = build_table(body)
-    return PreparedPage(digest or content_hash(raw), body, table, compress_html(serialised))
 
 
 #: Column order of the tuples :func:`case_rows` returns.
@@ -152,6 +94,8 @@ def case_rows(
     """Rows (tuples in :data:`CASE_COLUMNS` order) of the elements ``indices`` (all by
     default); ``labels`` are indices into LABELS, one per element of the page."""
     table = page.table
+    if indices is not None and len(indices) == 0:
+        return []
     if vectors is None:
         vectors = vectorize(table)
     vectors = np.ascontiguousarray(vectors, dtype="<f4")
@@ -186,23 +130,13 @@ _SQLITE_INSERT = (f"INSERT INTO cases ({', '.join(CASE_COLUMNS)}) "
                   f"VALUES ({', '.join('?' * len(CASE_COLUMNS))})")
 
 
-def _insert_page(session: Session, page: PreparedPage, *, url: str, source: str,
+def _insert_page(session: Session, html: bytes, digest: str, *, url: str, source: str,
                  external_id: str | None, host: str, truth: str | None, parser: str,
                  site_cache: dict[str, int] | None = None) -> int:
-    return _insert_page_row(session, page.html, page.content_hash, url=url, source=source,
-                            external_id=external_id, host=host, truth=truth, parser=parser,
-                            site_cache=site_cache)
-
-
-def _insert_page_row(session: Session, html: bytes, digest: str, *, url: str, source: str,
-                     external_id: str | None, host: str, truth: str | None, parser: str,
-                     site_cache: dict[str, int] | None = None) -> int:
-    from .store import CaseBase
-
-    site_id = CaseBase.site_id(session, host, site_cache)
+    """Insert one page row (its compressed stored HTML) and return its id."""
     result = session.execute(insert(Page).values(
-        site_id=site_id, url=url or "", source=source, external_id=external_id,
-        content_hash=digest, parser=parser, html=html, truth=truth))
+        site_id=site_id(session, host, site_cache), url=url or "", source=source,
+        external_id=external_id, content_hash=digest, parser=parser, html=html, truth=truth))
     return int(result.inserted_primary_key[0])
 
 
@@ -240,54 +174,23 @@ def add_page(
     ``source`` (same sha256) is not stored again: ``page_id`` is None and ``duplicate_of`` set.
     Raises :class:`noisecbr.tidy.InputError` for input that is not a page.
     """
-    from .store import CaseBaseError, _check_label, _check_source
-
     digest = content_hash(html)
-    existing = _find_page(session, source, digest)
+    existing = find_page(session, source, digest)
     if existing is not None:
         return AddedPage(None, duplicate_of=existing)
-    page = prepare_page(html, parser, digest)
+    if labels is not None or truth is not None:
+        label_source = label_source or ("human" if labels is not None else "ground_truth")
+        check_source(label_source)
+    cases = page_cases(html, truth=truth, paths=labels, parser=parser, digest=digest,
+                       t_data=t_data, t_noise=t_noise, max_coverage=max_coverage)
     host = site or site_of(url, f"{source}/{external_id or digest[:16]}")
-    page_id = _insert_page(session, page, url=url, source=source, external_id=external_id,
-                           host=host, truth=truth, parser=parser)
-    added = AddedPage(page_id)
-    if labels is not None:
-        label_source = label_source or "human"
-        _check_source(label_source)
-        index = {element: i for i, element in enumerate(page.table.elements)}
-        tree = page.body.getroottree()
-        per_element = np.zeros(len(page.table), dtype=np.int8)
-        chosen: dict[int, None] = {}
-        for path, label in labels.items():
-            _check_label(label)
-            try:
-                found = tree.xpath(path)
-            except etree.XPathError as error:
-                raise CaseBaseError(f"invalid XPath {path!r}: {error}") from error
-            elements = [index[e] for e in found if isinstance(e, etree._Element) and e in index]
-            if not elements:
-                added.unknown_paths.append(path)
-            for i in elements:
-                per_element[i] = LABELS.index(label)
-                chosen[i] = None
-        rows = case_rows(page, page_id, per_element, label_source, sorted(chosen))
-    elif truth is not None:
-        label_source = label_source or "ground_truth"
-        _check_source(label_source)
-        subtree_labels = label_table(page.table, truth, t_data=t_data, t_noise=t_noise,
-                                     max_coverage=max_coverage)
-        rows = case_rows(page, page_id, subtree_labels.labels, label_source)
-    else:
-        rows = []
+    page_id = _insert_page(session, cases.page.html, digest, url=url, source=source,
+                           external_id=external_id, host=host, truth=truth, parser=parser)
+    rows = case_rows(cases.page, page_id, cases.labels, label_source or "", cases.indices)
     insert_cases(session, rows)
+    added = AddedPage(page_id, unknown_paths=cases.unknown_paths)
     added.cases.update(row[4] for row in rows)
     return added
-
-
-def _find_page(session: Session, source: str, digest: str) -> int | None:
-    from .store import CaseBase
-
-    return CaseBase.find_page(session, source, digest)
 
 
 @dataclass
@@ -330,14 +233,14 @@ def _prepare_labelled(raw: bytes, truth: str, digest: str, parser: str,
                       thresholds: dict[str, float], oracle: bool) -> _Prepared:
     """Tidy, tabulate, vectorise and label one dataset page (in a worker process or inline)."""
     try:
-        page = prepare_page(raw, parser, digest)
+        cases = page_cases(raw, truth=truth, parser=parser, digest=digest, **thresholds)
     except InputError as error:
         return _Prepared(error=str(error))
-    subtree_labels = label_table(page.table, truth, **thresholds)
-    rows = case_rows(page, 0, subtree_labels.labels, "ground_truth")
+    page = cases.page
+    rows = case_rows(page, 0, cases.labels, "ground_truth")
     score = None
     if oracle:
-        removed, dropped_text = oracle_walk(page.table, subtree_labels)
+        removed, dropped_text = oracle_walk(page.table, cases.subtree_labels)
         elements = page.table.elements
         kept = render_text(page.body, {elements[i] for i in removed},
                            {elements[i] for i in dropped_text})
@@ -415,7 +318,7 @@ def import_dataset(
         if prepared.error is not None:
             report.failed.append((labelled.id, prepared.error))
         else:
-            page_id = _insert_page_row(
+            page_id = _insert_page(
                 session, prepared.html, digest, url=labelled.url, source=source,
                 external_id=labelled.id, host=labelled.site, truth=labelled.truth,
                 parser=parser, site_cache=site_cache)
@@ -517,8 +420,9 @@ def import_site(
     ``report.unmatched_paths`` counts template paths that are not elements of the tidied
     page (the two sides parsed differently).
     """
-    from noisecbr.sitelevel.templates import template_labels
     from tqdm import tqdm
+
+    from noisecbr.sitelevel.templates import template_labels
 
     files = site_pages(directory)
     source = source or f"site:{host}"
@@ -530,7 +434,6 @@ def import_site(
         raise ValueError(f"template_labels returned {len(templates)} results for {len(raws)} "
                          "pages")
     site_cache: dict[str, int] = {}
-    noise = LABELS.index("noise")
     bar = tqdm(total=len(files), unit="page", file=sys.stderr, disable=not progress,
                dynamic_ncols=True, desc=host)
     try:
@@ -538,7 +441,7 @@ def import_site(
             report.read += 1
             bar.update(1)
             digest = content_hash(raw)
-            existing = _find_page(session, source, digest)
+            existing = find_page(session, source, digest)
             if existing is not None:
                 report.duplicates.append(path.name)
                 report.duplicate_of[path.name] = session.execute(
@@ -549,7 +452,7 @@ def import_site(
             except InputError as error:
                 report.failed.append((path.name, str(error)))
                 continue
-            page_id = _insert_page(session, page, url="", source=source,
+            page_id = _insert_page(session, page.html, digest, url="", source=source,
                                    external_id=path.name, host=host, truth=None,
                                    parser=parser, site_cache=site_cache)
             position = {p: i for i, p in enumerate(page.paths)}
@@ -557,7 +460,7 @@ def import_site(
                             if is_template and p in position)
             report.unmatched_paths += sum(
                 1 for p, is_template in template.items() if is_template and p not in position)
-            labels = np.full(len(page.table), noise, dtype=np.int8)
+            labels = np.full(len(page.table), NOISE, dtype=np.int8)
             rows = case_rows(page, page_id, labels, "site_template", chosen)
             insert_cases(session, rows)
             report.cases["noise"] += len(rows)

@@ -13,11 +13,10 @@ from sqlalchemy import select
 
 from noisecbr.layout import LabelledPage, site_of
 from noisecbr.memory import SiteMemory, declared_url
-from noisecbr.subtrees import build_table
+from noisecbr.tidy import InputError
 
-from .importer import stored_table
-from .labelling import label_table
 from .models import Case, Page, Site
+from .pages import page_cases, stored_table
 from .store import CaseBase
 
 __all__ = ["PageMemories", "memory_from_truth", "site_host", "site_memory"]
@@ -70,15 +69,13 @@ def site_memory(casebase: CaseBase, host: str) -> SiteMemory:
 def memory_from_truth(pages: Iterable[LabelledPage]) -> SiteMemory:
     """The memory of pages labelled from their ground truth, as the importer labels them: what
     a user's corrections of those pages would teach (used by ``noisecbr bench --adapt``)."""
-    from noisecbr.tidy import InputError, tidy
-
     memory = SiteMemory()
     for page in pages:
         try:
-            table = build_table(tidy(page.html))
+            cases = page_cases(page.html, truth=page.truth)
         except InputError:
             continue
-        memory.add(table, label_table(table, page.truth).labels.tolist())
+        memory.add(cases.page.table, cases.labels.tolist())
     return memory
 
 

@@ -37,7 +37,6 @@ from sqlalchemy import (
     delete,
     event,
     func,
-    insert,
     select,
     text,
     update,
@@ -46,10 +45,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from noisecbr.result import LABELS
-from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA
+from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
 
+from .errors import CaseBaseError, NotFoundError
+from .importer import add_page
 from .models import (
-    LABEL_SOURCES,
     Case,
     LabelHistory,
     Page,
@@ -58,6 +58,7 @@ from .models import (
     vector_from_bytes,
     vector_to_bytes,
 )
+from .pages import check_label, check_source, find_page, parse_stored, site_id, stored_table
 
 __all__ = [
     "DEFAULT_DB_NAME",
@@ -79,14 +80,6 @@ CACHE_KIB = 65_536
 _LABEL_INDEX = {name: i for i, name in enumerate(LABELS)}
 #: Which copy of a group of duplicates ``dedupe`` keeps: a person's label first.
 _SOURCE_PRIORITY = {"human": 0, "site_template": 1, "ground_truth": 2, "model": 3}
-
-
-class CaseBaseError(Exception):
-    """A problem with the case base that is not a programming error (shown as one line)."""
-
-
-class NotFoundError(CaseBaseError, LookupError):
-    """A case, page or site that does not exist."""
 
 
 def default_url() -> str:
@@ -234,11 +227,7 @@ UNMATCHED_PATH = "path differs"
 
 def _page_vectors(blob: bytes) -> tuple[list[str], np.ndarray] | None:
     """Paths and vectors (current schema) of the elements of a stored page, as the import
-    computed them (:func:`casebase.importer.prepare_page`); None if the page cannot be parsed."""
-    from noisecbr.vectors import vectorize
-
-    from .importer import stored_table
-
+    computed them (:func:`casebase.pages.prepare_page`); None if the page cannot be parsed."""
     table = stored_table(blob)
     if table is None:
         return None
@@ -249,17 +238,6 @@ def _record(row: Any) -> CaseRecord:
     values = list(row)
     values[9] = vector_from_bytes(values[9])
     return CaseRecord(*values)
-
-
-def _check_label(label: str) -> None:
-    if label not in LABELS:
-        raise CaseBaseError(f"unknown label {label!r}: use one of {', '.join(LABELS)}")
-
-
-def _check_source(source: str) -> None:
-    if source not in LABEL_SOURCES:
-        raise CaseBaseError(f"unknown label source {source!r}: use one of "
-                            f"{', '.join(LABEL_SOURCES)}")
 
 
 def _escape_like(value: str) -> str:
@@ -337,23 +315,10 @@ class CaseBase:
 
     # -- writing ------------------------------------------------------------------------------
 
-    @staticmethod
-    def site_id(session: Session, host: str, cache: dict[str, int] | None = None) -> int:
-        """The id of the site ``host``, created if new."""
-        if cache is not None and host in cache:
-            return cache[host]
-        found = session.execute(select(Site.id).where(Site.host == host)).scalar()
-        if found is None:
-            found = session.execute(insert(Site).values(host=host)).inserted_primary_key[0]
-        if cache is not None:
-            cache[host] = found
-        return found
-
-    @staticmethod
-    def find_page(session: Session, source: str, content_hash: str) -> int | None:
-        return session.execute(
-            select(Page.id).where(Page.source == source, Page.content_hash == content_hash)
-        ).scalar()
+    #: The id of a site, created if new: :func:`casebase.pages.site_id`.
+    site_id = staticmethod(site_id)
+    #: The id of the page stored for a source with a sha256: :func:`casebase.pages.find_page`.
+    find_page = staticmethod(find_page)
 
     def add_page(
         self,
@@ -372,8 +337,6 @@ class CaseBase:
     ):
         """Add one page and its cases; see :func:`casebase.importer.add_page` (which takes the
         same arguments). Runs in ``session`` if given, else in a transaction of its own."""
-        from .importer import add_page
-
         kwargs = dict(url=url, source=source, external_id=external_id, site=site, truth=truth,
                       labels=labels, label_source=label_source, parser=parser, **thresholds)
         if session is not None:
@@ -385,8 +348,8 @@ class CaseBase:
                 note: str | None = None) -> str:
         """Set a case's label and label source, recording the change in its history (one
         transaction). Returns the old label; raises :class:`NotFoundError`."""
-        _check_label(label)
-        _check_source(source)
+        check_label(label)
+        check_source(source)
         with self.session() as session:
             case = session.get(Case, case_id)
             if case is None:
@@ -458,7 +421,7 @@ class CaseBase:
         """Recompute, from the stored pages, the vector of every case whose ``schema_version``
         is not :data:`~noisecbr.vectors.VECTOR_SCHEMA`, and set its schema to it.
 
-        Each page is parsed as the import parsed it (:func:`casebase.importer.parse_stored`,
+        Each page is parsed as the import parsed it (:func:`casebase.pages.parse_stored`,
         ``build_table``, ``vectorize``); a case is matched to the element at its ``position``,
         whose path must be the case's ``path``. Only ``vector``, ``schema_version`` (and
         ``updated_at``) change: labels, label sources, history, text and counts stay as they
@@ -575,12 +538,12 @@ class CaseBase:
     ) -> list:
         clauses = []
         if label is not None:
-            _check_label(label)
+            check_label(label)
             clauses.append(Case.label == label)
         if site is not None:
             clauses.append(Site.host == site)
         if source is not None:
-            _check_source(source)
+            check_source(source)
             clauses.append(Case.label_source == source)
         if schema_version is not None:
             clauses.append(Case.schema_version == schema_version)
@@ -679,8 +642,6 @@ class CaseBase:
         """The case's subtree cut from its stored page by its path (None if the path selects
         nothing: only for cases written by hand with other paths)."""
         from lxml import html as lxml_html
-
-        from .importer import parse_stored
 
         body = parse_stored(self.page_html(case.page_id))
         found = body.getroottree().xpath(case.path)

@@ -31,12 +31,11 @@ from typing import Any
 import numpy as np
 from lxml import etree
 
-from .result import LABELS
+from .result import DATA, LABELS, NOISE
 from .subtrees import ElementTable
 
 __all__ = ["SiteMemory", "declared_url", "signatures"]
 
-NOISE, DATA, MIXTURE = range(3)
 #: Stored case ids kept per signature to explain a decision by memory: a few examples suffice,
 #: and a site's thousand product tiles must not make the memory a copy of the case base.
 CASES_KEPT = 5

@@ -7,11 +7,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["LABELS", "Decision", "CleanResult"]
+__all__ = ["DATA", "LABELS", "MIXTURE", "NOISE", "Decision", "CleanResult"]
 
 #: Class order of every model output and every one-hot target: [1 0 0] noise, [0 1 0] data,
 #: [0 0 1] mixture, as in the paper.
 LABELS: tuple[str, str, str] = ("noise", "data", "mixture")
+
+#: Each class's index in LABELS: its column in a model's output and its value in a label array.
+NOISE, DATA, MIXTURE = (LABELS.index(name) for name in ("noise", "data", "mixture"))
 
 
 @dataclass(frozen=True)

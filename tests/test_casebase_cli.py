@@ -175,13 +175,13 @@ import signal, sys, time
 # A shell starts background jobs with SIGINT ignored, and Python then never raises
 # KeyboardInterrupt; Ctrl-C at a terminal always arrives, so the test restores that.
 signal.signal(signal.SIGINT, signal.default_int_handler)
-import casebase.importer as importer
-original = importer.prepare_page
+import casebase.pages as pages
+original = pages.prepare_page
 def slow(*args, **kwargs):
     sys.stderr.write("PAGE\\n"); sys.stderr.flush()
     time.sleep(0.4)
     return original(*args, **kwargs)
-importer.prepare_page = slow
+pages.prepare_page = slow
 from casebase.cli import main
 main()
 """

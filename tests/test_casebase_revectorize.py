@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from casebase import store
 from casebase.cli import cli
-from casebase.importer import parse_stored
+from casebase.pages import parse_stored
 from casebase.store import CaseBase
 from noisecbr.subtrees import build_table
 from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA, vectorize

@@ -15,8 +15,6 @@ rates on unseen sites pooled over all sites, not over the few test sites of one 
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 from collections.abc import Collection, Sequence
 
 import numpy as np
@@ -25,7 +23,7 @@ from noisecbr.layout import LabelledPage
 from noisecbr.model import Model
 from noisecbr.result import LABELS
 
-from .datasets import Dataset, _page_cases, site_folds, split_by_site
+from .datasets import Dataset, from_labelled, site_folds, split_by_site
 from .report import batched_proba
 from .train import fit
 
@@ -33,22 +31,9 @@ __all__ = ["dataset_of", "fold_models", "fold_model", "out_of_fold_scores"]
 
 
 def dataset_of(pages: Sequence[LabelledPage], processes: int | None = None) -> Dataset:
-    """Cases of labelled pages (tidy → table → vectors → ground-truth labels), in page order."""
-    processes = processes or min(os.cpu_count() or 1, 2)
-    if processes > 1 and len(pages) > 8:
-        with mp.get_context("fork").Pool(processes) as pool:
-            parts = pool.map(_page_cases, pages, chunksize=4)
-    else:
-        parts = [_page_cases(page) for page in pages]
-    parts = [p for p in parts if p is not None]
-    return Dataset(
-        X=np.concatenate([p[0] for p in parts]),
-        y=np.concatenate([p[1] for p in parts]),
-        sites=np.concatenate([np.full(len(p[1]), p[2], dtype=object) for p in parts]),
-        pages=np.concatenate([np.full(len(p[1]), p[3], dtype=object) for p in parts]),
-        frontier=np.concatenate([p[4] for p in parts]),
-        meta={"source": "pages"},
-    )
+    """Cases of labelled pages (:func:`training.datasets.from_labelled`), in page order; a
+    handful of pages is not worth starting worker processes for."""
+    return from_labelled(pages, processes if len(pages) > 8 else 1)
 
 
 def fold_model(dataset: Dataset, held_out_sites: Collection[str], fold: int, folds: int,

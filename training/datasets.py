@@ -4,7 +4,7 @@ A :class:`Dataset` is the case base as arrays: ``X`` (float32, cases × 217 full
 :func:`noisecbr.vectors.vectorize`), ``y`` (int64 label index in :data:`noisecbr.result.LABELS`
 order: 0 noise, 1 data, 2 mixture), and per case its ``sites`` and ``pages`` (strings). It comes
 from the case base (:func:`from_casebase`) or, for quick experiments, straight from labelled pages
-(:func:`from_pages`: tidy → build_table → vectorize → label_table, the same pipeline the case
+(:func:`from_pages`: :func:`casebase.pages.page_cases` → vectorize, the same cases the case
 base stores).
 
 Splits are grouped by **site** (the host of the page's url): all of a site's cases are in train,
@@ -32,21 +32,31 @@ descends into mixture); reports give rates on all cases (the paper's table) and 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from noisecbr.result import LABELS
+from noisecbr.result import LABELS, MIXTURE
 from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA
+
+if TYPE_CHECKING:
+    from noisecbr.layout import LabelledPage
 
 __all__ = [
     "Dataset",
     "from_casebase",
+    "from_labelled",
     "from_pages",
+    "map_pages",
+    "page_arrays",
+    "PageArrays",
     "split_by_site",
     "site_folds",
     "known_holdout",
@@ -215,7 +225,6 @@ def _casebase_frontier(casebase, case_ids: np.ndarray, y: np.ndarray) -> np.ndar
     """Walk-frontier flag per case from the stored paths (parent path = path minus a step)."""
     from sqlalchemy import text
 
-    mixture = LABELS.index("mixture")
     label_of = dict(zip(case_ids.tolist(), y.tolist()))
     reached: dict[tuple[int, str], bool] = {}
     path_label: dict[tuple[int, str], int] = {}
@@ -229,7 +238,7 @@ def _casebase_frontier(casebase, case_ids: np.ndarray, y: np.ndarray) -> np.ndar
                 continue
             parent = (page_id, path.rsplit("/", 1)[0])
             ok = parent not in path_label or (reached[parent] and
-                                             path_label[parent] == mixture)
+                                             path_label[parent] == MIXTURE)
             key = (page_id, path)
             reached[key] = ok
             path_label[key] = label
@@ -240,33 +249,42 @@ def _casebase_frontier(casebase, case_ids: np.ndarray, y: np.ndarray) -> np.ndar
 
 def frontier_of(parent: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Walk-frontier flags of one page's elements (document order, parent before child)."""
-    mixture = LABELS.index("mixture")
     reached = np.ones(len(parent), dtype=bool)
     for i in range(1, len(parent)):
         p = parent[i]
-        reached[i] = p < 0 or (reached[p] and labels[p] == mixture)
+        reached[i] = p < 0 or (reached[p] and labels[p] == MIXTURE)
     return reached
 
 
-def _page_cases(page) -> tuple[np.ndarray, np.ndarray, str, str] | None:
-    from casebase.labelling import label_table
-    from noisecbr.subtrees import build_table
-    from noisecbr.tidy import InputError, tidy
+def page_arrays(page: LabelledPage) -> PageArrays | None:
+    """The cases of one labelled page as arrays, prepared and labelled exactly as an import
+    stores them (:func:`casebase.pages.page_cases`: the stored HTML re-parsed, labels from the
+    ground truth); None when the page is not HTML."""
+    from casebase.pages import page_cases
+    from noisecbr.tidy import InputError
     from noisecbr.vectors import vectorize
 
     try:
-        body = tidy(page.html)
+        cases = page_cases(page.html, truth=page.truth)
     except InputError:
         return None
-    table = build_table(body)
-    if not len(table):
-        return None
-    X = vectorize(table)
-    labels = label_table(table, page.truth).labels.astype(np.int64)
-    return X, labels, page.site, f"{page.dataset}/{page.id}", frontier_of(table.parent, labels)
+    table = cases.page.table
+    labels = cases.labels.astype(np.int64)
+    return PageArrays(vectorize(table), labels, page.site, f"{page.dataset}/{page.id}",
+                      frontier_of(table.parent, labels))
 
 
-def _iter_pages(dirs: Iterable[str | Path], limit: int | None):
+class PageArrays(NamedTuple):
+    """One page's cases: vectors, label indices, site, page key and walk-frontier flags."""
+
+    X: np.ndarray
+    y: np.ndarray
+    site: str
+    page: str
+    frontier: np.ndarray
+
+
+def _iter_pages(dirs: Iterable[str | Path], limit: int | None) -> Iterator[LabelledPage]:
     from noisecbr.layout import read_dataset
 
     for directory in dirs:
@@ -276,52 +294,63 @@ def _iter_pages(dirs: Iterable[str | Path], limit: int | None):
             yield page
 
 
+def map_pages(pages: Iterable[LabelledPage], processes: int = 1, total: int | None = None,
+              progress: bool = False) -> list[PageArrays | None]:
+    """:func:`page_arrays` of every page, in page order, on ``processes`` forked worker
+    processes (1: in this process); ``progress`` shows a bar of ``total`` pages on stderr."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc="pages", unit="page", leave=False,
+               disable=not progress or not sys.stderr.isatty())
+    results = []
+    with contextlib.ExitStack() as stack:
+        mapped: Iterable = map(page_arrays, pages)
+        if processes > 1:
+            import multiprocessing as mp
+
+            pool = stack.enter_context(mp.get_context("fork").Pool(processes))
+            mapped = pool.imap(page_arrays, pages, chunksize=4)
+        for item in mapped:
+            results.append(item)
+            bar.update()
+    bar.close()
+    return results
+
+
+def from_labelled(pages: Iterable[LabelledPage], processes: int | None = None, *,
+                  total: int | None = None, progress: bool = False,
+                  source: str = "pages") -> Dataset:
+    """The cases of labelled pages (:func:`page_arrays`), in page order whatever the number of
+    worker ``processes`` (default: all cores, at most 2 here); pages that are not HTML give no
+    cases."""
+    processes = processes or min(os.cpu_count() or 1, 2)
+    parts = [p for p in map_pages(pages, processes, total, progress) if p is not None]
+    if not parts:
+        return Dataset.concat([])
+    return Dataset(
+        X=np.concatenate([p.X for p in parts]),
+        y=np.concatenate([p.y for p in parts]),
+        sites=np.concatenate([np.full(len(p.y), p.site, dtype=object) for p in parts]),
+        pages=np.concatenate([np.full(len(p.y), p.page, dtype=object) for p in parts]),
+        frontier=np.concatenate([p.frontier for p in parts]),
+        meta={"source": source},
+    )
+
+
 def from_pages(dirs: str | Path | Iterable[str | Path], limit: int | None = None,
                processes: int | None = None, progress: bool = False) -> Dataset:
-    """Build cases straight from labelled page directories (``limit`` pages per directory).
-
-    Pages are processed on ``processes`` worker processes (default: all cores, at most 2 here);
-    the result is in page order whatever the number of workers.
-    """
+    """Build cases straight from labelled page directories (``limit`` pages per directory),
+    as :func:`from_labelled` does."""
     if isinstance(dirs, (str, os.PathLike)):
         dirs = [dirs]
     dirs = [Path(d) for d in dirs]
-    processes = processes or min(os.cpu_count() or 1, 2)
-    pages = _iter_pages(dirs, limit)
-    results = []
-    bar = None
+    total = None
     if progress:
-        from tqdm import tqdm
-
         from noisecbr.layout import dataset_size
 
         total = sum(min(dataset_size(d), limit or 10**9) for d in dirs)
-        bar = tqdm(total=total, desc="pages", unit="page", leave=False)
-    if processes > 1:
-        import multiprocessing as mp
-
-        with mp.get_context("fork").Pool(processes) as pool:
-            for item in pool.imap(_page_cases, pages, chunksize=4):
-                results.append(item)
-                if bar is not None:
-                    bar.update()
-    else:
-        for page in pages:
-            results.append(_page_cases(page))
-            if bar is not None:
-                bar.update()
-    if bar is not None:
-        bar.close()
-    parts = [r for r in results if r is not None]
-    if not parts:
-        return Dataset.concat([])
-    X = np.concatenate([p[0] for p in parts])
-    y = np.concatenate([p[1] for p in parts])
-    sites = np.concatenate([np.full(len(p[1]), p[2], dtype=object) for p in parts])
-    page_ids = np.concatenate([np.full(len(p[1]), p[3], dtype=object) for p in parts])
-    return Dataset(X=X, y=y, sites=sites, pages=page_ids,
-                   frontier=np.concatenate([p[4] for p in parts]),
-                   meta={"source": "pages:" + ",".join(d.name for d in dirs)})
+    return from_labelled(_iter_pages(dirs, limit), processes, total=total, progress=progress,
+                         source="pages:" + ",".join(d.name for d in dirs))
 
 
 # -- splits -------------------------------------------------------------------------------------

@@ -51,12 +51,13 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
-from casebase.labelling import DATA, MIXTURE, NOISE, label_table
+from casebase.labelling import label_table
 from noisecbr.cleaner import Cleaner
 from noisecbr.layout import LabelledPage, read_dataset
 from noisecbr.metric import PageScore, aggregate, bootstrap_f1, score_page
 from noisecbr.model import Model, load_model, save_model
 from noisecbr.render import render_text
+from noisecbr.result import DATA, MIXTURE, NOISE
 from noisecbr.sitelevel import SiteStyleTree, template_labels
 from noisecbr.smoothing import isotonic_smooth, subtree_penalties
 from noisecbr.subtrees import build_table

@@ -1,0 +1,13 @@
+"""The case base's errors: problems with the data or the database, not programming errors."""
+
+from __future__ import annotations
+
+__all__ = ["CaseBaseError", "NotFoundError"]
+
+
+class CaseBaseError(Exception):
+    """A problem with the case base that is not a programming error (shown as one line)."""
+
+
+class NotFoundError(CaseBaseError, LookupError):
+    """A case, page or site that does not exist."""
