@@ -6,15 +6,16 @@ The database is ``--db URL`` (a SQLAlchemy URL or a SQLite file path), else ``$N
 else a SQLite file in the per-user data directory. Every command migrates it to the newest schema
 first.
 
-Exit codes (every command):
+Exit codes (every command; the table of :mod:`noisecbr.exits`, shared with ``noisecbr``):
 
     0    success
     1    partial failure: some pages could not be read (import), some label paths matched
          nothing (import-page), some cases' elements were not found (revectorize)
     2    usage error (unknown option, bad value: click's own code)
     3    not found (unknown case id; delete: any id not found, the others are deleted)
-    4    database error (cannot open, locked, corrupt, unknown revision, …)
-    5    other error (a file that cannot be read or written, an unexpected failure)
+    4    model error (explain: the model file cannot be read)
+    5    database error (cannot open, locked, corrupt, unknown revision, …)
+    6    other error (a file that cannot be read or written, an unexpected failure)
     130  interrupted (Ctrl-C): the running transaction was rolled back, nothing was written
          (revectorize: the pages finished before stay recomputed; run it again to go on)
 
@@ -37,14 +38,20 @@ from typing import Any
 
 import click
 
+from noisecbr.exits import (
+    EXIT_CASEBASE,
+    EXIT_INTERRUPTED,
+    EXIT_MODEL,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_OTHER,
+    EXIT_PARTIAL,
+)
 from noisecbr.result import LABELS
 
 from .labelling import MAX_COVERAGE, T_DATA, T_NOISE
 from .models import LABEL_SOURCES
 from .store import CaseBase, CaseBaseError, CaseRecord, NotFoundError
-
-EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_DATABASE, EXIT_OTHER = 0, 1, 2, 3, 4, 5
-EXIT_INTERRUPTED = 130
 
 
 class _Failure(click.ClickException):
@@ -82,12 +89,12 @@ def _handle_errors(command):
                 raise _Failure(str(error), EXIT_NOT_FOUND) from None
             if isinstance(error, SQLAlchemyError):
                 message = str(getattr(error, "orig", None) or error).splitlines()[0]
-                raise _Failure(f"database error: {message}", EXIT_DATABASE) from None
+                raise _Failure(f"database error: {message}", EXIT_CASEBASE) from None
             if isinstance(error, CommandError):
                 raise _Failure(f"database schema: {error} (a newer casebase wrote this "
-                               "database?)", EXIT_DATABASE) from None
+                               "database?)", EXIT_CASEBASE) from None
             if isinstance(error, CaseBaseError):
-                raise _Failure(str(error), EXIT_DATABASE) from None
+                raise _Failure(str(error), EXIT_CASEBASE) from None
             if isinstance(error, OSError):
                 raise _Failure(f"{error.strerror or error}: {error.filename or ''}".rstrip(": "),
                                EXIT_OTHER) from None
@@ -129,8 +136,8 @@ def _label_counts(counts: Counter | dict) -> str:
 def cli(ctx: click.Context, db: str | None) -> None:
     """Build and curate the noisecbr case base (labelled subtrees of web pages).
 
-    Exit codes: 0 ok, 1 partial failure, 2 usage error, 3 not found, 4 database error,
-    5 other error, 130 interrupted.
+    Exit codes: 0 ok, 1 partial failure, 2 usage error, 3 not found, 4 model error,
+    5 database error, 6 other error, 130 interrupted.
     """
     ctx.obj = {"db": db, "cb": None}
 
@@ -502,7 +509,7 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
     try:
         model = load_model(model_path) if model_path else default_model()
     except ModelError as error:
-        raise _Failure(f"{model_path}: {error}", EXIT_OTHER) from None
+        raise _Failure(f"{model_path}: {error}", EXIT_MODEL) from None
     cb = _open(ctx)
     try:
         memory = site_memory(cb, site_host(url)) if use_memory else None

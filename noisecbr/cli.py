@@ -3,8 +3,9 @@
 Thin: parse arguments, call the API. ``train`` and ``runs`` live in :mod:`training` (torch) and
 are imported only when one of them is invoked, so ``noisecbr clean`` starts without torch.
 
-Exit codes: 0 success; 1 some inputs failed (the others were written, the failures are listed on
-stderr); 2 usage error; 4 model error; 5 the case base of ``--memory`` cannot be read.
+Exit codes (:mod:`noisecbr.exits`, shared with ``casebase``): 0 success; 1 some inputs failed
+(the others were written, the failures are listed on stderr); 2 usage error; 4 model error; 5 the
+case base of ``--memory`` cannot be read.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from pathlib import Path
 
 import click
 
-EXIT_PARTIAL = 1
-EXIT_MODEL = 4
-EXIT_CASEBASE = 5
+from .exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_PARTIAL, EXIT_USAGE
+
 _FORMATS = {"text": ".txt", "html": ".html", "json": ".json"}
 _HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".gz")
 
@@ -45,7 +45,7 @@ class _LazyGroup(click.Group):
                 return click.Command(name, help=f"Needs the training extra ({missing}).",
                                      callback=lambda: _fail(
                                          f"'noisecbr {name}' needs {missing}: pip install torch"
-                                         "==2.13.0 'noisecbr[train]'", 2))
+                                         "==2.13.0 'noisecbr[train]'", EXIT_USAGE))
         return super().get_command(ctx, name)
 
 

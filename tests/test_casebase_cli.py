@@ -134,7 +134,7 @@ def test_exit_codes(db, tmp_path):
     garbage = tmp_path / "garbage.sqlite"
     garbage.write_bytes(b"this is not a database " * 100)
     broken = run(str(garbage), "stats")
-    assert broken.exit_code == 4 and "Traceback" not in broken.output
+    assert broken.exit_code == 5 and "Traceback" not in broken.output
     assert len(broken.stderr.strip().splitlines()) == 1
 
 
@@ -270,7 +270,7 @@ def test_import_site_stores_template_subtrees_as_noise(db, tmp_path, monkeypatch
 def test_import_site_without_templates_module(db, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "noisecbr.sitelevel.templates", None)
     result = run(db, "import-site", str(tmp_path), "--site", "x.test")
-    assert result.exit_code == 5 and "not available" in result.stderr
+    assert result.exit_code == 6 and "not available" in result.stderr
 
 
 def test_default_database_comes_from_the_environment(tmp_path, monkeypatch):

@@ -128,12 +128,12 @@ def test_explain_command(filled, tmp_path):
     binary = tmp_path / "image.html"
     binary.write_bytes(bytes(range(256)) * 20)
     bad = runner.invoke(cli, ["--db", filled, "explain", str(binary)])
-    assert bad.exit_code == 5 and "binary" in bad.stderr
+    assert bad.exit_code == 6 and "binary" in bad.stderr
     junk_model = tmp_path / "junk.safetensors"
     junk_model.write_bytes(b"not a model")
     bad_model = runner.invoke(cli, ["--db", filled, "explain", str(page), "--model",
                                     str(junk_model)])
-    assert bad_model.exit_code == 5 and "junk.safetensors" in bad_model.stderr
+    assert bad_model.exit_code == 4 and "junk.safetensors" in bad_model.stderr
     assert "unexpected" not in bad_model.stderr
 
 
@@ -144,7 +144,7 @@ def test_explain_on_an_empty_case_base(tmp_path):
     page = tmp_path / "p.html"
     page.write_text("<p>Hello there, reader.</p>")
     result = CliRunner().invoke(cli, ["--db", url, "explain", str(page)])
-    assert result.exit_code == 4 and "no cases" in result.stderr
+    assert result.exit_code == 5 and "no cases" in result.stderr
 
 
 @pytest.mark.parametrize("k", [1, 3, 20])

@@ -266,7 +266,7 @@ def test_each_page_is_one_transaction_and_a_rerun_continues(cb, db, monkeypatch)
     monkeypatch.setattr(store, "_page_vectors", original)
     monkeypatch.setattr(CaseBase, "_update_each", staticmethod(fail_after_writing))
     crashed = run(db, "revectorize", "--quiet")
-    assert crashed.exit_code == 5 and "disk on fire" in crashed.stderr
+    assert crashed.exit_code == 6 and "disk on fire" in crashed.stderr
 
     def schemas(page_id):
         return {row[9] for row in _rows(cb).values() if row[1] == page_id}

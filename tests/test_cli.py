@@ -2,6 +2,7 @@ import gzip
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -92,3 +93,24 @@ def test_bench_by_page_type(tmp_path, article_html):
     forum = next(line for line in table if line.startswith("forum"))
     assert article.split()[1] == "2" and float(article.split()[2]) > 0.1
     assert forum.split()[1] == "1" and float(forum.split()[2]) == 0.0
+
+
+def test_both_command_lines_share_one_table_of_exit_codes():
+    import ast
+
+    from noisecbr import exits
+
+    # noisecbr clean's documented codes, which scripts already rely on.
+    assert (exits.EXIT_PARTIAL, exits.EXIT_USAGE, exits.EXIT_MODEL, exits.EXIT_CASEBASE) == (
+        1, 2, 4, 5)
+    root = Path(__file__).resolve().parents[1]
+    own_tables = []
+    for package in ("noisecbr", "casebase", "training"):
+        for path in (root / package).rglob("*.py"):
+            if path.name == "exits.py" and path.parent.name == "noisecbr":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                targets = node.targets if isinstance(node, ast.Assign) else []
+                names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+                own_tables += [f"{path.name}: {n}" for n in names if n.startswith("EXIT_")]
+    assert own_tables == []
