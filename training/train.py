@@ -19,6 +19,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,8 @@ __all__ = ["TrainResult", "fit", "feature_columns", "build_network", "export_mod
 
 @dataclass
 class TrainResult:
+    """A fitted model and how its training went."""
+
     model: Model
     history: list[tuple[float, float]]  # per epoch: (train_error, val_error), the preset's loss
     best_epoch: int  # 1-based epoch whose weights the model holds
@@ -42,6 +45,9 @@ class TrainResult:
     preset: Preset | None = None
     seed: int = 0
     details: list[dict] = field(default_factory=list)  # per epoch: losses, val MSE, val rates, lr
+    #: the trained torch module (the model's weights in torch form), for checks such as
+    #: "the numpy forward pass equals the torch one"
+    network: Any = None
 
 
 def feature_columns(groups) -> np.ndarray:
@@ -178,6 +184,197 @@ def _val_weights(dataset: Dataset, preset: Preset) -> np.ndarray:
                         preset.frontier_weight)
 
 
+#: Validation rows per forward pass when scoring the whole validation set: bounds the memory
+#: of the activations (rows × widest layer × 4 bytes, 64 MiB for a 256-wide layer) while each
+#: pass stays large enough for torch's matrix products to run at full speed.
+EVAL_ROWS = 65_536
+
+
+@dataclass
+class _Inputs:
+    """The network's inputs: the selected feature columns, normalised as the exported model
+    will normalise them."""
+
+    columns: np.ndarray
+    mean: np.ndarray
+    scale: np.ndarray
+    train: np.ndarray  # float32, normalised training rows
+    val: np.ndarray  # float32, normalised validation rows
+
+
+def _normalise(preset: Preset, dataset_train: Dataset, dataset_val: Dataset) -> _Inputs:
+    """Select the preset's feature groups and standardise them on the training set's mean and
+    standard deviation (a constant column keeps scale 1), or leave them as they are."""
+    columns = feature_columns(preset.groups)
+    Xtr = dataset_train.X[:, columns]
+    if preset.normalize:
+        mean = Xtr.mean(axis=0, dtype=np.float64).astype(np.float32)
+        std = Xtr.std(axis=0, dtype=np.float64).astype(np.float32)
+        scale = np.where(std > 1e-6, std, 1.0).astype(np.float32)
+        Xtr = (Xtr - mean) / scale
+    else:
+        mean = np.zeros(len(columns), np.float32)
+        scale = np.ones(len(columns), np.float32)
+    Xva = (dataset_val.X[:, columns] - mean) / scale
+    return _Inputs(columns, mean, scale, np.ascontiguousarray(Xtr, dtype=np.float32),
+                   np.ascontiguousarray(Xva, dtype=np.float32))
+
+
+def _train_weights(dataset: Dataset, preset: Preset) -> np.ndarray:
+    """Per-case loss weights of the training set; a class-balanced epoch sample already
+    balances the classes, so it gets no class weight."""
+    class_power = 0.0 if preset.sampling == "balanced" else preset.class_power
+    return case_weights(dataset, class_power, preset.page_power, preset.wordless_weight,
+                        preset.frontier_weight)
+
+
+def _optimiser(net, preset: Preset, y_train: np.ndarray):
+    """The preset's optimiser over ``net`` and its learning-rate schedule (None: constant)."""
+    import torch
+
+    if preset.optimizer == "sgd":
+        opt = torch.optim.SGD(net.parameters(), lr=preset.lr, momentum=preset.momentum,
+                              weight_decay=preset.weight_decay)
+    else:
+        opt = torch.optim.AdamW(net.parameters(), lr=preset.lr, weight_decay=preset.weight_decay)
+    scheduler = None
+    if preset.schedule == "onecycle":
+        n_epoch = len(_epoch_indices(np.random.default_rng(0), y_train, preset))
+        steps = math.ceil(n_epoch / preset.batch_size)
+        scheduler = torch.optim.lr_scheduler.OneCycleLR(
+            opt, max_lr=preset.lr, total_steps=steps * preset.epochs, pct_start=0.25)
+    return opt, scheduler
+
+
+class _Loss:
+    """The preset's per-case loss on logits: cross-entropy, or the squared error of the sigmoid
+    outputs against (smoothed) one-hot targets."""
+
+    def __init__(self, preset: Preset) -> None:
+        import torch
+
+        self.preset = preset
+        self.eye = torch.eye(len(LABELS))
+
+    def __call__(self, logits, target):
+        import torch
+        import torch.nn.functional as F
+
+        smoothing = self.preset.label_smoothing
+        if self.preset.loss == "cross_entropy":
+            return F.cross_entropy(logits, target, reduction="none", label_smoothing=smoothing)
+        t = self.eye[target]
+        if smoothing:
+            t = t * (1 - smoothing) + smoothing / len(LABELS)
+        return ((torch.sigmoid(logits) - t) ** 2).mean(dim=1)
+
+
+def _logits(net, X):
+    """``net``'s logits for the rows of the tensor ``X``, :data:`EVAL_ROWS` rows at a time."""
+    import torch
+
+    with torch.no_grad():
+        return torch.cat([net(X[i:i + EVAL_ROWS]) for i in range(0, len(X), EVAL_ROWS)])
+
+
+def _evaluate(net, loss: _Loss, X, y, w) -> tuple[float, float, list[float]]:
+    """Weighted loss, MSE of the output activations and per-class correct rates on (X, y, w)."""
+    import torch
+
+    preset = loss.preset
+    net.eval()
+    logits = _logits(net, X)
+    with torch.no_grad():
+        value = float((loss(logits, y) * w).sum() / w.sum())
+        out = (torch.softmax(logits, 1) if preset.output_activation == "softmax"
+               else torch.sigmoid(logits))
+        mse = float(((out - loss.eye[y]) ** 2).mean())
+        pred = logits.argmax(1)
+    rates = [float((pred[y == c] == c).float().mean()) if bool((y == c).any())
+             else float("nan") for c in range(len(LABELS))]
+    return value, mse, rates
+
+
+def _run_epoch(net, loss: _Loss, opt, scheduler, order, X, y, w) -> float:
+    """One pass over the cases ``order`` in mini-batches; returns the weighted training loss."""
+    batch_size = loss.preset.batch_size
+    net.train()
+    total, weight_sum = 0.0, 0.0
+    for b in range(0, len(order), batch_size):
+        idx = order[b:b + batch_size]
+        xb, yb, wb = X[idx], y[idx], w[idx]
+        per_case = loss(net(xb), yb) * wb
+        value = per_case.sum() / len(idx)
+        opt.zero_grad(set_to_none=True)
+        value.backward()
+        opt.step()
+        if scheduler is not None:
+            scheduler.step()
+        total += float(per_case.detach().sum())
+        weight_sum += float(wb.sum())
+    return total / max(weight_sum, 1e-12)
+
+
+@dataclass
+class _Loop:
+    """What the training loop produced: per-epoch errors and details, the best epoch."""
+
+    history: list[tuple[float, float]] = field(default_factory=list)
+    details: list[dict] = field(default_factory=list)
+    best_error: float = math.inf
+    best_epoch: int = 0
+    best_state: dict | None = None
+
+
+def _train_loop(net, loss: _Loss, opt, scheduler, rng: np.random.Generator, train, val,
+                progress: bool) -> _Loop:
+    """Train for the preset's epochs (or until ``patience`` epochs bring no better validation
+    error), keeping the weights of the best epoch. ``train`` and ``val`` are (X, y, w) tensors;
+    ``y`` of ``train`` also as numpy for drawing the epochs' cases."""
+    import torch
+    from tqdm import tqdm
+
+    preset = loss.preset
+    (Xtr, ytr, wtr, ytr_np), (Xva, yva, wva) = train, val
+    loop = _Loop()
+    bar = tqdm(range(preset.epochs), desc=f"train {preset.name}", unit="epoch",
+               disable=not progress or not sys.stderr.isatty(), file=sys.stderr, leave=False)
+    for epoch in bar:
+        started = time.perf_counter()
+        order = torch.from_numpy(_epoch_indices(rng, ytr_np, preset))
+        train_error = _run_epoch(net, loss, opt, scheduler, order, Xtr, ytr, wtr)
+        val_loss, val_mse, rates = _evaluate(net, loss, Xva, yva, wva)
+        balanced_error = 1.0 - float(np.nanmean(rates))
+        val_error = val_loss if preset.select_by == "loss" else balanced_error
+        loop.history.append((train_error, val_error))
+        loop.details.append({"epoch": epoch + 1, "train_loss": train_error, "val_loss": val_loss,
+                             "val_mse": val_mse, "val_balanced_error": balanced_error,
+                             **{f"val_rate_{label}": r for label, r in zip(LABELS, rates)},
+                             "lr": float(opt.param_groups[0]["lr"]),
+                             "seconds": time.perf_counter() - started})
+        if val_error < loop.best_error:
+            loop.best_error, loop.best_epoch = val_error, epoch + 1
+            loop.best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        bar.set_postfix(train=f"{train_error:.4f}", val=f"{val_error:.4f}", best=loop.best_epoch)
+        if preset.patience is not None and epoch + 1 - loop.best_epoch >= preset.patience:
+            break
+    bar.close()
+    return loop
+
+
+def _calibrate(net, X_val, y_val: np.ndarray, preset: Preset) -> np.ndarray | None:
+    """Add to the output biases the logit offsets that maximise the preset's ``calibrate``
+    objective on the validation set; returns them (None when the preset does not calibrate)."""
+    import torch
+
+    if not preset.calibrate:
+        return None
+    offsets = calibrate_offsets(_logits(net, X_val).numpy(), y_val, preset.calibrate)
+    with torch.no_grad():
+        net[-1].bias += torch.from_numpy(offsets)
+    return offsets
+
+
 def fit(
     dataset_train: Dataset,
     dataset_val: Dataset,
@@ -190,142 +387,39 @@ def fit(
 ) -> TrainResult:
     """Train ``preset`` on ``dataset_train``, pick the epoch on ``dataset_val``.
 
-    ``epochs`` overrides the preset's epoch count. Returns the exported model of the best epoch.
+    ``epochs`` overrides the preset's epoch count. Returns the exported model of the best
+    epoch. The steps: normalisation, weighting, network and optimiser, the epoch loop with
+    early stopping, calibration of the output offsets, export.
     """
     import torch
-    import torch.nn.functional as F
-    from tqdm import tqdm
 
     preset = get_preset(preset, epochs=epochs)
     if len(dataset_train) == 0 or len(dataset_val) == 0:
         raise ValueError("fit needs non-empty training and validation sets")
     start = time.perf_counter()
-    columns = feature_columns(preset.groups)
-    Xtr = dataset_train.X[:, columns]
-    if preset.normalize:
-        mean = Xtr.mean(axis=0, dtype=np.float64).astype(np.float32)
-        std = Xtr.std(axis=0, dtype=np.float64).astype(np.float32)
-        scale = np.where(std > 1e-6, std, 1.0).astype(np.float32)
-        Xtr = (Xtr - mean) / scale
-    else:
-        mean = np.zeros(len(columns), np.float32)
-        scale = np.ones(len(columns), np.float32)
-    Xva = (dataset_val.X[:, columns] - mean) / scale
-    Xtr = np.ascontiguousarray(Xtr, dtype=np.float32)
-    Xva = np.ascontiguousarray(Xva, dtype=np.float32)
+    inputs = _normalise(preset, dataset_train, dataset_val)
     ytr, yva = dataset_train.y, dataset_val.y
-    if preset.sampling == "balanced":
-        wtr = case_weights(dataset_train, 0.0, preset.page_power, preset.wordless_weight,
-                           preset.frontier_weight)
-    else:
-        wtr = case_weights(dataset_train, preset.class_power, preset.page_power,
-                           preset.wordless_weight, preset.frontier_weight)
-    wva = _val_weights(dataset_val, preset)
-
+    wtr, wva = _train_weights(dataset_train, preset), _val_weights(dataset_val, preset)
     with _Settings(preset.threads):
         torch.manual_seed(seed)
         rng = np.random.default_rng(seed)
-        net = build_network(preset, len(columns))
-        if preset.optimizer == "sgd":
-            opt = torch.optim.SGD(net.parameters(), lr=preset.lr, momentum=preset.momentum,
-                                  weight_decay=preset.weight_decay)
-        else:
-            opt = torch.optim.AdamW(net.parameters(), lr=preset.lr,
-                                    weight_decay=preset.weight_decay)
-        n_epoch = len(_epoch_indices(np.random.default_rng(0), ytr, preset))
-        steps = math.ceil(n_epoch / preset.batch_size)
-        scheduler = None
-        if preset.schedule == "onecycle":
-            scheduler = torch.optim.lr_scheduler.OneCycleLR(
-                opt, max_lr=preset.lr, total_steps=steps * preset.epochs, pct_start=0.25)
-
-        Xtr_t, ytr_t, wtr_t = torch.from_numpy(Xtr), torch.from_numpy(ytr), torch.from_numpy(wtr)
-        Xva_t = torch.from_numpy(Xva)
-        yva_t, wva_t = torch.from_numpy(yva), torch.from_numpy(wva)
-        eye = torch.eye(len(LABELS))
-        smoothing = preset.label_smoothing
-
-        def case_loss(logits, target):
-            if preset.loss == "cross_entropy":
-                return F.cross_entropy(logits, target, reduction="none",
-                                       label_smoothing=smoothing)
-            t = eye[target]
-            if smoothing:
-                t = t * (1 - smoothing) + smoothing / len(LABELS)
-            return ((torch.sigmoid(logits) - t) ** 2).mean(dim=1)
-
-        def evaluate():
-            net.eval()
-            with torch.no_grad():
-                logits = torch.cat([net(Xva_t[i:i + 65536])
-                                    for i in range(0, len(Xva_t), 65536)])
-                loss = float((case_loss(logits, yva_t) * wva_t).sum() / wva_t.sum())
-                out = (torch.softmax(logits, 1) if preset.output_activation == "softmax"
-                       else torch.sigmoid(logits))
-                mse = float(((out - eye[yva_t]) ** 2).mean())
-                pred = logits.argmax(1)
-            rates = [float((pred[yva_t == c] == c).float().mean()) if bool((yva_t == c).any())
-                     else float("nan") for c in range(len(LABELS))]
-            return loss, mse, rates
-
-        history: list[tuple[float, float]] = []
-        details: list[dict] = []
-        best = (math.inf, 0)
-        best_state = None
-        bar = tqdm(range(preset.epochs), desc=f"train {preset.name}", unit="epoch",
-                   disable=not progress, file=sys.stderr, leave=False)
-        for epoch in bar:
-            t0 = time.perf_counter()
-            net.train()
-            order = torch.from_numpy(_epoch_indices(rng, ytr, preset))
-            total, weight_sum = 0.0, 0.0
-            for b in range(0, len(order), preset.batch_size):
-                idx = order[b:b + preset.batch_size]
-                xb, yb, wb = Xtr_t[idx], ytr_t[idx], wtr_t[idx]
-                per_case = case_loss(net(xb), yb) * wb
-                loss = per_case.sum() / len(idx)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                if scheduler is not None:
-                    scheduler.step()
-                total += float(per_case.detach().sum())
-                weight_sum += float(wb.sum())
-            train_error = total / max(weight_sum, 1e-12)
-            val_loss, val_mse, rates = evaluate()
-            val_error = val_loss if preset.select_by == "loss" else 1.0 - float(np.nanmean(rates))
-            history.append((train_error, val_error))
-            details.append({"epoch": epoch + 1, "train_loss": train_error, "val_loss": val_loss,
-                            "val_mse": val_mse, "val_balanced_error": 1.0 - float(np.nanmean(rates)),
-                            **{f"val_rate_{label}": r for label, r in zip(LABELS, rates)},
-                            "lr": float(opt.param_groups[0]["lr"]),
-                            "seconds": time.perf_counter() - t0})
-            if val_error < best[0]:
-                best = (val_error, epoch + 1)
-                best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-            bar.set_postfix(train=f"{train_error:.4f}", val=f"{val_error:.4f}",
-                            best=best[1])
-            if preset.patience is not None and epoch + 1 - best[1] >= preset.patience:
-                break
-        bar.close()
-        if best_state is not None:
-            net.load_state_dict(best_state)
+        net = build_network(preset, len(inputs.columns))
+        opt, scheduler = _optimiser(net, preset, ytr)
+        Xva_t = torch.from_numpy(inputs.val)
+        train = (torch.from_numpy(inputs.train), torch.from_numpy(ytr), torch.from_numpy(wtr),
+                 ytr)
+        val = (Xva_t, torch.from_numpy(yva), torch.from_numpy(wva))
+        loop = _train_loop(net, _Loss(preset), opt, scheduler, rng, train, val, progress)
+        if loop.best_state is not None:
+            net.load_state_dict(loop.best_state)
         net.eval()
-        offsets = None
-        if preset.calibrate:
-            with torch.no_grad():
-                logits = torch.cat([net(Xva_t[i:i + 65536])
-                                    for i in range(0, len(Xva_t), 65536)]).numpy()
-            offsets = calibrate_offsets(logits, yva, preset.calibrate)
-            with torch.no_grad():
-                net[-1].bias += torch.from_numpy(offsets)
+        offsets = _calibrate(net, Xva_t, yva, preset)
         duration = time.perf_counter() - start
-        model = export_model(net, columns, mean, scale, preset, {
-            "seed": seed, "best_epoch": best[1], "epochs_run": len(history),
+        model = export_model(net, inputs.columns, inputs.mean, inputs.scale, preset, {
+            "seed": seed, "best_epoch": loop.best_epoch, "epochs_run": len(loop.history),
             **({"class_offsets": offsets.tolist()} if offsets is not None else {}),
             **(metadata or {}),
         })
-    result = TrainResult(model=model, history=history, best_epoch=best[1], duration=duration,
-                         preset=preset, seed=seed, details=details)
-    result.network = net  # the torch module, for checks (numpy forward == torch forward)
-    return result
+    return TrainResult(model=model, history=loop.history, best_epoch=loop.best_epoch,
+                       duration=duration, preset=preset, seed=seed, details=loop.details,
+                       network=net)
