@@ -286,100 +286,131 @@ def import_dataset(
     vectors, labels, oracle) while this process inserts; 0 prepares them here. The result does
     not depend on ``jobs``. ``on_page`` is called after each page read.
     """
-    from collections import deque
-
     from tqdm import tqdm
 
     directory = Path(directory)
-    source = directory.name
-    report = ImportReport(dataset=source)
-    total = dataset_size(directory)
-    if limit is not None:
-        total = min(total, limit)
+    run = _DatasetImport(session, directory.name, parser, batch_rows, on_page)
+    total = dataset_size(directory) if limit is None else min(dataset_size(directory), limit)
     thresholds = {"t_data": t_data, "t_noise": t_noise, "max_coverage": max_coverage}
-    # sha256 → external id of the pages this source already has (one query, not one per page).
-    known: dict[str, str | None] = dict(session.execute(
-        select(Page.content_hash, Page.external_id).where(Page.source == source)).all())
-    site_cache: dict[str, int] = {}
-    pending: list[tuple] = []
-    pool = None
-    if jobs > 0:
-        import multiprocessing
-
-        # spawn: workers share nothing with this process (no inherited database handles).
-        pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_ignore_sigint)
-    inflight: deque = deque()
+    pool = _worker_pool(jobs) if jobs > 0 else None
     started = time.perf_counter()
-    bar = tqdm(total=total, unit="page", file=sys.stderr, disable=not progress,
-               dynamic_ncols=True, desc=source)
+    run.bar = tqdm(total=total, unit="page", file=sys.stderr, disable=not _show(progress),
+                   dynamic_ncols=True, desc=directory.name)
+    try:
+        for labelled in read_dataset(directory):
+            if limit is not None and run.report.read >= limit:
+                break
+            digest = run.read(labelled)
+            if digest is None:
+                continue
+            arguments = (labelled.html, labelled.truth, digest, parser, thresholds, oracle)
+            if pool is None:
+                run.store(labelled, digest, _prepare_labelled(*arguments))
+                continue
+            run.inflight.append((labelled, digest,
+                                 pool.apply_async(_prepare_labelled, arguments)))
+            # A few pages per worker in flight: workers stay busy, memory stays bounded.
+            while len(run.inflight) > 3 * jobs or (run.inflight and run.inflight[0][2] is None):
+                run.drain_one()
+        while run.inflight:
+            run.drain_one()
+        insert_cases(session, run.pending)
+    finally:
+        run.bar.close()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        run.report.seconds = time.perf_counter() - started
+    return run.report
 
-    def store(labelled, digest: str, prepared: _Prepared) -> None:
-        nonlocal pending
+
+def _show(progress: bool) -> bool:
+    """Show a progress bar only when asked to and stderr is a terminal: in a log, a bar is
+    kilobytes of carriage returns."""
+    return progress and sys.stderr.isatty()
+
+
+def _worker_pool(jobs: int):
+    """``jobs`` spawned worker processes that ignore Ctrl-C (the main process rolls back)."""
+    import multiprocessing
+
+    # spawn: workers share nothing with this process (no inherited database handles).
+    return multiprocessing.get_context("spawn").Pool(jobs, initializer=_ignore_sigint)
+
+
+class _DatasetImport:
+    """The state of one :func:`import_dataset` run: the report, the pages known for the
+    source, the case rows waiting to be inserted and the pages prepared by workers, stored in
+    page order."""
+
+    def __init__(self, session: Session, source: str, parser: str, batch_rows: int,
+                 on_page: Callable[[ImportReport], None] | None) -> None:
+        from collections import deque
+
+        self.session, self.source, self.parser = session, source, parser
+        self.batch_rows, self.on_page = batch_rows, on_page
+        self.report = ImportReport(dataset=source)
+        # sha256 → external id of the pages this source already has (one query, not one per
+        # page).
+        self.known: dict[str, str | None] = dict(session.execute(
+            select(Page.content_hash, Page.external_id).where(Page.source == source)).all())
+        self.site_cache: dict[str, int] = {}
+        self.pending: list[tuple] = []
+        self.inflight: deque = deque()
+        self.bar = None
+
+    def read(self, labelled) -> str | None:
+        """Count a page read; its sha256, or None when it is a duplicate (then reported)."""
+        report = self.report
+        report.read += 1
+        digest = content_hash(labelled.html)
+        if digest not in self.known:
+            self.known[digest] = labelled.id
+            return digest
+        report.duplicates.append(labelled.id)
+        report.duplicate_of[labelled.id] = self.known[digest]
+        if not self.inflight:
+            self.finished()
+        else:  # keep the report in page order: handle it after the pages before it
+            self.inflight.append((labelled, digest, None))
+        return None
+
+    def store(self, labelled, digest: str, prepared: _Prepared) -> None:
+        """Insert a prepared page and queue its cases (inserted ``batch_rows`` at a time)."""
+        report = self.report
         if prepared.error is not None:
             report.failed.append((labelled.id, prepared.error))
         else:
             page_id = _insert_page(
-                session, prepared.html, digest, url=labelled.url, source=source,
+                self.session, prepared.html, digest, url=labelled.url, source=self.source,
                 external_id=labelled.id, host=labelled.site, truth=labelled.truth,
-                parser=parser, site_cache=site_cache)
+                parser=self.parser, site_cache=self.site_cache)
             report.cases.update(row[4] for row in prepared.rows)
-            pending.extend((page_id, *row[1:]) for row in prepared.rows)
-            if len(pending) >= batch_rows:
-                insert_cases(session, pending)
-                pending = []
+            self.pending.extend((page_id, *row[1:]) for row in prepared.rows)
+            if len(self.pending) >= self.batch_rows:
+                insert_cases(self.session, self.pending)
+                self.pending = []
             if prepared.score is not None:
                 report.oracle_pages.append(prepared.score)
             report.imported += 1
-        finished()
+        self.finished()
 
-    def finished() -> None:
-        bar.update(1)
-        bar.set_postfix(new=report.imported, dup=len(report.duplicates),
-                        failed=len(report.failed), refresh=False)
-        if on_page is not None:
-            on_page(report)
+    def finished(self) -> None:
+        """A page is done: advance the bar, call ``on_page``."""
+        report = self.report
+        self.bar.update(1)
+        self.bar.set_postfix(new=report.imported, dup=len(report.duplicates),
+                             failed=len(report.failed), refresh=False)
+        if self.on_page is not None:
+            self.on_page(report)
 
-    try:
-        for labelled in read_dataset(directory):
-            if limit is not None and report.read >= limit:
-                break
-            report.read += 1
-            digest = content_hash(labelled.html)
-            if digest in known:
-                report.duplicates.append(labelled.id)
-                report.duplicate_of[labelled.id] = known[digest]
-                if not inflight:
-                    finished()
-                else:  # keep the report in page order: handle it after the pages before it
-                    inflight.append((labelled, digest, None))
-                continue
-            known[digest] = labelled.id
-            arguments = (labelled.html, labelled.truth, digest, parser, thresholds, oracle)
-            if pool is None:
-                store(labelled, digest, _prepare_labelled(*arguments))
-                continue
-            inflight.append((labelled, digest, pool.apply_async(_prepare_labelled, arguments)))
-            # A few pages per worker in flight: workers stay busy, memory stays bounded.
-            while len(inflight) > 3 * jobs or (inflight and inflight[0][2] is None):
-                _drain_one(inflight, store, finished)
-        while inflight:
-            _drain_one(inflight, store, finished)
-        insert_cases(session, pending)
-    finally:
-        bar.close()
-        if pool is not None:
-            pool.terminate()
-            pool.join()
-        report.seconds = time.perf_counter() - started
-    return report
-
-
-def _drain_one(inflight, store, finished) -> None:
-    labelled, digest, result = inflight.popleft()
-    if result is None:  # a duplicate, already counted
-        finished()
-    else:
-        store(labelled, digest, result.get())
+    def drain_one(self) -> None:
+        """Store the oldest page in flight (waiting for its worker)."""
+        labelled, digest, result = self.inflight.popleft()
+        if result is None:  # a duplicate, already counted
+            self.finished()
+        else:
+            self.store(labelled, digest, result.get())
 
 
 def site_pages(directory: str | Path) -> list[Path]:
@@ -434,7 +465,7 @@ def import_site(
         raise ValueError(f"template_labels returned {len(templates)} results for {len(raws)} "
                          "pages")
     site_cache: dict[str, int] = {}
-    bar = tqdm(total=len(files), unit="page", file=sys.stderr, disable=not progress,
+    bar = tqdm(total=len(files), unit="page", file=sys.stderr, disable=not _show(progress),
                dynamic_ncols=True, desc=host)
     try:
         for path, raw, template in zip(files, raws, templates):

@@ -456,41 +456,12 @@ class CaseBase:
                           table.c.schema_version == bindparam("b_old"))
                    .values(vector=bindparam("b_vector"), schema_version=VECTOR_SCHEMA,
                            updated_at=func.current_timestamp()))
-        bar = tqdm(total=len(pages), unit="page", file=sys.stderr, disable=not progress,
-                   dynamic_ncols=True, desc="revectorize")
+        bar = tqdm(total=len(pages), unit="page", file=sys.stderr,
+                   disable=not progress or not sys.stderr.isatty(), dynamic_ncols=True,
+                   desc="revectorize")
         try:
             for page_id, _ in pages:
-                with self.engine.connect() as connection:
-                    blob = connection.execute(select(Page.html).where(Page.id == page_id)
-                                              ).scalar()
-                    stale = connection.execute(
-                        select(Case.id, Case.position, Case.path, Case.schema_version,
-                               Case.count)
-                        .where(Case.page_id == page_id, Case.schema_version != VECTOR_SCHEMA)
-                        .order_by(Case.id)).all()
-                report.pages += 1
-                computed = _page_vectors(blob) if blob is not None and stale else None
-                rows: list[dict[str, Any]] = []
-                merged: set[int] = set()
-                for case_id, position, path, old, count in stale:
-                    if computed is None:
-                        report.unmatched.append((case_id, page_id, UNMATCHED_PAGE))
-                        continue
-                    paths, vectors = computed
-                    if not 0 <= position < len(paths):
-                        report.unmatched.append((case_id, page_id, UNMATCHED_POSITION))
-                    elif paths[position] != path:
-                        report.unmatched.append((case_id, page_id, UNMATCHED_PATH))
-                    else:
-                        rows.append({"b_id": case_id, "b_page": page_id, "b_old": old,
-                                     "b_vector": vector_to_bytes(vectors[position])})
-                        if count > 1:
-                            merged.add(case_id)
-                if rows:
-                    with self.session() as session:
-                        done = self._update_each(session, guarded, rows)
-                    report.updated += len(done)
-                    report.merged += len(merged & done)
+                self._revectorize_page(page_id, guarded, report)
                 bar.update(1)
                 bar.set_postfix(updated=report.updated, unmatched=len(report.unmatched),
                                 refresh=False)
@@ -504,6 +475,39 @@ class CaseBase:
                 select(func.count()).select_from(Case)
                 .where(Case.schema_version != VECTOR_SCHEMA)).scalar_one())
         return report
+
+    def _revectorize_page(self, page_id: int, guarded, report: RevectorizeReport) -> None:
+        """Recompute the stale cases of one page in one transaction (see :meth:`revectorize`),
+        adding to ``report``."""
+        with self.engine.connect() as connection:
+            blob = connection.execute(select(Page.html).where(Page.id == page_id)).scalar()
+            stale = connection.execute(
+                select(Case.id, Case.position, Case.path, Case.schema_version, Case.count)
+                .where(Case.page_id == page_id, Case.schema_version != VECTOR_SCHEMA)
+                .order_by(Case.id)).all()
+        report.pages += 1
+        computed = _page_vectors(blob) if blob is not None and stale else None
+        rows: list[dict[str, Any]] = []
+        merged: set[int] = set()
+        for case_id, position, path, old, count in stale:
+            if computed is None:
+                report.unmatched.append((case_id, page_id, UNMATCHED_PAGE))
+                continue
+            paths, vectors = computed
+            if not 0 <= position < len(paths):
+                report.unmatched.append((case_id, page_id, UNMATCHED_POSITION))
+            elif paths[position] != path:
+                report.unmatched.append((case_id, page_id, UNMATCHED_PATH))
+            else:
+                rows.append({"b_id": case_id, "b_page": page_id, "b_old": old,
+                             "b_vector": vector_to_bytes(vectors[position])})
+                if count > 1:
+                    merged.add(case_id)
+        if rows:
+            with self.session() as session:
+                done = self._update_each(session, guarded, rows)
+            report.updated += len(done)
+            report.merged += len(merged & done)
 
     @staticmethod
     def _update_each(session: Session, statement, rows: list[dict[str, Any]]) -> set[int]:

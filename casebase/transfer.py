@@ -29,8 +29,10 @@ from datetime import datetime, timezone
 from typing import IO, Any
 
 from sqlalchemy import func, insert, select
+from sqlalchemy.orm import Session
 
 from .models import Case, LabelHistory, Page, Site, compress_html, decompress_html
+from .pages import find_page, site_id
 from .store import CaseBase, CaseBaseError
 
 __all__ = ["FORMAT", "export_jsonl", "import_jsonl"]
@@ -120,108 +122,126 @@ def _records(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
 def import_jsonl(cb: CaseBase, lines: Iterable[str]) -> Counter:
     """Read an export into the case base in one transaction. Returns counts per type, plus
     ``duplicate_page`` for pages that were already there (their cases are skipped too)."""
-    counts: Counter = Counter()
-    cases_table, history_table = Case.__table__, LabelHistory.__table__
     with cb.session() as session:
-        empty = not any(session.execute(select(func.count()).select_from(t)).scalar_one()
-                        for t in (Site.__table__, Page.__table__, Case.__table__))
-        keep_ids = empty
-        site_ids: dict[str, int] = {}
-        page_map: dict[int, int | None] = {}  # exported page id → new id (None: skipped)
-        case_map: dict[int, int] = {}  # exported case id → new id, for the current page only
-        pending_cases: list[dict] = []
-        pending_history: list[dict] = []
-
-        def flush() -> None:
-            if pending_cases:
-                session.execute(insert(cases_table), pending_cases)
-                pending_cases.clear()
-            if pending_history:
-                session.execute(insert(history_table), pending_history)
-                pending_history.clear()
-
+        run = _JsonlImport(session)
         for number, record in _records(lines):
             kind = record["type"]
+            handler = run.handlers.get(kind)
+            if handler is None:
+                raise CaseBaseError(f"line {number}: unknown record type {kind!r}")
             try:
-                if kind == "casebase":
-                    if record.get("format") != FORMAT:
-                        raise CaseBaseError(f"line {number}: export format "
-                                            f"{record.get('format')!r}, expected {FORMAT}")
-                elif kind == "site":
-                    host = record["host"]
-                    if keep_ids:
-                        session.execute(insert(Site).values(id=record["id"], host=host))
-                        site_ids[host] = record["id"]
-                    else:
-                        CaseBase.site_id(session, host, site_ids)
-                    counts["site"] += 1
-                elif kind == "page":
-                    flush()
-                    case_map.clear()
-                    existing = CaseBase.find_page(session, record["source"],
-                                                  record["content_hash"])
-                    if existing is not None:
-                        page_map[record["id"]] = None
-                        counts["duplicate_page"] += 1
-                        continue
-                    values = {
-                        "site_id": CaseBase.site_id(session, record["site"], site_ids),
-                        "url": record["url"],
-                        "source": record["source"],
-                        "external_id": record["external_id"],
-                        "content_hash": record["content_hash"],
-                        "parser": record["parser"],
-                        "html": compress_html(record["html"]),
-                        "truth": record["truth"],
-                        "created_at": _parse_time(record["created_at"]),
-                    }
-                    if keep_ids:
-                        values["id"] = record["id"]
-                    result = session.execute(insert(Page).values(**values))
-                    page_map[record["id"]] = int(result.inserted_primary_key[0])
-                    counts["page"] += 1
-                elif kind == "case":
-                    if record["page"] not in page_map:
-                        raise CaseBaseError(f"line {number}: case of unknown page "
-                                            f"{record['page']}")
-                    page_id = page_map[record["page"]]
-                    if page_id is None:
-                        continue
-                    values = {
-                        "page_id": page_id, "path": record["path"], "position": record["position"],
-                        "tag": record["tag"], "label": record["label"],
-                        "label_source": record["label_source"], "text": record["text"],
-                        "vector": base64.b64decode(record["vector"]),
-                        "schema_version": record["schema_version"], "count": record["count"],
-                        "created_at": _parse_time(record["created_at"]),
-                        "updated_at": _parse_time(record["updated_at"]),
-                    }
-                    if keep_ids:
-                        values["id"] = record["id"]
-                        pending_cases.append(values)
-                    else:
-                        # New ids are needed for the history lines that follow: insert now.
-                        flush()
-                        result = session.execute(insert(cases_table).values(**values))
-                        case_map[record["id"]] = int(result.inserted_primary_key[0])
-                    counts["case"] += 1
-                    if len(pending_cases) >= _BATCH:
-                        flush()
-                elif kind == "history":
-                    case_id = record["case"] if keep_ids else case_map.get(record["case"])
-                    if case_id is None:
-                        continue  # the case's page was a duplicate
-                    values = {"case_id": case_id, "old_label": record["old_label"],
-                              "new_label": record["new_label"], "source": record["source"],
-                              "changed_at": _parse_time(record["changed_at"]),
-                              "note": record["note"]}
-                    if keep_ids:
-                        values["id"] = record["id"]
-                    pending_history.append(values)  # flush() inserts cases first
-                    counts["history"] += 1
-                else:
-                    raise CaseBaseError(f"line {number}: unknown record type {kind!r}")
+                handler(number, record)
             except KeyError as error:
                 raise CaseBaseError(f"line {number}: {kind} record without {error}") from error
-        flush()
-    return counts
+        run.flush()
+    return run.counts
+
+
+class _JsonlImport:
+    """The state of one :func:`import_jsonl`: ids kept as exported into an empty case base,
+    else new ids mapped from the exported ones; cases and history inserted in batches."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.counts: Counter = Counter()
+        self.keep_ids = not any(session.execute(select(func.count()).select_from(t)).scalar_one()
+                                for t in (Site.__table__, Page.__table__, Case.__table__))
+        self.site_ids: dict[str, int] = {}
+        self.page_map: dict[int, int | None] = {}  # exported page id → new id (None: skipped)
+        self.case_map: dict[int, int] = {}  # exported case id → new id, for the current page
+        self.pending_cases: list[dict] = []
+        self.pending_history: list[dict] = []
+        self.handlers = {"casebase": self.header, "site": self.site, "page": self.page,
+                         "case": self.case, "history": self.history}
+
+    def flush(self) -> None:
+        """Insert the cases, then the history lines, waiting to be inserted."""
+        if self.pending_cases:
+            self.session.execute(insert(Case.__table__), self.pending_cases)
+            self.pending_cases.clear()
+        if self.pending_history:
+            self.session.execute(insert(LabelHistory.__table__), self.pending_history)
+            self.pending_history.clear()
+
+    def header(self, number: int, record: dict) -> None:
+        """The export's first line: its format must be this code's."""
+        if record.get("format") != FORMAT:
+            raise CaseBaseError(f"line {number}: export format {record.get('format')!r}, "
+                                f"expected {FORMAT}")
+
+    def site(self, number: int, record: dict) -> None:
+        """A site: inserted with its id into an empty case base, else found or created."""
+        host = record["host"]
+        if self.keep_ids:
+            self.session.execute(insert(Site).values(id=record["id"], host=host))
+            self.site_ids[host] = record["id"]
+        else:
+            site_id(self.session, host, self.site_ids)
+        self.counts["site"] += 1
+
+    def page(self, number: int, record: dict) -> None:
+        """A page, unless the case base has it already (then its cases are skipped)."""
+        self.flush()
+        self.case_map.clear()
+        session = self.session
+        if find_page(session, record["source"], record["content_hash"]) is not None:
+            self.page_map[record["id"]] = None
+            self.counts["duplicate_page"] += 1
+            return
+        values = {
+            "site_id": site_id(session, record["site"], self.site_ids),
+            "url": record["url"],
+            "source": record["source"],
+            "external_id": record["external_id"],
+            "content_hash": record["content_hash"],
+            "parser": record["parser"],
+            "html": compress_html(record["html"]),
+            "truth": record["truth"],
+            "created_at": _parse_time(record["created_at"]),
+        }
+        if self.keep_ids:
+            values["id"] = record["id"]
+        result = session.execute(insert(Page).values(**values))
+        self.page_map[record["id"]] = int(result.inserted_primary_key[0])
+        self.counts["page"] += 1
+
+    def case(self, number: int, record: dict) -> None:
+        """A case of the last page read (skipped with a duplicate page)."""
+        if record["page"] not in self.page_map:
+            raise CaseBaseError(f"line {number}: case of unknown page {record['page']}")
+        page_id = self.page_map[record["page"]]
+        if page_id is None:
+            return
+        values = {
+            "page_id": page_id, "path": record["path"], "position": record["position"],
+            "tag": record["tag"], "label": record["label"],
+            "label_source": record["label_source"], "text": record["text"],
+            "vector": base64.b64decode(record["vector"]),
+            "schema_version": record["schema_version"], "count": record["count"],
+            "created_at": _parse_time(record["created_at"]),
+            "updated_at": _parse_time(record["updated_at"]),
+        }
+        if self.keep_ids:
+            values["id"] = record["id"]
+            self.pending_cases.append(values)
+        else:
+            # New ids are needed for the history lines that follow: insert now.
+            self.flush()
+            result = self.session.execute(insert(Case.__table__).values(**values))
+            self.case_map[record["id"]] = int(result.inserted_primary_key[0])
+        self.counts["case"] += 1
+        if len(self.pending_cases) >= _BATCH:
+            self.flush()
+
+    def history(self, number: int, record: dict) -> None:
+        """A label change of a case read before (skipped with a duplicate page)."""
+        case_id = record["case"] if self.keep_ids else self.case_map.get(record["case"])
+        if case_id is None:
+            return  # the case's page was a duplicate
+        values = {"case_id": case_id, "old_label": record["old_label"],
+                  "new_label": record["new_label"], "source": record["source"],
+                  "changed_at": _parse_time(record["changed_at"]), "note": record["note"]}
+        if self.keep_ids:
+            values["id"] = record["id"]
+        self.pending_history.append(values)  # flush() inserts cases first
+        self.counts["history"] += 1

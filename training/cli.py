@@ -19,9 +19,8 @@ _DB_HELP = "Case base: SQLAlchemy URL or SQLite path [env NOISECBR_DB; default: 
 
 
 def _open(db: str | None):
-    from casebase.store import CaseBase
-
     import training.runs  # noqa: F401  (registers the runs table on the case base metadata)
+    from casebase.store import CaseBase
 
     return CaseBase.open(db)
 
@@ -73,30 +72,10 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
                                "split_seed": split_seed})
         model = result.model
         artifact = save_model(model, out / "model.safetensors")
-        metrics = {"val": evaluate(model, val_set)}
-        parts_eval = {"known": splits.known, "unseen": splits.test}
-        for part, index in parts_eval.items():
-            if len(index):
-                metrics[part] = evaluate(model, dataset.subset(index))
-        if dataset.frontier is not None:
-            # The cases the cleaner's top-down walk decides (all ancestors mixture).
-            for part, index in parts_eval.items():
-                walk = index[dataset.frontier[index]]
-                if len(walk):
-                    metrics[f"{part}_walk"] = evaluate(model, dataset.subset(walk))
+        metrics = {"val": evaluate(model, val_set), **_part_metrics(model, dataset, splits)}
         if cv:
-            import numpy as np
-
-            from .crossval import out_of_fold_scores
-            from .report import metrics_of
-
             _echo(quiet, f"cross-validating on {cv} site-grouped folds")
-            proba = out_of_fold_scores(dataset, cv, p, seed, progress=not quiet,
-                                       split_seed=split_seed)
-            metrics["unseen_cv"] = metrics_of(proba, dataset)
-            if dataset.frontier is not None and dataset.frontier.any():
-                walk = np.flatnonzero(dataset.frontier)
-                metrics["unseen_cv_walk"] = metrics_of(proba[walk], dataset.subset(walk))
+            metrics.update(_cv_metrics(dataset, cv, p, seed, split_seed, progress=not quiet))
         sample = dataset.X[splits.test[:200_000]]
         speed = inference_speed(model, sample)
         write_reports(out, result.history, result.best_epoch, metrics, result.details,
@@ -120,6 +99,44 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
                    f"inference {speed:,.0f} subtrees/s (numpy, batches of 1024)")
         click.echo(f"artifact {artifact}; reports in {out}")
     return get_run(casebase, run_id)
+
+
+def _part_metrics(model, dataset, splits) -> dict:
+    """Metrics of ``model`` on the known and unseen parts of ``splits``, and on their cases
+    that the cleaner's walk decides (``known_walk``, ``unseen_walk``) when the dataset knows
+    them."""
+    from .report import evaluate
+
+    metrics = {}
+    parts = {"known": splits.known, "unseen": splits.test}
+    for part, index in parts.items():
+        if len(index):
+            metrics[part] = evaluate(model, dataset.subset(index))
+    if dataset.frontier is not None:
+        # The cases the cleaner's top-down walk decides (all ancestors mixture).
+        for part, index in parts.items():
+            walk = index[dataset.frontier[index]]
+            if len(walk):
+                metrics[f"{part}_walk"] = evaluate(model, dataset.subset(walk))
+    return metrics
+
+
+def _cv_metrics(dataset, folds: int, preset, seed: int, split_seed: int,
+                progress: bool) -> dict:
+    """``unseen_cv`` (and ``unseen_cv_walk``): metrics of every case scored by the model of
+    the site-grouped fold that held its site out."""
+    import numpy as np
+
+    from .crossval import out_of_fold_scores
+    from .report import metrics_of
+
+    proba = out_of_fold_scores(dataset, folds, preset, seed, progress=progress,
+                               split_seed=split_seed)
+    metrics = {"unseen_cv": metrics_of(proba, dataset)}
+    if dataset.frontier is not None and dataset.frontier.any():
+        walk = np.flatnonzero(dataset.frontier)
+        metrics["unseen_cv_walk"] = metrics_of(proba[walk], dataset.subset(walk))
+    return metrics
 
 
 @click.command("train")

@@ -136,13 +136,28 @@ def write_reports(out_dir: str | Path, history: list[tuple[float, float]], best_
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths: dict[str, Path] = {}
+    paths = {"history_csv": _write_history_csv(out / "history.csv", history, details),
+             "history_png": _plot_history(out / "error_vs_epoch.png", history, best_epoch,
+                                          details, title),
+             "metrics_csv": _write_metrics_csv(out / "metrics.csv", metrics),
+             "confusion_csv": _write_confusion_csv(out / "confusion.csv", metrics)}
+    bars = _plot_bars(out / "known_vs_unseen.png", metrics, title)
+    if bars is not None:
+        paths["bars_png"] = bars
+    text = [format_table({title or "model": metrics}, parts=tuple(metrics))]
+    for part, m in metrics.items():
+        text += ["", f"confusion ({part}):", _confusion_text(m)]
+    path = out / "report.txt"
+    path.write_text("\n".join(text) + "\n")
+    paths["report_txt"] = path
+    return paths
 
-    path = out / "history.csv"
+
+def _write_history_csv(path: Path, history: list[tuple[float, float]],
+                       details: list[dict] | None) -> Path:
+    """Per epoch: the training and validation errors and the epoch's details."""
     with path.open("w", newline="") as handle:
         w = csv.writer(handle)
         keys = [k for k in (details[0] if details else {}) if k not in ("epoch",)]
@@ -150,7 +165,13 @@ def write_reports(out_dir: str | Path, history: list[tuple[float, float]], best_
         for e, (tr, va) in enumerate(history, 1):
             extra = [details[e - 1].get(k) for k in keys] if details else []
             w.writerow([e, f"{tr:.6g}", f"{va:.6g}", *extra])
-    paths["history_csv"] = path
+    return path
+
+
+def _plot_history(path: Path, history: list[tuple[float, float]], best_epoch: int,
+                  details: list[dict] | None, title: str) -> Path:
+    """The error-vs-epoch curve, with the best epoch marked."""
+    import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     epochs = np.arange(1, len(history) + 1)
@@ -164,12 +185,13 @@ def write_reports(out_dir: str | Path, history: list[tuple[float, float]], best_
     ax.set_title(f"{title} error vs epoch".strip())
     ax.legend()
     fig.tight_layout()
-    path = out / "error_vs_epoch.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    paths["history_png"] = path
+    return path
 
-    path = out / "metrics.csv"
+
+def _write_metrics_csv(path: Path, metrics: dict[str, dict]) -> Path:
+    """One row per part: cases, per-class rates, MSE, accuracy, balanced accuracy."""
     with path.open("w", newline="") as handle:
         w = csv.writer(handle)
         w.writerow(["part", "cases", *[f"rate_{label}" for label in LABELS], "mse", "accuracy",
@@ -178,47 +200,47 @@ def write_reports(out_dir: str | Path, history: list[tuple[float, float]], best_
             w.writerow([part, m["cases"], *[f"{m['rates'][label]:.6f}" for label in LABELS],
                         f"{m['mse']:.6f}", f"{m['accuracy']:.6f}",
                         f"{m['balanced_accuracy']:.6f}"])
-    paths["metrics_csv"] = path
+    return path
 
-    path = out / "confusion.csv"
+
+def _write_confusion_csv(path: Path, metrics: dict[str, dict]) -> Path:
+    """Each part's confusion matrix, one row per true class."""
     with path.open("w", newline="") as handle:
         w = csv.writer(handle)
         w.writerow(["part", "truth", *[f"pred_{label}" for label in LABELS]])
         for part, m in metrics.items():
             for label, row in zip(LABELS, m["confusion"]):
                 w.writerow([part, label, *row])
-    paths["confusion_csv"] = path
+    return path
+
+
+def _plot_bars(path: Path, metrics: dict[str, dict], title: str) -> Path | None:
+    """Per-class correct rates of the known and unseen parts beside the paper's; None when
+    there is no such part."""
+    import matplotlib.pyplot as plt
 
     bars = [p for p in ("known", "unseen", "unseen_cv", "known_walk", "unseen_walk")
             if p in metrics]
-    if bars:
-        fig, ax = plt.subplots(figsize=(6.4, 4.4))
-        width = 0.8 / (len(bars) + 1)
-        x = np.arange(len(LABELS))
-        for k, part in enumerate(bars):
-            ax.bar(x + k * width, [100 * metrics[part]["rates"][label] for label in LABELS],
-                   width, label=part)
-        ax.bar(x + len(bars) * width, [100 * PAPER_UNSEEN[label] for label in LABELS], width,
-               label="paper, unseen", color="lightgrey")
-        ax.set_xticks(x + width * len(bars) / 2, LABELS)
-        ax.set_ylabel("correct classification (%)")
-        ax.set_ylim(0, 100)
-        ax.set_title(f"{title} known vs unseen".strip())
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=3, fontsize=8,
-                  frameon=False)
-        fig.tight_layout()
-        path = out / "known_vs_unseen.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths["bars_png"] = path
-
-    text = [format_table({title or "model": metrics}, parts=tuple(metrics))]
-    for part, m in metrics.items():
-        text += ["", f"confusion ({part}):", _confusion_text(m)]
-    path = out / "report.txt"
-    path.write_text("\n".join(text) + "\n")
-    paths["report_txt"] = path
-    return paths
+    if not bars:
+        return None
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    width = 0.8 / (len(bars) + 1)
+    x = np.arange(len(LABELS))
+    for k, part in enumerate(bars):
+        ax.bar(x + k * width, [100 * metrics[part]["rates"][label] for label in LABELS],
+               width, label=part)
+    ax.bar(x + len(bars) * width, [100 * PAPER_UNSEEN[label] for label in LABELS], width,
+           label="paper, unseen", color="lightgrey")
+    ax.set_xticks(x + width * len(bars) / 2, LABELS)
+    ax.set_ylabel("correct classification (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title(f"{title} known vs unseen".strip())
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=3, fontsize=8,
+              frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 # -- ablation -----------------------------------------------------------------------------------

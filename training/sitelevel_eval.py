@@ -495,7 +495,7 @@ def _git_head() -> str | None:
         return None
 
 
-def main(argv: Sequence[str] | None = None) -> dict:
+def _arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", type=Path, help="the modernweb-dev folder")
     parser.add_argument("--dragnet", type=Path, help="also train the held-out model on dragnet")
@@ -507,8 +507,56 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--processes", type=int, default=2, help="for building training cases")
     parser.add_argument("--no-smooth-check", dest="smooth_check", action="store_false",
                         help="skip the smoothing check on the model's validation pages")
+    return parser.parse_args(argv)
+
+
+def _per_site(sites: dict, results: list[PageResult]) -> list[dict]:
+    """Per evaluation site: pages, each method's F1, SST-noisy and soft-forced nodes."""
+    per_site = []
+    for site in sites:
+        mine = [r for r in results if r.site == site]
+        row = {"site": site, "pages": len(mine)}
+        for method in METHODS:
+            row[method] = aggregate([r.scores[method] for r in mine]).f1
+        row["sst_noisy"] = sum(r.sst_noisy for r in mine)
+        row["forced_soft"] = sum(r.forced_soft for r in mine)
+        per_site.append(row)
+    return per_site
+
+
+def _agreement(sites: dict, theta: float) -> tuple[dict, list[dict], Counter]:
+    """SiteLevel templates against the ground truth: counts per site, table rows, totals."""
+    agreement = {site: template_agreement(site_pages, theta) for site, site_pages in sites.items()}
+    total: Counter[str] = Counter()
+    for counts in agreement.values():
+        total.update(counts)
+    rows = [agreement_row(site, c) for site, c in agreement.items()]
+    rows.append(agreement_row(f"all ({len(sites)} sites)", dict(total)))
+    return agreement, rows, total
+
+
+def _smoothing_check(dirs: list[Path], sites: dict, seed: int, training: dict, model: Model,
+                     smooth: Sequence[float], smooth_methods: list[str]) -> list[dict]:
+    """Smoothing scores on the held-out model's own validation pages (none of the evaluation
+    sites), printed and returned as table rows."""
+    val = validation_pages(dirs, list(sites), seed)
+    recorded = training.get("val_pages")
+    if recorded is not None and recorded != len(val):
+        raise AssertionError(f"recomputed {len(val)} validation pages, the model's "
+                             f"training recorded {recorded}")
+    checked = smoothing_scores(val, model, smooth)
+    rows = summary_rows(checked, [METHODS[2]] + smooth_methods[1:], baseline=METHODS[2])
+    print(f"\nSmoothing check on the held-out model's {len(val)} validation pages "
+          f"({len({p.site for p in val})} sites, none of the evaluation sites):")
+    print(markdown_table(rows, SCORE_COLUMNS))
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    """Run the whole evaluation (see the module docstring); print the tables and write
+    ``sitelevel.json`` into ``--out``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv)
+    args = _arguments(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     provenance = {"git_head": _git_head(), "code_sha256": code_fingerprint()}
@@ -532,15 +580,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     main_rows = summary_rows(results, METHODS, baseline=METHODS[2])
     smooth_methods = [METHODS[2]] + [f"MLP smooth c={c:g}" for c in args.smooth]
     smooth_rows = summary_rows(results, smooth_methods, baseline=METHODS[2])
-    per_site = []
-    for site in sites:
-        mine = [r for r in results if r.site == site]
-        row = {"site": site, "pages": len(mine)}
-        for method in METHODS:
-            row[method] = aggregate([r.scores[method] for r in mine]).f1
-        row["sst_noisy"] = sum(r.sst_noisy for r in mine)
-        row["forced_soft"] = sum(r.forced_soft for r in mine)
-        per_site.append(row)
+    per_site = _per_site(sites, results)
     print("\nLeave one page out (macro over pages):")
     print(markdown_table(main_rows, SCORE_COLUMNS))
     print("\nPer site F1:")
@@ -549,13 +589,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
                          + [("sst_noisy", "SST-noisy nodes"), ("forced_soft", "soft-forced")]))
 
     t0 = time.perf_counter()
-    agreement = {site: template_agreement(site_pages, args.theta)
-                 for site, site_pages in sites.items()}
-    total: Counter[str] = Counter()
-    for counts in agreement.values():
-        total.update(counts)
-    agreement_rows = [agreement_row(site, c) for site, c in agreement.items()]
-    agreement_rows.append(agreement_row(f"all ({len(sites)} sites)", dict(total)))
+    agreement, agreement_rows, total = _agreement(sites, args.theta)
     template_seconds = time.perf_counter() - t0
     print(f"\nSiteLevel(θ={args.theta:g}) templates vs ground truth "
           f"(unmatched paths: {total['unmatched']}):")
@@ -563,19 +597,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
     print("\nSmoothing (held-out model):")
     print(markdown_table(smooth_rows, SCORE_COLUMNS))
-    check_rows: list[dict] = []
-    if args.smooth_check:
-        val = validation_pages(dirs, list(sites), args.seed)
-        recorded = training.get("val_pages")
-        if recorded is not None and recorded != len(val):
-            raise AssertionError(f"recomputed {len(val)} validation pages, the model's "
-                                 f"training recorded {recorded}")
-        checked = smoothing_scores(val, model, args.smooth)
-        check_rows = summary_rows(checked, [METHODS[2]] + smooth_methods[1:],
-                                  baseline=METHODS[2])
-        print(f"\nSmoothing check on the held-out model's {len(val)} validation pages "
-              f"({len({p.site for p in val})} sites, none of the evaluation sites):")
-        print(markdown_table(check_rows, SCORE_COLUMNS))
+    check_rows = (_smoothing_check(dirs, sites, args.seed, training, model, args.smooth,
+                                   smooth_methods) if args.smooth_check else [])
     times = smoothing_times(model, evaluation, args.smooth)
     print(markdown_table(times, TIME_COLUMNS))
 
