@@ -161,17 +161,7 @@ def isotonic_smooth(
     k = values.size
     positions = np.arange(k)
 
-    sizes = _subtree_sizes(parents, order)
-    # Pre-order visiting smaller subtrees first; reversed, it is a post-order in which every
-    # node's largest subtree is finished first (see the memory note in the module docstring).
-    post: list[int] = []
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        post.append(node)
-        # Pushed largest first, so the smallest child is popped (visited) first.
-        stack.extend(sorted(children[node], key=sizes.__getitem__, reverse=True))
-    post.reverse()
+    post = _largest_first_post_order(children, roots, _subtree_sizes(parents, order))
 
     accumulators: dict[int, np.ndarray] = {}
     jump_masks: list[np.ndarray | None] = [None] * n   # packed bits: leaves the parent's value
@@ -210,8 +200,29 @@ def isotonic_smooth(
         else:
             into += contribution
 
-    # Top-down: a node's choice depends only on its parent's.
-    chosen = np.empty(n, dtype=np.int64)
+    chosen = _choose_top_down(parents, order, root_choice, jump_masks, jump_targets)
+    return values[chosen].tolist()
+
+
+def _largest_first_post_order(children, roots, sizes) -> list[int]:
+    """Pre-order visiting smaller subtrees first; reversed, it is a post-order in which every
+    node's largest subtree is finished first (see the memory note in the module docstring)."""
+    post: list[int] = []
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        post.append(node)
+        # Pushed largest first, so the smallest child is popped (visited) first.
+        stack.extend(sorted(children[node], key=sizes.__getitem__, reverse=True))
+    post.reverse()
+    return post
+
+
+def _choose_top_down(parents, order, root_choice: dict[int, int],
+                     jump_masks: list[np.ndarray | None],
+                     jump_targets: list[np.ndarray | None]) -> np.ndarray:
+    """Each node's candidate index, top-down: a node's choice depends only on its parent's."""
+    chosen = np.empty(len(jump_masks), dtype=np.int64)
     for node in order:
         parent = parents[node]
         if parent < 0:
@@ -226,7 +237,7 @@ def isotonic_smooth(
             chosen[node] = targets[np.searchsorted(targets, j, side="right") - 1]
         else:
             chosen[node] = j
-    return values[chosen].tolist()
+    return chosen
 
 
 def subtree_penalties(parents: Sequence[int], c: float) -> list[float]:

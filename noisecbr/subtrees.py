@@ -151,6 +151,37 @@ def build_table(body: etree._Element) -> ElementTable:
     depth_array = np.fromiter(depth, dtype=np.int32, count=n)
     end = np.arange(n, dtype=np.int32) + np.fromiter(size, dtype=np.int32, count=n)
 
+    piece_text, piece_owner, piece_start, piece_end = _text_pieces(
+        elements, parent_array, depth_array, end)
+    words = [(_ASCII_WORD if text.isascii() else WORD).findall(text) for text in piece_text]
+    count = len(piece_text)
+    return ElementTable(
+        elements=elements,
+        tags=tags,
+        parent=parent_array,
+        end=end,
+        depth=depth_array,
+        n_children=np.bincount(parent_array[1:], minlength=n).astype(np.int32),
+        piece_start=piece_start,
+        piece_end=piece_end,
+        piece_text=piece_text,
+        piece_tokens=words,
+        piece_owner=piece_owner.astype(np.int32),
+        piece_words=np.fromiter(map(len, words), dtype=np.int32, count=count),
+        # word characters: the tokens joined (C calls only, no Python loop per piece)
+        piece_chars=np.fromiter(map(len, map("".join, words)), dtype=np.int32, count=count),
+        piece_punct=np.fromiter(map(len, map(_PUNCT.findall, piece_text)), dtype=np.int32,
+                                count=count),
+        piece_in_link=np.fromiter(in_link, dtype=bool, count=n)[piece_owner],
+    )
+
+
+def _text_pieces(elements: list[etree._Element], parent_array: np.ndarray,
+                 depth_array: np.ndarray, end: np.ndarray
+                 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """The page's text pieces in document order: their texts, owners, and each element's range
+    of pieces (``piece_start``, ``piece_end``)."""
+    n = len(elements)
     # Text pieces: an element's .text (owned by the element) and a child's .tail (owned by its
     # parent; the body's own tail is outside the page). Their order is the order of iterwalk's
     # events: an element's start event is number 2i − depth[i] of the walk, its end event
@@ -176,27 +207,7 @@ def build_table(body: etree._Element) -> ElementTable:
     piece_start = np.searchsorted(events, start_event, side="left").astype(np.int32)
     piece_end = np.searchsorted(events, end_event, side="left").astype(np.int32)
 
-    words = [(_ASCII_WORD if text.isascii() else WORD).findall(text) for text in piece_text]
-    count = len(piece_text)
-    return ElementTable(
-        elements=elements,
-        tags=tags,
-        parent=parent_array,
-        end=end,
-        depth=depth_array,
-        n_children=np.bincount(parent_array[1:], minlength=n).astype(np.int32),
-        piece_start=piece_start,
-        piece_end=piece_end,
-        piece_text=piece_text,
-        piece_tokens=words,
-        piece_owner=piece_owner.astype(np.int32),
-        piece_words=np.fromiter(map(len, words), dtype=np.int32, count=count),
-        # word characters: the tokens joined (C calls only, no Python loop per piece)
-        piece_chars=np.fromiter(map(len, map("".join, words)), dtype=np.int32, count=count),
-        piece_punct=np.fromiter(map(len, map(_PUNCT.findall, piece_text)), dtype=np.int32,
-                                count=count),
-        piece_in_link=np.fromiter(in_link, dtype=bool, count=n)[piece_owner],
-    )
+    return piece_text, piece_owner, piece_start, piece_end
 
 
 def at_level(table: ElementTable, level: int) -> np.ndarray:
