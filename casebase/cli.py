@@ -530,7 +530,7 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
         return
     for item in explanations:
         agree = sum(n.label == item.decision for n in item.neighbours)
-        scores = "/".join(f"{p:.2f}" for p in item.probabilities)
+        scores = ", ".join(f"{label} {p:.2f}" for label, p in zip(LABELS, item.probabilities))
         by = "  by site memory" if item.source == "memory" else ""
         click.echo(f"{item.path}  <{item.tag}>  {item.decision} ({scores}){by}  "
                    f"neighbours agree {agree}/{len(item.neighbours)}")

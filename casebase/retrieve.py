@@ -34,7 +34,7 @@ from noisecbr.cleaner import Cleaner
 from noisecbr.layout import site_of
 from noisecbr.memory import SiteMemory
 from noisecbr.model import Model
-from noisecbr.result import LABELS
+from noisecbr.result import LABELS, named_probabilities
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import tidy
 from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
@@ -89,7 +89,8 @@ class Explanation:
         return sum(n.label == self.decision for n in self.neighbours) / len(self.neighbours)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "agreement": self.agreement}
+        return {**asdict(self), "probabilities": named_probabilities(self.probabilities),
+                "agreement": self.agreement}
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:

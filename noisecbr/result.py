@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["DATA", "LABELS", "MIXTURE", "NOISE", "Decision", "CleanResult"]
+__all__ = ["DATA", "LABELS", "MIXTURE", "NOISE", "Decision", "CleanResult",
+           "named_probabilities"]
 
 #: Class order of every model output and every one-hot target: [1 0 0] noise, [0 1 0] data,
 #: [0 0 1] mixture, as in the paper.
@@ -15,6 +16,15 @@ LABELS: tuple[str, str, str] = ("noise", "data", "mixture")
 
 #: Each class's index in LABELS: its column in a model's output and its value in a label array.
 NOISE, DATA, MIXTURE = (LABELS.index(name) for name in ("noise", "data", "mixture"))
+
+
+def named_probabilities(probabilities: Sequence[float]) -> dict[str, float]:
+    """Class probabilities by class name, for output that must say which number is which.
+
+    >>> named_probabilities((0.9, 0.1, 0.0))
+    {'noise': 0.9, 'data': 0.1, 'mixture': 0.0}
+    """
+    return dict(zip(LABELS, probabilities))
 
 
 @dataclass(frozen=True)
@@ -73,7 +83,10 @@ class CleanResult:
             "url": self.url,
             "text": self.text,
             "html": self.html,
-            "decisions": [asdict(decision) for decision in self.decisions],
+            # Probabilities by class name: a bare list would not say which class each is for.
+            "decisions": [{**asdict(decision),
+                           "probabilities": named_probabilities(decision.probabilities)}
+                          for decision in self.decisions],
         }
 
     def to_json(self, **kwargs: Any) -> str:

@@ -114,3 +114,31 @@ def test_both_command_lines_share_one_table_of_exit_codes():
                 names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
                 own_tables += [f"{path.name}: {n}" for n in names if n.startswith("EXIT_")]
     assert own_tables == []
+
+
+def test_json_output_names_the_class_of_each_probability(article_html, tmp_path):
+    import doctest
+
+    import noisecbr.result
+    from noisecbr.result import LABELS
+
+    page = tmp_path / "page.html"
+    page.write_bytes(article_html)
+    result = CliRunner().invoke(main, ["clean", str(page), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    decisions = json.loads(result.output)["decisions"]
+    assert decisions
+    for decision in decisions:
+        assert list(decision["probabilities"]) == list(LABELS)
+    assert doctest.testmod(noisecbr.result).failed == 0
+
+
+def test_training_tables_say_what_each_column_measures():
+    from training import report
+
+    metrics = {"rates": {label: 0.5 for label in ("noise", "data", "mixture")}, "mse": 0.1,
+               "accuracy": 0.5, "balanced_accuracy": 0.5}
+    header = report.format_table({"paper": {"val": metrics, "unseen_walk": metrics}},
+                                 parts=("val", "unseen_walk")).splitlines()[0]
+    assert "paper: validation sites" in header and "paper: unseen sites, walk cases" in header
+    assert "unseen_walk" not in header

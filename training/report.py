@@ -96,11 +96,26 @@ def _pct(x: float) -> str:
     return "  n/a" if x != x else f"{100 * x:5.1f}"
 
 
+#: Column headers of the metrics' parts: what each part's cases are.
+PART_NAMES = {
+    "val": "validation sites",
+    "known": "known sites, unseen pages",
+    "unseen": "unseen sites",
+    "unseen_cv": "unseen sites (cv)",
+    "known_walk": "known sites, walk cases",
+    "unseen_walk": "unseen sites, walk cases",
+    "unseen_cv_walk": "unseen sites (cv), walk cases",
+}
+
+
 def format_table(results: dict[str, dict[str, dict]], parts=("known", "unseen")) -> str:
-    """``results[preset][part] = evaluate(...)`` → the paper's table, presets side by side."""
+    """``results[preset][part] = evaluate(...)`` → the paper's table, presets side by side:
+    the correct-classification rate (%) of each class, then MSE, accuracy and balanced
+    accuracy, one column per preset and part (:data:`PART_NAMES` says which cases)."""
     names = list(results)
-    width = max(13, *(len(n) + len(p) + 1 for n in names for p in parts))
-    header = f"{'class':<10}" + "".join(f" | {n + ' ' + p:>{width}}" for n in names for p in parts)
+    titles = [f"{n}: {PART_NAMES.get(p, p)}" for n in names for p in parts]
+    width = max(13, *(len(t) for t in titles))
+    header = f"{'% correct':<10}" + "".join(f" | {t:>{width}}" for t in titles)
     lines = [header, "-" * len(header)]
     for label in LABELS:
         row = f"{label:<10}"
