@@ -164,10 +164,6 @@ class Case(Base):
         back_populates="case", passive_deletes=True, order_by="LabelHistory.id"
     )
 
-    @property
-    def vector_array(self) -> np.ndarray:
-        return vector_from_bytes(self.vector)
-
     def __repr__(self) -> str:
         return (f"Case(id={self.id}, page_id={self.page_id}, path={self.path!r}, "
                 f"label={self.label!r})")
