@@ -10,6 +10,7 @@ in a sandboxed frame without scripts: three layers, each enough to stop a load f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from lxml import etree
@@ -32,6 +33,9 @@ FRAME_STYLESHEET = "/static/frame.css"
 _URL_ATTRIBUTES = ("src", "href", "srcset", "action", "formaction", "background", "poster",
                    "cite", "longdesc", "usemap", "data", "codebase", "archive", "lowsrc",
                    "dynsrc", "ping", "xmlns", "manifest")
+
+#: What in CSS loads from elsewhere (``url(...)``, ``@import``, old IE's ``expression(``).
+_CSS_LOADS = re.compile(r"@import[^;]*;?|url\s*\([^)]*\)|expression\s*\(", re.IGNORECASE)
 
 _SANITISER = HtmlCleaner(
     scripts=True, javascript=True, comments=True, style=False, inline_style=False, links=True,
@@ -61,6 +65,10 @@ def draw_page(body: etree._Element, decisions: Sequence[Decision]) -> str:
     for element in document.iter(etree.Element):
         for name in _URL_ATTRIBUTES:
             element.attrib.pop(name, None)
+        if "style" in element.attrib:
+            element.set("style", _CSS_LOADS.sub("none", element.get("style")))
+        if element.tag == "style" and element.text:
+            element.text = _CSS_LOADS.sub("", element.text)
     clean = document.find("body")
     inner = lxml_html.tostring(clean if clean is not None else document, encoding="unicode",
                                with_tail=False)

@@ -52,15 +52,29 @@ class JobError(Exception):
         self.message = message
 
 
+#: A page cleaned once when a pool process starts: the first client's request then finds every
+#: module imported and every cache warm (the time limit counts from a job's start).
+_WARM_UP = "<html><body><nav><a>Home</a></nav><main><p>A few words.</p></main></body></html>"
+
+
 def init_worker(db: str | None, model: str | None) -> None:
-    """Load the model (and open the case base) once per pool process."""
+    """Load the model (and open the case base) once per pool process, and warm it up."""
+    import alembic.util  # noqa: F401 - imported here, not in a client's first request
+    import sqlalchemy.exc  # noqa: F401
+
+    from casebase.store import CaseBase
+
+    from . import drawing  # noqa: F401
+
     _state["model"] = load_model(model) if model else default_model()
     _state["db"] = db
     _state["index"] = None
     if db:
-        from casebase.store import CaseBase
+        import casebase.retrieve  # noqa: F401
+        import casebase.reuse  # noqa: F401
 
         _state["casebase"] = CaseBase.open(db, upgrade=False)
+    _cleaner(None, ()).clean(_WARM_UP).decisions
 
 
 def _guarded(job: Callable[..., T]) -> Callable[..., T]:
