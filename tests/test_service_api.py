@@ -320,3 +320,26 @@ def test_serve_command(tmp_path):
     # noisecbr itself never imports the case base: `serve` is found lazily.
     code = "import sys, noisecbr.cli; assert 'casebase' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_explain_on_an_empty_case_base_says_so(tmp_path):
+    from casebase.store import CaseBase
+
+    CaseBase.open(str(tmp_path / "empty.sqlite")).close()  # as serve creates it
+    with TestClient(create_app(Settings(db=str(tmp_path / "empty.sqlite")))) as client:
+        answer = client.post("/explain", json={"html": "<p>x</p>"})
+    assert answer.status_code == 409 and "no cases" in _one_line(answer)
+
+
+def test_a_loopback_server_answers_only_to_loopback_names(monkeypatch):
+    from casebase.service import app as service_app
+
+    app = create_app(Settings(hosts="127.0.0.1,localhost"))
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        assert client.get("/healthz").status_code == 200
+        # A page of another site reaching it by DNS rebinding names its own host.
+        assert client.get("/healthz", headers={"Host": "evil.test"}).status_code == 400
+        # Past the bound of waiting pages, a clear 503 instead of an ever longer queue.
+        monkeypatch.setattr(service_app, "MAX_PENDING", 0)
+        busy = client.post("/clean", content=b"<p>x</p>", headers={"Content-Type": "text/html"})
+        assert busy.status_code == 503 and "busy" in _one_line(busy)

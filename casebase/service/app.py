@@ -46,6 +46,9 @@ MAX_BODY = 10_000_000
 #: Seconds one page may take. The slowest dev page cleans in about 2 s on this 2-core machine
 #: under load; a 10 MB page in about 15 s: 30 s is a limit no real page reaches.
 TIMEOUT = 30.0
+#: Pages waiting or being cleaned per HTTP worker before it answers 503 "busy": 16 clients per
+#: worker with room; bounds the bodies held in memory (at most this many × ``max_body``).
+MAX_PENDING = 64
 #: The environment variables through which ``serve`` hands the settings to uvicorn's workers.
 ENV_PREFIX = "NOISECBR_SERVE_"
 
@@ -71,6 +74,9 @@ class Settings:
     max_body: int = MAX_BODY
     timeout: float = TIMEOUT
     pool: int = 1  # cleaning processes per HTTP worker
+    #: Host names the server answers to (comma-separated; None: any). Set to the loopback
+    #: names when it listens on loopback, so that a web page cannot reach it by DNS rebinding.
+    hosts: str | None = None
 
     def to_env(self) -> dict[str, str]:
         """The settings as environment variables, for :func:`app_from_env` in each worker."""
@@ -156,6 +162,7 @@ class Pool:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.pending = 0
         # spawn, not fork: the HTTP worker runs threads (the event loop, the thread pool).
         self._pool = ProcessPool(max_workers=settings.pool, initializer=work.init_worker,
                                  initargs=(settings.db, settings.model),
@@ -163,6 +170,9 @@ class Pool:
 
     async def run(self, job, *args: Any) -> Any:
         """The job's result; :class:`work.JobError` for every failure."""
+        if self.pending >= MAX_PENDING:
+            raise work.JobError(503, f"busy: {self.pending} pages waiting; try again shortly")
+        self.pending += 1
         future = self._pool.schedule(job, args=args, timeout=self.settings.timeout)
         try:
             return await asyncio.wrap_future(future)
@@ -173,6 +183,8 @@ class Pool:
             log.error("a cleaning process died: %s", error)
             raise work.JobError(500, "the cleaning process died (a bug, logged by the "
                                      "server)") from None
+        finally:
+            self.pending -= 1
 
     def close(self) -> None:
         self._pool.stop()
@@ -230,6 +242,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
     app.add_middleware(BodyLimit, limit=settings.max_body)
     app.add_middleware(SecurityHeaders)
+    if settings.hosts:
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.hosts.split(","))
     return app
 
 

@@ -17,6 +17,8 @@ __all__ = ["serve"]
 
 #: Exit codes, as ``noisecbr clean``'s: 2 usage (a missing extra too), 4 the case base.
 EXIT_USAGE, EXIT_CASEBASE = 2, 4
+#: Names of the loopback interface: listening there, the server answers only to them.
+LOOPBACK = ("127.0.0.1", "localhost")
 
 
 def _fail(message: str, code: int) -> None:
@@ -84,8 +86,10 @@ def serve(db: str | None, host: str, port: int, workers: int, pool: int, token: 
             token = secrets.token_urlsafe(24)
             click.echo(f"noisecbr serve: write token (give --token to choose it): {token}",
                        err=True)
+    loopback = host in LOOPBACK
     settings = Settings(db=db, token=token, model=model, max_body=max_body or MAX_BODY,
-                        timeout=timeout or TIMEOUT, pool=pool)
+                        timeout=timeout or TIMEOUT, pool=pool,
+                        hosts=",".join(LOOPBACK) if loopback else None)
     os.environ.update(settings.to_env())
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     fragment = f"#token={token}" if token else ""
