@@ -24,10 +24,10 @@ import pytest
 pytest.importorskip("fastapi", reason="the serve extra is not installed")
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (dev extra) is missing")
 
-from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support import expected_conditions  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
 
 FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
 TRUTH = json.loads((FIXTURE / "ground-truth.json").read_text())

@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import work
 
-__all__ = ["Settings", "create_app", "app_from_env"]
+__all__ = ["Settings", "app_from_env", "create_app"]
 
 log = logging.getLogger("noisecbr.serve")
 

@@ -20,7 +20,7 @@ from lxml_html_clean import Cleaner as HtmlCleaner
 
 from noisecbr.result import Decision
 
-__all__ = ["DECISION_ATTRIBUTE", "LABEL_ATTRIBUTE", "FRAME_STYLESHEET", "draw_page"]
+__all__ = ["DECISION_ATTRIBUTE", "FRAME_STYLESHEET", "LABEL_ATTRIBUTE", "draw_page"]
 
 #: The attribute that carries a decided subtree's index in the decision list.
 DECISION_ATTRIBUTE = "data-ncbr"

@@ -70,11 +70,11 @@ def init_worker(db: str | None, model: str | None) -> None:
     _state["db"] = db
     _state["index"] = None
     if db:
-        import casebase.retrieve  # noqa: F401
+        import casebase.retrieve
         import casebase.reuse  # noqa: F401
 
         _state["casebase"] = CaseBase.open(db, upgrade=False)
-    _cleaner(None, ()).clean(_WARM_UP).decisions
+    _cleaner(None, ()).clean(_WARM_UP).to_json()  # text, HTML and decisions: all warm
 
 
 def _guarded(job: Callable[..., T]) -> Callable[..., T]:
