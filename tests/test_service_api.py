@@ -20,8 +20,6 @@ from casebase.cli import cli as casebase_cli
 from casebase.service.app import Settings, create_app
 from noisecbr.cleaner import Cleaner
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
 FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
 TRUTH = json.loads((FIXTURE / "ground-truth.json").read_text())
 TOKEN = "test-token"

@@ -237,7 +237,7 @@ async def explain(request: Request) -> list[dict]:
 
 
 # -- the case base ------------------------------------------------------------------------------
-@work._guarded
+@work.guarded
 def _case(casebase, case_id: int) -> dict:
     from casebase.cli import _case_dict
 
@@ -256,7 +256,7 @@ async def get_case(request: Request, case_id: CaseId) -> dict:
     return await run_in_threadpool(_case, _casebase(request), case_id)
 
 
-@work._guarded
+@work.guarded
 def _relabel(casebase, case_id: int, label: str, note: str | None) -> dict:
     old = casebase.relabel(case_id, label, source="human", note=note)
     return {"id": case_id, "old_label": old, "label": label, "source": "human"}

@@ -27,7 +27,7 @@ from noisecbr.result import Decision
 from noisecbr.tidy import InputError, tidy
 
 __all__ = ["JobError", "add_labels_job", "add_page_job", "clean_job", "explain_job",
-           "init_worker", "review_job"]
+           "guarded", "init_worker", "review_job"]
 
 log = logging.getLogger("noisecbr.serve")
 
@@ -77,8 +77,9 @@ def init_worker(db: str | None, model: str | None) -> None:
     _cleaner(None, ()).clean(_WARM_UP).to_json()  # text, HTML and decisions: all warm
 
 
-def _guarded(job: Callable[..., T]) -> Callable[..., T]:
-    """Turn the known failures into :class:`JobError`; log the unknown ones (bugs)."""
+def guarded(job: Callable[..., T]) -> Callable[..., T]:
+    """Turn the known failures of ``job`` into :class:`JobError`; log the unknown ones (bugs).
+    Used by the jobs of the pool and by the HTTP worker's own reads and writes."""
 
     @functools.wraps(job)
     def wrapper(*args: Any, **kwargs: Any) -> T:
@@ -160,7 +161,7 @@ def _result_body(result, fmt: str) -> Any:
     return result.to_dict() | extra
 
 
-@_guarded
+@guarded
 def clean_job(page: bytes | str, url: str | None, options: Mapping[str, Any]) -> dict:
     """Clean one page as ``noisecbr clean`` does: the body in ``options["format"]``."""
     cleaner, kwargs, ignored = _prepare(options)
@@ -189,7 +190,7 @@ def _index():
     return index
 
 
-@_guarded
+@guarded
 def explain_job(page: bytes | str, url: str | None, k: int, memory: bool,
                 other_sites: bool) -> list[dict]:
     """``casebase explain --json``: each decided subtree with its ``k`` nearest cases."""
@@ -233,7 +234,7 @@ def _stored(page: bytes | str) -> dict:
                       for c in cases}}
 
 
-@_guarded
+@guarded
 def review_job(page: bytes | str, url: str | None, k: int) -> dict:
     """Everything the review page shows of a page: the page drawn with its decisions marked,
     the decisions, the kept text, and with a case base the nearest stored cases and the cases
@@ -255,7 +256,7 @@ def review_job(page: bytes | str, url: str | None, k: int) -> dict:
 
 
 # -- storing ------------------------------------------------------------------------------------
-@_guarded
+@guarded
 def add_page_job(page: bytes | str, url: str, labels: Mapping[str, str], source: str,
                  site: str | None) -> dict:
     """Store a page with labels for some of its subtrees, as ``casebase import-page --labels``
@@ -271,7 +272,7 @@ def add_page_job(page: bytes | str, url: str, labels: Mapping[str, str], source:
             "counts": dict(added.cases), "unknown_paths": added.unknown_paths}
 
 
-@_guarded
+@guarded
 def add_labels_job(page_id: int, labels: Mapping[str, str]) -> dict:
     """Label more subtrees of a stored page: a new case for each path that has none."""
     from .labels import add_labels
