@@ -156,9 +156,7 @@ def _result_body(result, fmt: str) -> Any:
         return result.text + "\n"
     if fmt == "html":
         return result.html
-    extra = {name: getattr(result, name) for name in ("title", "comments", "author", "date",
-                                                      "fallback") if hasattr(result, name)}
-    return result.to_dict() | extra
+    return result.to_dict()  # what `noisecbr clean -f json` prints
 
 
 @guarded

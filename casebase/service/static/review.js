@@ -210,8 +210,10 @@ async function relabel(decision, label) {
   const node = box(state.selected);
   if (node) node.dataset.ncbrCorrected = label;
   showStored(decision);
-  status(`Case ${stored.id} labelled ${label} (page ${state.data.stored.page_id}). ` +
-    "Open another page of the site to see the correction act.");
+  const next = state.url
+    ? "Open another page of the site to see the correction act."
+    : "The page has no URL, so no site: give its URL for the correction to act on other pages.";
+  status(`Case ${stored.id} labelled ${label} (page ${state.data.stored.page_id}). ${next}`);
 }
 
 async function addLabel(path, label) {
