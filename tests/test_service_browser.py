@@ -113,6 +113,28 @@ def _review(driver, tmp_path: Path, name: str) -> None:
     assert "decided subtrees" in driver.find_element(By.ID, "status").text
 
 
+def _label_box(driver, css: str, label: str, edge: int) -> str:
+    """Click the box ``css`` in the drawn page (``edge`` -1: near its left edge, 0: its
+    centre), then the button ``label``; wait for the answer. Returns what the panel said of
+    the box's case before the click on the label."""
+    driver.switch_to.frame("frame")
+    box = driver.find_element(By.CSS_SELECTOR, css)
+    offset = edge * (box.size["width"] // 2 - 3)
+    ActionChains(driver).move_to_element_with_offset(box, offset, 0).click().perform()
+    driver.switch_to.default_content()
+    WebDriverWait(driver, PAGE_WAIT).until(
+        expected_conditions.visibility_of_element_located((By.ID, "selected")))
+    path = driver.find_element(By.ID, "sel-path").text.split()[0]
+    assert driver.execute_script("return document.querySelector('#decisions li.active code')"
+                                 ".textContent") == path
+    before = driver.find_element(By.ID, "sel-stored").text
+    driver.find_element(By.CSS_SELECTOR, f"#sel-actions button[data-label={label}]").click()
+    WebDriverWait(driver, PAGE_WAIT).until(
+        lambda d: f"labelled {label}" in d.find_element(By.ID, "status").text
+        and path in d.find_element(By.ID, "sel-path").text)
+    return before
+
+
 def _decisions(driver) -> dict[str, str]:
     rows = driver.find_elements(By.CSS_SELECTOR, "#decisions li")
     return {row.find_element(By.TAG_NAME, "code").text: row.text for row in rows}
@@ -137,23 +159,24 @@ def test_a_box_labelled_noise_in_the_review_page_is_removed_from_the_sites_next_
     assert colour["noise"] == "rgba(211, 47, 47, 1)" and colour["data"] == "rgba(46, 125, 50, 1)"
     assert colour["mixture"] == "rgba(249, 168, 37, 1)"
     assert browser.execute_script("return document.scripts.length") == 0
+    browser.switch_to.default_content()
 
     # Click the byline's box (its left edge: the centre is the link inside it) and label it.
-    byline = browser.find_element(By.CSS_SELECTOR, "div.byline")
-    ActionChains(browser).move_to_element_with_offset(
-        byline, -byline.size["width"] // 2 + 3, 0).click().perform()
-    browser.switch_to.default_content()
-    WebDriverWait(browser, PAGE_WAIT).until(
-        expected_conditions.visibility_of_element_located((By.ID, "selected")))
-    assert browser.find_element(By.ID, "sel-path").text.startswith(BYLINE + " ")
-    assert "Not in the case base yet" in browser.find_element(By.ID, "sel-stored").text
-    browser.find_element(By.CSS_SELECTOR, "#sel-actions button[data-label=noise]").click()
-    WebDriverWait(browser, PAGE_WAIT).until(
-        lambda d: "labelled noise" in d.find_element(By.ID, "status").text)
+    # First by mistake "data" (the page is stored with that label), then the title "data" (a
+    # new case of the stored page), then the byline "noise" (its case relabelled).
+    assert "Not in the case base yet" in _label_box(browser, "div.byline", "data", -1)
     assert "Stored as case" in browser.find_element(By.ID, "sel-stored").text
+    _label_box(browser, "article h1", "data", 0)
+    assert "Stored as case" in _label_box(browser, "div.byline", "noise", -1)
     browser.switch_to.frame("frame")
-    assert byline.get_attribute("data-ncbr-corrected") == "noise"
+    assert browser.find_element(By.CSS_SELECTOR, "div.byline").get_attribute(
+        "data-ncbr-corrected") == "noise"
     browser.switch_to.default_content()
+    case_id = int(browser.find_element(By.ID, "sel-stored").text.split()[3].rstrip(":"))
+    with urllib.request.urlopen(f"{server}/cases/{case_id}") as answer:
+        case = json.load(answer)
+    assert case["path"] == BYLINE and case["label"] == "noise"
+    assert [(h["old_label"], h["new_label"]) for h in case["history"]] == [("data", "noise")]
 
     # The site's next page: the site memory decides the byline, and it is removed.
     _review(browser, tmp_path, "news-2")
