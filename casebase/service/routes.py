@@ -247,11 +247,11 @@ def _case(casebase, case_id: int) -> dict:
     return _case_dict(case) | {"html": casebase.subtree_html(case), "history": history}
 
 
-CaseId = Annotated[int, Path(ge=1, le=2**63 - 1)]
+RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
 
 @router.get("/cases/{case_id}", tags=["case base"])
-async def get_case(request: Request, case_id: CaseId) -> dict:
+async def get_case(request: Request, case_id: RowId) -> dict:
     """A case as ``casebase show --json`` prints it: its subtree's HTML, vector and history."""
     return await run_in_threadpool(_case, _casebase(request), case_id)
 
@@ -263,7 +263,7 @@ def _relabel(casebase, case_id: int, label: str, note: str | None) -> dict:
 
 
 @router.post("/cases/{case_id}/label", dependencies=[Depends(_writer)], tags=["case base"])
-async def relabel(request: Request, case_id: CaseId, item: RelabelIn) -> dict:
+async def relabel(request: Request, case_id: RowId, item: RelabelIn) -> dict:
     """Relabel a case (``casebase label``: the change is kept in its history)."""
     return await run_in_threadpool(_relabel, _casebase(request), case_id, item.label, item.note)
 
@@ -281,7 +281,7 @@ async def store_page(request: Request) -> dict:
 
 
 @router.post("/pages/{page_id}/labels", dependencies=[Depends(_writer)], tags=["case base"])
-async def label_page(request: Request, page_id: CaseId, item: LabelsIn) -> dict:
+async def label_page(request: Request, page_id: RowId, item: LabelsIn) -> dict:
     """Label more subtrees of a stored page: a path with a case is relabelled (with history),
     the others get a new case."""
     _casebase(request)
