@@ -111,6 +111,7 @@ class Client(threading.local):
     """One keep-alive connection per client thread."""
 
     def post(self, port: int, body: bytes) -> tuple[int, float]:
+        """Post a page to /clean: (status, 0 when the connection failed; seconds)."""
         if getattr(self, "connection", None) is None:
             self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         started = time.perf_counter()
@@ -168,6 +169,7 @@ def _bad_requests(port: int) -> dict[str, int]:
 
 
 def main() -> int:
+    """Start the server, load it, print the report; 1 when a request erred."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--clients", type=int, default=16)

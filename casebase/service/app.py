@@ -187,6 +187,7 @@ class Pool:
             self.pending -= 1
 
     def close(self) -> None:
+        """Stop the cleaning processes (a job still running is killed)."""
         self._pool.stop()
         self._pool.join(timeout=10)
 
