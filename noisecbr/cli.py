@@ -28,7 +28,8 @@ _HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".gz")
 class _LazyGroup(click.Group):
     """Commands from :mod:`training` are imported on first use: torch is slow to import."""
 
-    _lazy = {"train": ("training.cli", "train"), "runs": ("training.cli", "runs")}
+    _lazy = {"train": ("training.cli", "train"), "runs": ("training.cli", "runs"),
+             "serve": ("casebase.service.cli", "serve")}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self._lazy])
