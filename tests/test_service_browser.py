@@ -184,7 +184,7 @@ def test_a_box_labelled_noise_in_the_review_page_is_removed_from_the_sites_next_
     assert decisions[BYLINE].split()[1] == "noise" and "site memory" in decisions[BYLINE]
     assert "1 labelled page" in browser.find_element(By.ID, "status").text
     kept = browser.execute_script("return document.getElementById('text').textContent")
-    assert "Market hall reopens" in kept and "Posted in" not in kept
+    assert "The Victorian market hall" in kept and "Posted in" not in kept
     browser.switch_to.frame("frame")
     assert browser.find_element(By.CSS_SELECTOR, "div.byline").get_attribute(
         "data-ncbr-label") == "noise"

@@ -53,9 +53,10 @@ class CleanOptions(_Strict):
     memory: bool = Field(False, description="Clean with the site memory of the page's site "
                                             "(needs the case base).")
     smooth: float | None = Field(None, ge=0, le=1e6, description="Isotonic smoothing penalty.")
-    comments: bool | None = Field(None, description="Passed on where the cleaner takes it.")
-    favor: str | None = Field(None, max_length=32,
-                              description="Passed on where the cleaner takes it.")
+    comments: bool = Field(False, description="Keep reader comments, after the main text.")
+    favor: Literal["balanced", "precision", "recall"] = Field(
+        "balanced", description="The model's threshold set: remove more where unsure "
+                                "(precision) or keep more (recall).")
 
 
 class ExplainOptions(_Strict):
@@ -209,7 +210,7 @@ async def clean(request: Request):
     page, item = await _read(request, CleanIn)
     options = item.options
     out = await _run(request, work.clean_job, page, item.url, options.model_dump())
-    headers = {"X-Noisecbr-Ignored-Options": ",".join(out["ignored"])} if out["ignored"] else {}
+    headers = {}
     if out["memory"] is not None:
         headers["X-Noisecbr-Memory-Pages"] = str(out["memory"])
     if options.format == "text":

@@ -15,7 +15,6 @@ reaches the client as a one-line 500 (a bug).
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
@@ -74,7 +73,7 @@ def init_worker(db: str | None, model: str | None) -> None:
         import casebase.reuse  # noqa: F401
 
         _state["casebase"] = CaseBase.open(db, upgrade=False)
-    _cleaner(None, ()).clean(_WARM_UP).to_json()  # text, HTML and decisions: all warm
+    _cleaner().clean(_WARM_UP).to_json()  # text, HTML and decisions: all warm
 
 
 def guarded(job: Callable[..., T]) -> Callable[..., T]:
@@ -115,27 +114,10 @@ def _casebase():
 
 
 # -- cleaning -----------------------------------------------------------------------------------
-def _accepted(function: Callable, options: Mapping[str, Any]) -> dict[str, Any]:
-    names = inspect.signature(function).parameters
-    return {name: value for name, value in options.items()
-            if value is not None and name in names}
-
-
 @functools.lru_cache(maxsize=CLEANER_CACHE)
-def _cleaner(smooth: float | None, extra: tuple[tuple[str, Any], ...]) -> Cleaner:
-    return Cleaner(_state["model"], smooth=smooth, **dict(extra))
-
-
-def _prepare(options: Mapping[str, Any]) -> tuple[Cleaner, dict[str, Any], list[str]]:
-    """The cleaner for ``options``, the keyword arguments of its ``clean`` and the options it
-    does not take (``comments`` and ``favor`` arrive with a newer cleaner: they are passed on
-    where the cleaner accepts them, and reported as ignored otherwise)."""
-    extra = {k: options.get(k) for k in ("comments", "favor") if options.get(k) is not None}
-    by_init = _accepted(Cleaner.__init__, extra)
-    by_clean = _accepted(Cleaner.clean, {k: v for k, v in extra.items() if k not in by_init})
-    ignored = sorted(set(extra) - set(by_init) - set(by_clean))
-    cleaner = _cleaner(options.get("smooth"), tuple(sorted(by_init.items())))
-    return cleaner, by_clean, ignored
+def _cleaner(smooth: float | None = None, comments: bool = False, favor: str = "balanced"
+             ) -> Cleaner:
+    return Cleaner(_state["model"], smooth=smooth, comments=comments, favor=favor)
 
 
 def _memory(page: bytes | str, url: str | None):
@@ -162,10 +144,11 @@ def _result_body(result, fmt: str) -> Any:
 @guarded
 def clean_job(page: bytes | str, url: str | None, options: Mapping[str, Any]) -> dict:
     """Clean one page as ``noisecbr clean`` does: the body in ``options["format"]``."""
-    cleaner, kwargs, ignored = _prepare(options)
+    cleaner = _cleaner(options.get("smooth"), bool(options.get("comments")),
+                       options.get("favor") or "balanced")
     memory = _memory(page, url) if options.get("memory") else None
-    result = cleaner.clean(page, url=url, memory=memory, **kwargs)
-    return {"body": _result_body(result, options.get("format", "json")), "ignored": ignored,
+    result = cleaner.clean(page, url=url, memory=memory)
+    return {"body": _result_body(result, options.get("format", "json")),
             "memory": None if memory is None else memory.pages}
 
 
@@ -198,7 +181,7 @@ def explain_job(page: bytes | str, url: str | None, k: int, memory: bool,
     index = _index()
     return [item.to_dict() for item in explain_page(
         index, _casebase(), page, url=url or None, k=k, other_sites=other_sites,
-        memory=site_memory, cleaner=_cleaner(None, ()))]
+        memory=site_memory, cleaner=_cleaner())]
 
 
 def _neighbours(page: bytes | str, url: str | None, k: int, memory) -> dict[str, list]:
@@ -212,7 +195,7 @@ def _neighbours(page: bytes | str, url: str | None, k: int, memory) -> dict[str,
     except CaseBaseError:
         return {}
     items = explain_page(index, _casebase(), page, url=url or None, k=k, memory=memory,
-                         cleaner=_cleaner(None, ()))
+                         cleaner=_cleaner())
     return {item.path: [asdict(n) | {"same_markup": False} for n in item.neighbours]
             + [asdict(n) | {"same_markup": True} for n in item.same_markup] for item in items}
 
@@ -239,7 +222,7 @@ def review_job(page: bytes | str, url: str | None, k: int) -> dict:
     already stored for this page."""
     from .drawing import draw_page
 
-    cleaner = _cleaner(None, ())
+    cleaner = _cleaner()
     memory = _memory(page, url) if "casebase" in _state else None
     body = tidy(page, parser=cleaner.parser)
     result = cleaner.clean_body(body, url=url, memory=memory)
