@@ -38,6 +38,7 @@ __all__ = [
     "PageCases",
     "PreparedPage",
     "check_label",
+    "cases_from_paths",
     "check_source",
     "content_hash",
     "find_page",
@@ -155,7 +156,7 @@ def page_cases(
     """
     page = prepare_page(raw, parser, digest)
     if paths is not None:
-        return _cases_from_paths(page, paths)
+        return cases_from_paths(page, paths)
     if truth is not None:
         subtree = label_table(page.table, truth, t_data=t_data, t_noise=t_noise,
                               max_coverage=max_coverage)
@@ -164,7 +165,7 @@ def page_cases(
     return PageCases(page, np.zeros(len(page.table), dtype=np.int8), np.zeros(0, np.int64))
 
 
-def _cases_from_paths(page: PreparedPage, paths: Mapping[str, str]) -> PageCases:
+def cases_from_paths(page: PreparedPage, paths: Mapping[str, str]) -> PageCases:
     """The cases a path → label map selects in a prepared page (the last path to select an
     element sets its label)."""
     index = {element: i for i, element in enumerate(page.table.elements)}
