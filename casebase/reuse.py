@@ -10,16 +10,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 
 from noisecbr.layout import LabelledPage, site_of
-from noisecbr.memory import SiteMemory, declared_url
+from noisecbr.memory import MemorySourceError, SiteMemory, declared_url
 from noisecbr.tidy import InputError
 
+from .errors import CaseBaseError
 from .models import Case, Page, Site
 from .pages import page_cases, stored_table
 from .store import CaseBase
 
-__all__ = ["PageMemories", "memory_from_truth", "site_host", "site_memory"]
+__all__ = ["PageMemories", "memory_from_truth", "open_page_memories", "site_host",
+           "site_memory"]
 
 
 def site_host(url_or_host: str) -> str:
@@ -120,3 +123,19 @@ class PageMemories:
     def __call__(self, page: bytes | str) -> SiteMemory | None:
         host = self.site_of(page)
         return None if host is None else self.memory(host)
+
+
+def open_page_memories(database: str, site_or_url: str | None = None) -> PageMemories:
+    """The :class:`PageMemories` of ``noisecbr clean --memory DB`` (its ``page_memories`` hook),
+    with the case base read once: the memory of ``site_or_url``'s site is loaded, or (without
+    one) the case base is checked. Raises ValueError for a site name that is not a host, and
+    :class:`noisecbr.memory.MemorySourceError` when the case base cannot be read."""
+    memories = PageMemories(database, site_or_url)
+    try:
+        if memories.host is None:
+            memories.check()
+        else:
+            memories.memory(memories.host)
+    except (CaseBaseError, SQLAlchemyError, OSError) as error:
+        raise MemorySourceError(f"cannot read the case base {database}: {error}") from error
+    return memories

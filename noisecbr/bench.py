@@ -9,7 +9,9 @@ F1's ± is the half-width of a 95 % bootstrap interval over pages. Peers come fr
 
 ``cv`` (K site-grouped folds) trains K models, each on the pages of the other folds' sites, and
 scores every page with the model that never saw its site — the only fair way to score noisecbr on
-the data it is developed on. Training lives in :mod:`training` (torch), imported only then.
+the data it is developed on. Training lives in :mod:`training` (torch), the site memory of
+``adapt`` in :mod:`casebase`: both are reached through their registered hooks
+(:mod:`noisecbr.plugins`), never imported from here.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .cleaner import FAVOR, Cleaner
 from .layout import LabelledPage, read_dataset, split_truth
 from .memory import SiteMemory
 from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page, tokens
+from .plugins import PluginMissingError, hook
 
 __all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "format_table",
            "get_extractor"]
@@ -178,11 +181,20 @@ def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
     return rows
 
 
+def _hook(name: str, needs: str) -> Callable:
+    """The registered hook ``name`` (:mod:`noisecbr.plugins`); :class:`BenchUsageError` saying
+    what to install when it is missing or cannot be imported."""
+    try:
+        return hook(name)
+    except (PluginMissingError, ImportError) as error:
+        raise BenchUsageError(f"{needs}: {error}") from error
+
+
 def _cv_models(pages: Sequence[LabelledPage], folds: int, seed: int, progress: bool,
                extra: Sequence[LabelledPage] = ()) -> dict:
     """The model of each page: the model of the fold that held the page's site out."""
-    from training.crossval import fold_models
-
+    fold_models = _hook("fold_models", "cv trains fold models: it needs torch==2.13.0 and "
+                        "'noisecbr[train]'")
     models = {}
     for held_out_ids, model in fold_models(pages, folds=folds, seed=seed, progress=progress,
                                            extra=extra):
@@ -193,8 +205,8 @@ def _cv_models(pages: Sequence[LabelledPage], folds: int, seed: int, progress: b
 def _site_memories(pages: Sequence[LabelledPage], per_site: int) -> dict[str, SiteMemory]:
     """For each page, the memory of ``per_site`` *other* pages of its site (the first by id),
     labelled from their ground truth: what correcting that many pages of a site would teach."""
-    from casebase.reuse import memory_from_truth
-
+    memory_from_truth = _hook("memory_from_truth", "adapt builds site memories with the case "
+                              "base package")
     by_site: dict[str, list[LabelledPage]] = {}
     for page in pages:
         by_site.setdefault(page.site, []).append(page)

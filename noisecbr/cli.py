@@ -1,7 +1,8 @@
-"""``noisecbr`` command line: clean | bench | train | runs.
+"""``noisecbr`` command line: clean | bench | train | runs | serve.
 
-Thin: parse arguments, call the API. ``train`` and ``runs`` live in :mod:`training` (torch) and
-are imported only when one of them is invoked, so ``noisecbr clean`` starts without torch.
+Thin: parse arguments, call the API. ``train`` and ``runs`` live in :mod:`training` (torch),
+``serve`` in :mod:`casebase`: they are registered as entry points (:mod:`noisecbr.plugins`) and
+imported only when one of them is invoked, so ``noisecbr clean`` starts without torch.
 
 Exit codes (:mod:`noisecbr.exits`, shared with ``casebase``): 0 success; 1 some inputs failed
 (the others were written, the failures are listed on stderr); 2 usage error; 4 model error; 5 the
@@ -25,29 +26,31 @@ _FORMATS = {"text": ".txt", "html": ".html", "json": ".json"}
 _HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".gz")
 
 
-class _LazyGroup(click.Group):
-    """Commands from :mod:`training` are imported on first use: torch is slow to import."""
-
-    _lazy = {"train": ("training.cli", "train"), "runs": ("training.cli", "runs"),
-             "serve": ("casebase.service.cli", "serve")}
+class _PluginGroup(click.Group):
+    """The ``noisecbr`` group: its own commands, and those other packages register
+    (:data:`noisecbr.plugins.COMMANDS`: ``train``, ``runs`` from :mod:`training`, ``serve``
+    from :mod:`casebase`), loaded only when invoked: torch is slow to import."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *self._lazy])
+        from .plugins import command_entry_points
+
+        return sorted({*super().list_commands(ctx), *command_entry_points()})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in self._lazy:
-            module_name, attribute = self._lazy[name]
-            try:
-                import importlib
+        from .plugins import command_entry_points
 
-                return getattr(importlib.import_module(module_name), attribute)
-            except ImportError as error:
-                missing = error.name or "torch"
-                return click.Command(name, help=f"Needs the training extra ({missing}).",
-                                     callback=lambda: _fail(
-                                         f"'noisecbr {name}' needs {missing}: pip install torch"
-                                         "==2.13.0 'noisecbr[train]'", EXIT_USAGE))
-        return super().get_command(ctx, name)
+        own = super().get_command(ctx, name)
+        point = command_entry_points().get(name) if own is None else None
+        if point is None:
+            return own
+        try:
+            return point.load()
+        except ImportError as error:
+            missing = error.name or "torch"
+            return click.Command(name, help=f"Needs the training extra ({missing}).",
+                                 callback=lambda: _fail(
+                                     f"'noisecbr {name}' needs {missing}: pip install torch"
+                                     "==2.13.0 'noisecbr[train]'", EXIT_USAGE))
 
 
 def _fail(message: str, code: int) -> None:
@@ -55,7 +58,7 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="noisecbr")
 def main() -> None:
     """Remove navigation, ads, banners and other noise from web pages."""
@@ -104,28 +107,29 @@ def _init_worker(model: str | None, parser: str, smooth: float | None, memory=No
 
 def _page_memories(database: str, site: str | None, url: str | None):
     """The memories of ``--memory DB``: of ``--site`` (or the host of ``--url``) for every
-    input, or else of the site each page declares."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from casebase.reuse import PageMemories
-    from casebase.store import CaseBaseError
+    input, or else of the site each page declares. Read through the ``page_memories`` hook
+    (:mod:`noisecbr.plugins`): the case base is :mod:`casebase`'s."""
+    from .memory import MemorySourceError
+    from .plugins import PluginMissingError, hook
 
     if "://" not in database and not Path(database).is_file():
         # Opening a missing SQLite file would create an empty case base: say so instead.
         _fail(f"no case base at {database}", EXIT_CASEBASE)
     try:
-        memories = PageMemories(database, site or url)
-    except ValueError as error:
-        _fail(str(error), 2)
+        open_memories = hook("page_memories")
+    except (PluginMissingError, ImportError) as error:
+        _fail(f"--memory reads a case base: {error}", EXIT_USAGE)
     try:
-        if memories.host is None:
-            memories.check()
-            click.echo("noisecbr: --memory: each page's site is the host of the URL it declares "
-                       "(<link rel=canonical> or og:url)", err=True)
-            return memories
-        memory = memories.memory(memories.host)
-    except (CaseBaseError, SQLAlchemyError, OSError) as error:
-        _fail(f"cannot read the case base {database}: {error}", EXIT_CASEBASE)
+        memories = open_memories(database, site or url)
+    except ValueError as error:
+        _fail(str(error), EXIT_USAGE)
+    except MemorySourceError as error:
+        _fail(str(error), EXIT_CASEBASE)
+    if memories.host is None:
+        click.echo("noisecbr: --memory: each page's site is the host of the URL it declares "
+                   "(<link rel=canonical> or og:url)", err=True)
+        return memories
+    memory = memories.memory(memories.host)
     if not len(memory):
         click.echo(f"noisecbr: the case base has no labelled page of {memories.host}: the model "
                    "alone decides", err=True)

@@ -34,7 +34,12 @@ from lxml import etree
 from .result import COMMENT, DATA, LABELS, NOISE
 from .subtrees import ElementTable
 
-__all__ = ["SiteMemory", "declared_url", "signatures"]
+__all__ = ["MemorySourceError", "SiteMemory", "declared_url", "signatures"]
+
+
+class MemorySourceError(Exception):
+    """The store that site memories are read from (a case base) cannot be opened or read."""
+
 
 #: Stored case ids kept per signature to explain a decision by memory: a few examples suffice,
 #: and a site's thousand product tiles must not make the memory a copy of the case base.

@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
