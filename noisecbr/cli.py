@@ -203,14 +203,14 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
 
     items = list(_expand(inputs))
     if not items:
-        _fail("no HTML files found in the inputs", 2)
+        _fail("no HTML files found in the inputs", EXIT_USAGE)
     if items.count("-") > 1:
-        _fail("standard input can be read only once", 2)
+        _fail("standard input can be read only once", EXIT_USAGE)
     many = len(items) > 1
     if output is not None and many:
         output.mkdir(parents=True, exist_ok=True)
     if site and not memory_db:
-        _fail("--site names the site of --memory: give --memory DB too", 2)
+        _fail("--site names the site of --memory: give --memory DB too", EXIT_USAGE)
     memory = _page_memories(memory_db, site, url) if memory_db else None
     try:
         _init_worker(model, parser, smooth, memory, favor, comments)
@@ -304,17 +304,18 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
 
     unknown = [e for e in extractors if e not in PEERS]
     if unknown:
-        _fail(f"unknown extractor(s) {', '.join(unknown)}; known: {', '.join(PEERS)}", 2)
+        _fail(f"unknown extractor(s) {', '.join(unknown)}; known: {', '.join(PEERS)}",
+              EXIT_USAGE)
     if with_sets and not cv:
-        _fail("--with adds training data to the --cv fold models: give --cv K too", 2)
+        _fail("--with adds training data to the --cv fold models: give --cv K too", EXIT_USAGE)
     if adapt and "noisecbr" not in (extractors or ("noisecbr",)):
-        _fail("--adapt adds a noisecbr row: give -e noisecbr too", 2)
+        _fail("--adapt adds a noisecbr row: give -e noisecbr too", EXIT_USAGE)
     try:
         rows = bench(dataset, extractors or ("noisecbr",), cv=cv, limit=limit, seed=seed,
                      model=model, progress=sys.stderr.isatty(), with_sets=with_sets, adapt=adapt,
                      truth=truth, comments=comments, modes=modes)
     except BenchUsageError as error:
-        _fail(str(error), 2)
+        _fail(str(error), EXIT_USAGE)
     click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")
     click.echo(format_table(rows))
     if by_type:

@@ -116,6 +116,28 @@ def test_both_command_lines_share_one_table_of_exit_codes():
     assert own_tables == []
 
 
+def test_the_labels_are_defined_once():
+    # NOISE / DATA / MIXTURE / COMMENT (and LABELS) are assigned in noisecbr/result.py only;
+    # everything else imports them (an alias derived from them, like sst's _NOISE, is fine).
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    names = {"NOISE", "DATA", "MIXTURE", "COMMENT", "LABELS", "PAPER_LABELS"}
+    elsewhere = []
+    for package in ("noisecbr", "casebase", "training"):
+        for path in (root / package).rglob("*.py"):
+            if path == root / "noisecbr" / "result.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                targets = (node.targets if isinstance(node, ast.Assign)
+                           else [node.target] if isinstance(node, ast.AnnAssign) else [])
+                bound = [n for t in targets
+                         for n in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])]
+                elsewhere += [f"{path.name}: {n.id}" for n in bound
+                              if isinstance(n, ast.Name) and n.id in names]
+    assert elsewhere == []
+
+
 def test_json_output_names_the_class_of_each_probability(article_html, tmp_path):
     import doctest
 

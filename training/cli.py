@@ -13,6 +13,8 @@ from pathlib import Path
 
 import click
 
+from noisecbr.result import PAPER_LABELS
+
 __all__ = ["train", "runs", "main", "train_run"]
 
 _DB_HELP = "Case base: SQLAlchemy URL or SQLite path [env NOISECBR_DB; default: casebase's]."
@@ -199,7 +201,7 @@ def runs_list(db, limit, as_json):
                f"{'cases':>9}  {'unseen n/d/m %':>17} {'secs':>7}")
     for r in rows:
         m = r["metrics"] or {}
-        rates = "/".join(_rate(m, "unseen", k) for k in ("noise", "data", "mixture"))
+        rates = "/".join(_rate(m, "unseen", k) for k in PAPER_LABELS)
         click.echo(f"{r['id']:>4}  {str(r['created_at'])[:19]:19}  {r['preset']:8} "
                    f"{r['status']:9} {r['seed']:>4} {r['data'].get('cases', 0):>9,}  "
                    f"{rates:>17} {r['duration'] or 0:>7.1f}")

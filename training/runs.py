@@ -24,6 +24,7 @@ from sqlalchemy import JSON, CheckConstraint, DateTime, Float, Integer, String, 
 from sqlalchemy.orm import Mapped, mapped_column
 
 from casebase.models import Base
+from noisecbr.result import LABELS
 
 __all__ = ["Run", "RUN_STATUSES", "code_version", "start_run", "finish_run", "fail_run",
            "get_run", "list_runs", "run_dict", "compare_runs"]
@@ -162,7 +163,7 @@ def compare_runs(a: dict, b: dict) -> list[tuple[str, Any, Any]]:
     ma, mb = a.get("metrics") or {}, b.get("metrics") or {}
     for part in ("known", "unseen", "val"):
         pa, pb = ma.get(part) or {}, mb.get(part) or {}
-        for label in ("noise", "data", "mixture"):
+        for label in LABELS:
             rows.append((f"{part}.rate.{label}", (pa.get("rates") or {}).get(label),
                          (pb.get("rates") or {}).get(label)))
         rows.append((f"{part}.mse", pa.get("mse"), pb.get("mse")))

@@ -57,7 +57,7 @@ from noisecbr.layout import LabelledPage, read_dataset
 from noisecbr.metric import PageScore, aggregate, bootstrap_f1, score_page
 from noisecbr.model import Model, load_model, save_model
 from noisecbr.render import render_text
-from noisecbr.result import DATA, MIXTURE, NOISE
+from noisecbr.result import NOISE, PAPER_LABELS
 from noisecbr.sitelevel import SiteStyleTree, template_labels
 from noisecbr.smoothing import isotonic_smooth, subtree_penalties
 from noisecbr.subtrees import build_table
@@ -94,7 +94,6 @@ MODEL_SOURCES = ("noisecbr/tidy.py", "noisecbr/subtrees.py", "noisecbr/vectors.p
                  "casebase/labelling.py", "training/datasets.py", "training/presets.py",
                  "training/train.py")
 DEFAULT_SMOOTH = (0.01, 0.05, 0.2)
-NOISE_COLUMN = 0  # noise is the first of LABELS
 
 
 # -- which pages --------------------------------------------------------------------------------
@@ -239,7 +238,7 @@ def _soft_evidence(cleaner: Cleaner, noisy: set, threshold: float, kept: list[in
     def evidence(table) -> set[int]:
         candidates = forced(table)
         if candidates:
-            p_noise = cleaner.scores(table)[:, NOISE_COLUMN]
+            p_noise = cleaner.scores(table)[:, NOISE]
             candidates = {i for i in candidates if p_noise[i] >= threshold}
         kept.append(len(candidates))
         return candidates
@@ -361,7 +360,7 @@ def template_agreement(site_pages: Sequence[LabelledPage], theta: float = 0.10) 
                            ("maximal_words", maximal & has_words),
                            ("maximal_4words", maximal & (truth.words >= 4))):
             counts[f"templates_{name}"] += int(mask.sum())
-            for label, label_name in ((NOISE, "noise"), (DATA, "data"), (MIXTURE, "mixture")):
+            for label, label_name in enumerate(PAPER_LABELS):
                 in_label = mask & (truth.labels == label)
                 counts[f"templates_{name}_{label_name}"] += int(in_label.sum())
         # Words (tokens) inside maximal templates, by what the ground truth says of them.
@@ -421,7 +420,7 @@ def smoothing_times(model: Model, pages: Sequence[LabelledPage], cs: Sequence[fl
     chosen = [item for item in sized if item[0] >= nodes][:1] + sized[-1:]
     cases = []
     for _, page, table in chosen:
-        noise = cleaner.scores(table)[:, NOISE_COLUMN].astype(np.float64).tolist()
+        noise = cleaner.scores(table)[:, NOISE].astype(np.float64).tolist()
         cases.append((f"{page.site} {page.dataset}/{page.id}", table.parent.tolist(), noise))
     bench = _bench_module()
     if bench is not None:

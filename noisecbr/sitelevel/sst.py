@@ -45,7 +45,7 @@ import numpy as np
 from lxml import etree
 
 from ..render import render_html, render_text
-from ..result import CleanResult, Decision
+from ..result import DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
 from ..tidy import Parser, drop_elements, normalize_space, tidy
 
 __all__ = [
@@ -88,8 +88,10 @@ _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 
-NOISE, DATA, MIXTURE = "noise", "data", "mixture"
-_ONE_HOT = {NOISE: (1.0, 0.0, 0.0), DATA: (0.0, 1.0, 0.0), MIXTURE: (0.0, 0.0, 1.0)}
+#: A node's status and a decision's label are label names (:data:`noisecbr.result.LABELS`).
+_NOISE, _DATA, _MIXTURE = LABELS[NOISE], LABELS[DATA], LABELS[MIXTURE]
+#: The probabilities of a decision the style tree takes outright: one-hot in the paper's classes.
+_ONE_HOT = {LABELS[k]: tuple(float(k == c) for c in range(3)) for k in (NOISE, DATA, MIXTURE)}
 
 
 def element_key(element: etree._Element) -> str:
@@ -189,7 +191,7 @@ class ElementNode:
     node_imp: float = 1.0
     leaf_imp: float = 1.0  # leaf formula over ``leaf_instances`` (meaningless without any)
     comp_imp: float = 1.0
-    status: str = DATA  # noise, data (meaningful) or mixture (neither: descend)
+    status: str = _DATA  # noise, data (meaningful) or mixture (neither: descend)
     #: The element node above and this node's place under it: "s<style>/<position>".
     parent: ElementNode | None = field(default=None, repr=False)
     slot: str = ""
@@ -325,17 +327,17 @@ class SiteStyleTree:
         parts_clean = []
         for style in node.styles.values():
             for child in style.children:
-                parts_noise.append(child.status == NOISE)
-                parts_clean.append(child.status == DATA)
+                parts_noise.append(child.status == _NOISE)
+                parts_clean.append(child.status == _DATA)
         if node.styles and node.leaf_instances:
             # The leaf instances act as one more child of a position that is sometimes a leaf.
             parts_noise.append(node.leaf_imp < t)
             parts_clean.append(node.leaf_imp >= t)
         if node.comp_imp < t and all(parts_noise):
-            return NOISE
+            return _NOISE
         if all(parts_clean):
-            return DATA
-        return MIXTURE
+            return _DATA
+        return _MIXTURE
 
     # ------------------------------------------------------------------ inspection
 
@@ -378,18 +380,18 @@ class SiteStyleTree:
             is_leaf = _is_virtual_leaf(element)
             if not kept:
                 if node is None:
-                    label = DATA
-                elif node.status != MIXTURE:
+                    label = _DATA
+                elif node.status != _MIXTURE:
                     label = node.status
                 elif is_leaf:
                     # Mixed position reached as a leaf: judge it as a leaf if ever seen as one.
-                    label = NOISE if node.leaf_instances and node.leaf_imp < t else DATA
+                    label = _NOISE if node.leaf_instances and node.leaf_imp < t else _DATA
                 else:
-                    label = MIXTURE
+                    label = _MIXTURE
                 decisions.append((element, label))
-                if label == NOISE:
+                if label == _NOISE:
                     continue
-                kept = label == DATA
+                kept = label == _DATA
             if is_leaf:
                 leaves.append((element, node))
                 continue
@@ -403,7 +405,7 @@ class SiteStyleTree:
     def noisy_elements(self, body: etree._Element) -> set[etree._Element]:
         """Elements of a tidied body that map to noise (maximal ones: not their descendants)."""
         decisions, _ = self._walk(body)
-        return {element for element, label in decisions if label == NOISE}
+        return {element for element, label in decisions if label == _NOISE}
 
     def clean(self, html: str | bytes, url: str | None = None) -> CleanResult:
         """Remove from a page of the site what maps to the noisy parts of the style tree.
@@ -414,7 +416,7 @@ class SiteStyleTree:
         """
         body = tidy(html, parser=self.parser)
         walked, _ = self._walk(body)
-        removed = {element for element, label in walked if label == NOISE}
+        removed = {element for element, label in walked if label == _NOISE}
         tree = body.getroottree()
         decisions = [
             Decision(
