@@ -5,7 +5,7 @@ with a backpropagation network trained on a case base of labelled DOM subtrees.
 
 >>> import noisecbr
 >>> result = noisecbr.clean(html, url=url)    # doctest: +SKIP
->>> result.text                                # the main content
+>>> result.text                                # the main content  # doctest: +SKIP
 """
 
 from __future__ import annotations

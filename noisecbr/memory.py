@@ -204,9 +204,18 @@ class _Tally:
 class SiteMemory:
     """Label counts by subtree signature, from the labelled pages of one site.
 
+    >>> from noisecbr.subtrees import build_table
+    >>> from noisecbr.tidy import tidy
+    >>> corrected = build_table(tidy("<body><div class=share>Share</div><p>A story.</p></body>"))
+    >>> corrected.paths()
+    ['/html/body', '/html/body/div', '/html/body/p']
     >>> memory = SiteMemory()
-    >>> memory.add(table, labels)           # a corrected page: LABELS indices per element
-    >>> recalled = memory.recall(other)     # per element: -1, or the label all stored cases share
+    >>> memory.add(corrected, [None, "noise", "data"])   # a label (or None) per element
+    >>> memory.recall(build_table(tidy("<body><div class=share>Share</div><p>News.</p></body>")))
+    array([-1,  0,  1], dtype=int8)
+
+    The next page's share box is recalled as noise (0, :data:`NOISE`), its paragraph as data
+    (1); the body is never recalled (−1).
 
     A subtree is looked up by its full signature; only when that is unseen, by its short one
     (:data:`SHORT_STEPS`). A full signature stored with conflicting labels is not looked up

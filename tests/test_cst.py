@@ -30,7 +30,7 @@ def test_paper_example_root_and_body_importance() -> None:
     # Both pages: <html> holds one <body> (same style); the bodies' children differ.
     p1 = page("<p>Apple banana</p>")
     p2 = page("<p>Cherry</p>", extra="<div class='ad'><div><p>Buy now</p></div></div>")
-    cst = CompressedStructureTree.fit([p1, p2])
+    cst = CompressedStructureTree().fit([p1, p2])
     assert cst.root.tag == "html"
     assert cst.root.tag_nodes == 2
     assert cst.root.node_imp == pytest.approx(0.0)
@@ -43,7 +43,7 @@ def test_paper_example_root_and_body_importance() -> None:
 def test_shared_footer_weighs_less_than_article() -> None:
     p1 = page("<h1>Apple banana</h1><p>common apple</p>")
     p2 = page("<p>Cherry common</p>")
-    cst = CompressedStructureTree.fit([p1, p2])
+    cst = CompressedStructureTree().fit([p1, p2])
     body = node(cst, "body")
     assert body.node_imp == pytest.approx(0.0)  # same body style on both pages
     footer = node(cst, "div[class=footer]")
@@ -65,7 +65,8 @@ def test_shared_footer_weighs_less_than_article() -> None:
 
 
 def test_unseen_page_words_weigh_by_site_statistics() -> None:
-    cst = CompressedStructureTree.fit([page("<p>Apple common</p>"), page("<p>Cherry common</p>")])
+    cst = CompressedStructureTree().fit([page("<p>Apple common</p>"),
+                                         page("<p>Cherry common</p>")])
     weights = cst.weights(page("<p>Kiwi common</p>"))
     # Article leaf: apple, cherry H = 0, common H = 1 → leaf_imp 1 - 1/3. A new word has H = 0.
     assert weights["kiwi"] == pytest.approx(2 / 3)
@@ -79,7 +80,7 @@ def test_jaccard_merges_restyled_block() -> None:
     a = f"<html><body><ul class='menu'>{six}</ul>{x.format('one')}</body></html>"
     b = (f"<html><body><ul class='menu'>{six}<li><a>shop</a></li></ul>{x.format('two')}"
          "</body></html>")
-    cst = CompressedStructureTree.fit([a, b])
+    cst = CompressedStructureTree().fit([a, b])
     # Styles differ (6 vs 7 <li>), characteristic sets overlap 6/7 ≥ 0.85: one element node.
     menu = node(cst, "ul[class=menu]")
     assert menu.tag_nodes == 2
@@ -90,19 +91,20 @@ def test_jaccard_merges_restyled_block() -> None:
     five = "".join(f"<li><a>word{i}</a></li>" for i in range(5))
     c = (f"<html><body><ul class='menu'>{five}<li><a>shop</a></li><li><a>sale</a></li></ul>"
          f"{x.format('three')}</body></html>")
-    cst = CompressedStructureTree.fit([a, c])
+    cst = CompressedStructureTree().fit([a, c])
     assert len([n for n in cst.nodes() if n.key == "ul[class=menu]"]) == 2
 
 
 def test_single_page_weights_are_frequencies() -> None:
-    cst = CompressedStructureTree.fit([page("<p>Apple apple</p>")])
+    cst = CompressedStructureTree().fit([page("<p>Apple apple</p>")])
     weights = cst.weights(page("<p>Apple apple</p>"))
     assert weights["apple"] == pytest.approx(2.0)
     assert weights["home"] == pytest.approx(1.0)
 
 
 def test_entropy_of_uneven_word() -> None:
-    cst = CompressedStructureTree.fit([page("<p>Apple apple pear</p>"), page("<p>Apple fig</p>")])
+    cst = CompressedStructureTree().fit([page("<p>Apple apple pear</p>"),
+                                         page("<p>Apple fig</p>")])
     h = -(2 / 3 * math.log2(2 / 3) + 1 / 3 * math.log2(1 / 3))
     article = node(cst, "div[class=article]")
     assert article.entropies["apple"] == pytest.approx(h)
@@ -114,7 +116,7 @@ def test_entropy_of_uneven_word() -> None:
 
 def test_no_pages() -> None:
     with pytest.raises(ValueError, match="at least one page"):
-        CompressedStructureTree.fit([])
+        CompressedStructureTree().fit([])
 
 
 def _deep_body(depth: int, words: str):
@@ -122,8 +124,16 @@ def _deep_body(depth: int, words: str):
 
 
 def test_deep_page_is_not_recursive() -> None:
-    cst = CompressedStructureTree.fit_bodies([_deep_body(3_000, "a"), _deep_body(3_000, "b")])
+    cst = CompressedStructureTree().fit_bodies([_deep_body(3_000, "a"), _deep_body(3_000, "b")])
     weights = cst.weights_of_body(_deep_body(3_000, "a"))
     # The deep words sit in one leaf on both pages, spread evenly: weight 0.
     assert weights["deep"] == pytest.approx(0.0)
     assert weights["a"] > 0
+
+
+def test_hyperparameters_in_the_constructor_and_fit_returns_the_tree():
+    tree = CompressedStructureTree(share=0.6, jaccard=0.5)
+    with pytest.raises(ValueError, match="not fitted"):
+        tree.weights(page("<p>Apple</p>"))
+    assert tree.fit([page("<p>Apple</p>"), page("<p>Pear</p>")]) is tree
+    assert (tree.share, tree.jaccard) == (0.6, 0.5) and tree.root is not None

@@ -45,7 +45,7 @@ def test_feature_entropies_hand_values() -> None:
 
 
 def test_importance_two_pages_same_style() -> None:
-    sst = SiteStyleTree.fit([P1, P2])
+    sst = SiteStyleTree().fit([P1, P2])
     body = sst.root
     # Both pages use the body style [ul.nav, div.article, div.footer]: NodeImp = 0.
     assert body.pages == 2
@@ -70,7 +70,7 @@ def test_importance_two_pages_same_style() -> None:
 
 
 def test_importance_two_pages_two_styles() -> None:
-    sst = SiteStyleTree.fit([P1, page("<p>Cherry</p>", aside="<aside><p>x</p></aside>")])
+    sst = SiteStyleTree().fit([P1, page("<p>Cherry</p>", aside="<aside><p>x</p></aside>")])
     body = sst.root
     # Two styles, one page each: NodeImp = -2·(1/2·log2 1/2) = 1; every element node below
     # is seen on one page only, so CompImp = 1 for each and for both style nodes.
@@ -82,7 +82,7 @@ def test_importance_two_pages_two_styles() -> None:
 
 def test_importance_three_pages_unequal_styles() -> None:
     third = page("<p>Fig</p>", aside="<aside><p>x</p></aside>")
-    sst = SiteStyleTree.fit([P1, P2, third])
+    sst = SiteStyleTree().fit([P1, P2, third])
     body = sst.root
     # Styles used by 2 and 1 of m = 3 pages.
     node_imp = -(2 / 3 * math.log(2 / 3, 3) + 1 / 3 * math.log(1 / 3, 3))
@@ -95,7 +95,7 @@ def test_importance_three_pages_unequal_styles() -> None:
 
 
 def test_clean_new_page_removes_shared_nav_and_footer() -> None:
-    sst = SiteStyleTree.fit([P1, P2])
+    sst = SiteStyleTree().fit([P1, P2])
     result = sst.clean(NEW)
     assert result.text == "Durian season\n\nElderberry jam recipe"
     assert "Home" not in result.html and "Copyright" not in result.html
@@ -112,7 +112,7 @@ def test_clean_new_page_removes_shared_nav_and_footer() -> None:
 
 
 def test_unmatched_style_is_mapped_child_by_child() -> None:
-    sst = SiteStyleTree.fit([P1, P2])
+    sst = SiteStyleTree().fit([P1, P2])
     # A new section the site never showed: the body style is new, but nav and footer still map
     # by key; the unknown section is kept.
     result = sst.clean(page("<p>Grape</p>", aside="<section><p>Brand new</p></section>"))
@@ -120,14 +120,14 @@ def test_unmatched_style_is_mapped_child_by_child() -> None:
 
 
 def test_features_drop_locally_noisy_words() -> None:
-    sst = SiteStyleTree.fit([P1, P2])
+    sst = SiteStyleTree().fit([P1, P2])
     bag = sst.features(page("<p>Common kiwi</p>"))
     # "common" has entropy 1 in the article leaf (> 0.8): dropped; kiwi is new: kept.
     assert bag == {"kiwi": 1}
 
 
 def test_single_page_everything_is_meaningful() -> None:
-    sst = SiteStyleTree.fit([P1])
+    sst = SiteStyleTree().fit([P1])
     assert all(node.comp_imp == 1.0 for node in sst.nodes())
     assert "Home" in sst.clean(P1).text
 
@@ -138,7 +138,7 @@ def _deep_body(depth: int, words: str):
 
 
 def test_deep_page_is_not_recursive() -> None:
-    sst = SiteStyleTree.fit_bodies([_deep_body(5_000, "a"), _deep_body(5_000, "b")])
+    sst = SiteStyleTree().fit_bodies([_deep_body(5_000, "a"), _deep_body(5_000, "b")])
     # The deep chain has one style on both pages and the same words: noise.
     noisy = sst.noisy_elements(_deep_body(5_000, "c"))
     assert {e.get("class") for e in noisy} == {"nav", "footer", None}
@@ -146,12 +146,20 @@ def test_deep_page_is_not_recursive() -> None:
 
 
 def test_duplicate_pages_count_once() -> None:
-    sst = SiteStyleTree.fit([P1, P1, P2])
+    sst = SiteStyleTree().fit([P1, P1, P2])
     assert sst.root.pages == 2
     # Two copies of one page alone are one page: nothing can be told apart, everything is kept.
-    assert SiteStyleTree.fit([P1, P1.encode()]).clean(P1).text.startswith("Home")
+    assert SiteStyleTree().fit([P1, P1.encode()]).clean(P1).text.startswith("Home")
 
 
 def test_no_pages() -> None:
     with pytest.raises(ValueError, match="at least one page"):
-        SiteStyleTree.fit([])
+        SiteStyleTree().fit([])
+
+
+def test_hyperparameters_in_the_constructor_and_fit_returns_the_tree():
+    sst = SiteStyleTree(threshold=0.3, feature_entropy=0.7)
+    with pytest.raises(ValueError, match="not fitted"):
+        sst.clean(P1)
+    assert sst.fit([P1, P2]) is sst
+    assert (sst.threshold, sst.feature_entropy) == (0.3, 0.7) and sst.root is not None

@@ -259,7 +259,7 @@ def leave_one_out(
     results = []
     for k, page in enumerate(site_pages):
         others = [b for j, b in enumerate(bodies) if j != k]
-        sst = SiteStyleTree.fit_bodies(others)
+        sst = SiteStyleTree().fit_bodies(others)
         result = PageResult(page=f"{page.dataset}/{page.id}", site=page.site,
                             other_pages=len({d for j, d in enumerate(digests) if j != k}))
         truth = page.truth

@@ -161,37 +161,33 @@ class CSTNode:
 
 
 class CompressedStructureTree:
-    """A site's compressed structure tree, giving each word of a page a weight."""
+    """A site's compressed structure tree, giving each word of a page a weight.
 
-    def __init__(self, root: CSTNode, *, jaccard: float = JACCARD_MERGE,
+    Hyperparameters go to the constructor and :meth:`fit` returns the tree, as in
+    scikit-learn:
+
+    >>> nav = "<ul class=nav><li><a>Home</a></li><li><a>News</a></li></ul>"
+    >>> pages = [f"<body>{nav}<div class=article><div><p>{text}</p></div></div></body>"
+    ...          for text in ("Apple banana", "Cherry pie")]
+    >>> CompressedStructureTree().fit(pages).weights(pages[0])
+    {'apple': 1.0, 'banana': 1.0, 'home': 0.0, 'news': 0.0}
+    """
+
+    def __init__(self, *, share: float = CHARACTERISTIC_SHARE, jaccard: float = JACCARD_MERGE,
                  parser: Parser = "lxml") -> None:
-        self.root = root
+        self.share = share
         self.jaccard = jaccard
         self.parser: Parser = parser
+        #: The merged structure tree, set by :meth:`fit`.
+        self.root: CSTNode | None = None
 
-    @classmethod
-    def fit(
-        cls,
-        pages: Iterable[str | bytes],
-        *,
-        share: float = CHARACTERISTIC_SHARE,
-        jaccard: float = JACCARD_MERGE,
-        parser: Parser = "lxml",
-    ) -> CompressedStructureTree:
-        """Build the tree of a site from the HTML of some of its pages."""
-        bodies = (tidy(page, parser=parser) for page in pages)
-        return cls.fit_bodies(bodies, share=share, jaccard=jaccard, parser=parser)
+    def fit(self, pages: Iterable[str | bytes]) -> CompressedStructureTree:
+        """Build the tree of a site from the HTML of some of its pages; returns self."""
+        return self.fit_bodies(tidy(page, parser=self.parser) for page in pages)
 
-    @classmethod
-    def fit_bodies(
-        cls,
-        bodies: Iterable[etree._Element],
-        *,
-        share: float = CHARACTERISTIC_SHARE,
-        jaccard: float = JACCARD_MERGE,
-        parser: Parser = "lxml",
-    ) -> CompressedStructureTree:
-        """Build the tree from already tidied ``<body>`` elements (identical pages count once)."""
+    def fit_bodies(self, bodies: Iterable[etree._Element]) -> CompressedStructureTree:
+        """Build the tree from already tidied ``<body>`` elements (identical pages count once);
+        returns self."""
         roots: list[etree._Element] = []
         seen: set[bytes] = set()
         for body in bodies:
@@ -205,14 +201,20 @@ class CompressedStructureTree:
         word_sets: dict[etree._Element, frozenset[str]] = {}
         for page_root in roots:
             word_sets.update(_word_sets(page_root))
-        root.characteristic = _characteristic([word_sets[r] for r in roots], share)
-        _build(root, roots, word_sets, share, jaccard)
+        root.characteristic = _characteristic([word_sets[r] for r in roots], self.share)
+        _build(root, roots, word_sets, self.share, self.jaccard)
         _score(root)
-        return cls(root, jaccard=jaccard, parser=parser)
+        self.root = root
+        return self
+
+    def _fitted_root(self) -> CSTNode:
+        if self.root is None:
+            raise ValueError("this CompressedStructureTree is not fitted: call fit(pages) first")
+        return self.root
 
     def nodes(self) -> Iterator[CSTNode]:
         """Every element node, parents before children."""
-        stack = [self.root]
+        stack = [self._fitted_root()]
         while stack:
             node = stack.pop()
             yield node
@@ -245,7 +247,7 @@ class CompressedStructureTree:
         page_root = _document_root(body)
         word_sets = _word_sets(page_root)
         # (page element, node it maps to or None, Π (1 - NodeImp) over the nodes above it)
-        stack: list[tuple[etree._Element, CSTNode | None, float]] = [(page_root, self.root, 1.0)]
+        stack: list[tuple[etree._Element, CSTNode | None, float]] = [(page_root, self._fitted_root(), 1.0)]
         while stack:
             element, node, above = stack.pop()
             if node is None:

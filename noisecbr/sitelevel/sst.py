@@ -231,48 +231,39 @@ def _leaf_importance(node: ElementNode) -> float:
 
 
 class SiteStyleTree:
-    """A site's style tree: fit on some pages of a site, then clean any page of that site."""
+    """A site's style tree: fit on some pages of a site, then clean any page of that site.
+
+    Hyperparameters go to the constructor and :meth:`fit` returns the tree, as in
+    scikit-learn:
+
+    >>> nav = "<ul class=nav><li>Home</li><li>News</li><li>About</li></ul>"
+    >>> pages = [f"<body>{nav}<div class=article>{article}</div></body>" for article in
+    ...          ("<h1>Apple banana</h1><p>Common apple.</p>", "<p>Cherry pie.</p>")]
+    >>> SiteStyleTree(threshold=0.5).fit(pages).clean(pages[0]).text.splitlines()
+    ['Apple banana', '', 'Common apple.']
+    """
 
     def __init__(
         self,
-        root: ElementNode,
         *,
         threshold: float = DEFAULT_THRESHOLD,
         feature_entropy: float = DEFAULT_FEATURE_ENTROPY,
         parser: Parser = "lxml",
     ) -> None:
-        self.root = root
         self.threshold = threshold
         self.feature_entropy = feature_entropy
         self.parser: Parser = parser
-        self._score()
+        #: The merged style tree, set by :meth:`fit`.
+        self.root: ElementNode | None = None
 
     # ------------------------------------------------------------------ building
 
-    @classmethod
-    def fit(
-        cls,
-        pages: Iterable[str | bytes],
-        *,
-        threshold: float = DEFAULT_THRESHOLD,
-        feature_entropy: float = DEFAULT_FEATURE_ENTROPY,
-        parser: Parser = "lxml",
-    ) -> SiteStyleTree:
-        """Build the style tree of a site from the HTML of some of its pages."""
-        bodies = (tidy(page, parser=parser) for page in pages)
-        return cls.fit_bodies(bodies, threshold=threshold, feature_entropy=feature_entropy,
-                              parser=parser)
+    def fit(self, pages: Iterable[str | bytes]) -> SiteStyleTree:
+        """Build the style tree of a site from the HTML of some of its pages; returns self."""
+        return self.fit_bodies(tidy(page, parser=self.parser) for page in pages)
 
-    @classmethod
-    def fit_bodies(
-        cls,
-        bodies: Iterable[etree._Element],
-        *,
-        threshold: float = DEFAULT_THRESHOLD,
-        feature_entropy: float = DEFAULT_FEATURE_ENTROPY,
-        parser: Parser = "lxml",
-    ) -> SiteStyleTree:
-        """Build the style tree from already tidied ``<body>`` elements.
+    def fit_bodies(self, bodies: Iterable[etree._Element]) -> SiteStyleTree:
+        """Build the style tree from already tidied ``<body>`` elements; returns self.
 
         Identical copies of a page (one URL fetched twice) are merged once: counted twice they
         would make every part of that page look repeated across the site, hence noise.
@@ -289,7 +280,14 @@ class SiteStyleTree:
             _merge_page(root, body)
         if root is None:
             raise ValueError("a site style tree needs at least one page")
-        return cls(root, threshold=threshold, feature_entropy=feature_entropy, parser=parser)
+        self.root = root
+        self._score()
+        return self
+
+    def _fitted_root(self) -> ElementNode:
+        if self.root is None:
+            raise ValueError("this SiteStyleTree is not fitted: call fit(pages) first")
+        return self.root
 
     def _score(self) -> None:
         """NodeImp, CompImp and noise status of every element node, children first."""
@@ -343,7 +341,7 @@ class SiteStyleTree:
 
     def nodes(self) -> Iterator[ElementNode]:
         """Every element node, parents before children."""
-        stack = [self.root]
+        stack = [self._fitted_root()]
         while stack:
             node = stack.pop()
             yield node
@@ -373,7 +371,8 @@ class SiteStyleTree:
         decisions: list[tuple[etree._Element, str]] = []
         leaves: list[tuple[etree._Element, ElementNode | None]] = []
         # (page element, element node or None, True once an ancestor was kept whole)
-        stack: list[tuple[etree._Element, ElementNode | None, bool]] = [(body, self.root, False)]
+        stack: list[tuple[etree._Element, ElementNode | None, bool]] = [
+            (body, self._fitted_root(), False)]
         t = self.threshold
         while stack:
             element, node, kept = stack.pop()
