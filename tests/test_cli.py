@@ -164,3 +164,16 @@ def test_training_tables_say_what_each_column_measures():
                                  parts=("val", "unseen_walk")).splitlines()[0]
     assert "paper: validation sites" in header and "paper: unseen sites, walk cases" in header
     assert "unseen_walk" not in header
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(article_html, tmp_path):
+    # A redirected log gets the summary lines, not kilobytes of carriage-return updates.
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for k in range(3):
+        (pages / f"p{k}.html").write_bytes(article_html)
+    (pages / "broken.html").write_bytes(b"")
+    done = subprocess.run([sys.executable, "-m", "noisecbr.cli", "clean", str(pages), "-o",
+                           str(tmp_path / "out")], capture_output=True, check=False)
+    assert done.returncode == 1 and b"1 of 4 inputs failed" in done.stderr
+    assert b"\r" not in done.stderr and b"page/s" not in done.stderr
