@@ -15,6 +15,19 @@ SHARED_DATA = Path(os.environ.get("NOISECBR_SHARED_DATA",
                                   Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 
+def _torch_missing() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return True
+    return False
+
+
+#: Tests that train (torch comes with the train extra): skipped, with the reason, without it.
+needs_torch = pytest.mark.skipif(_torch_missing(), reason="torch is not installed: pip install "
+                                 "torch==2.13.0 'noisecbr[train]'")
+
+
 @pytest.fixture
 def article_html() -> bytes:
     return EXAMPLE_PAGE.read_bytes()

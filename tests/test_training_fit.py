@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import needs_torch
 
 from noisecbr.model import SchemaMismatchError, load_model, save_model
 from noisecbr.vectors import FEATURE_GROUPS
@@ -11,7 +12,6 @@ from training.datasets import split_by_site, synthetic
 from training.presets import PAPER, get_preset
 from training.report import evaluate
 from training.train import build_network, feature_columns, fit, torch_forward
-
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +26,7 @@ FAST = get_preset("default").replace(hidden=(32, 16), epochs=30, batch_size=64, 
                                     threads=1)
 
 
+@needs_torch
 def test_default_learns_separable_classes_exactly_and_reproducibly(data):
     train, val, test = data
     first = fit(train, val, FAST, seed=3, progress=False)
@@ -42,6 +43,7 @@ def test_default_learns_separable_classes_exactly_and_reproducibly(data):
     assert other.history != first.history
 
 
+@needs_torch
 def test_paper_preset_learns_separable_classes(data):
     train, val, test = data
     preset = PAPER.replace(epochs=30, epoch_cases=2000, patience=None, threads=1)
@@ -51,6 +53,7 @@ def test_paper_preset_learns_separable_classes(data):
     assert result.best_epoch == 1 + int(np.argmin([h[1] for h in result.history]))
 
 
+@needs_torch
 def test_paper_preset_has_the_published_shape():
     assert PAPER.groups == ("leaf",)
     assert len(feature_columns(PAPER.groups)) == 30 == len(FEATURE_GROUPS["leaf"])
@@ -66,6 +69,7 @@ def test_paper_preset_has_the_published_shape():
     assert [type(m) for m in net] == [nn.Linear, nn.Sigmoid, nn.Linear]
 
 
+@needs_torch
 @pytest.mark.parametrize("name", ["paper", "default"])
 def test_numpy_forward_equals_torch_forward(data, name):
     train, val, test = data
@@ -81,6 +85,7 @@ def test_numpy_forward_equals_torch_forward(data, name):
     assert model.metadata["preset"] == name
 
 
+@needs_torch
 def test_artifact_round_trip_and_wrong_schema_refused(data, tmp_path, monkeypatch):
     train, val, test = data
     result = fit(train, val, FAST.replace(epochs=1), seed=0, progress=False,
@@ -113,6 +118,7 @@ def test_calibration_offsets_raise_the_weakest_class():
     assert offsets[0] == 0.0 and after.min() > before.min() + 0.1
 
 
+@needs_torch
 def test_ablation_shows_the_group_that_matters(data):
     from training.report import ablation, format_ablation
 

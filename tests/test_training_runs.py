@@ -7,6 +7,7 @@ import json
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from click.testing import CliRunner
+from conftest import needs_torch
 from sqlalchemy import inspect
 
 from casebase.models import Base
@@ -15,7 +16,6 @@ from noisecbr.model import load_model
 from training.cli import runs, train_run
 from training.datasets import synthetic
 from training.runs import Run, compare_runs, finish_run, get_run, list_runs, start_run
-
 
 
 def _url(tmp_path):
@@ -69,6 +69,7 @@ def test_run_record_round_trips(tmp_path):
     cb.close()
 
 
+@needs_torch
 def test_train_run_records_everything_and_cli_reads_it(tmp_path):
     url = _url(tmp_path)
     cb = CaseBase.open(url)
@@ -101,6 +102,7 @@ def test_train_run_records_everything_and_cli_reads_it(tmp_path):
     assert any(k == "hp.optimizer" for k, _, _ in compare_runs(first, second))
 
 
+@needs_torch
 def test_train_run_with_cv_reports_pooled_unseen_rates(tmp_path):
     cb = CaseBase.open(_url(tmp_path))
     dataset = synthetic()
