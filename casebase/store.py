@@ -142,9 +142,8 @@ def _create_engine(url: str) -> Engine:
 def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) -> None:
     """Upgrade (or downgrade) the database to ``revision`` with the installed migrations, in
     one transaction."""
-    from alembic.config import Config
-
     from alembic import command
+    from alembic.config import Config
 
     with as_file(files("casebase.migrations")) as location:
         config = Config()

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from casebase.importer import import_dataset, subtree_texts
-from casebase.pages import parse_stored, prepare_page
 from casebase.models import MAX_TEXT_CHARS
+from casebase.pages import parse_stored, prepare_page
 from casebase.store import CaseBase, CaseBaseError, NotFoundError
 from casebase.transfer import export_jsonl, import_jsonl
 from noisecbr.result import LABELS, PAPER_LABELS

@@ -12,20 +12,20 @@ Two ways in:
 from __future__ import annotations
 
 import os
-
-from sqlalchemy import create_engine
+from importlib.metadata import entry_points
 
 from alembic import context
+from sqlalchemy import create_engine
+
 from casebase.models import Base
 
 config = context.config
 if config.attributes.get("connection") is None:
     # By hand (alembic revision --autogenerate): every model declared on Base must be imported
-    # for autogenerate to see its table; training runs live in training/runs.py.
-    try:
-        import training.runs  # noqa: F401
-    except ImportError:
-        pass
+    # for autogenerate to see its table. Packages above casebase declare theirs on Base and
+    # register the module in the entry-point group casebase.tables (training.runs: the runs).
+    for point in entry_points(group="casebase.tables"):
+        point.load()
 target_metadata = Base.metadata
 
 
