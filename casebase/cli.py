@@ -723,6 +723,7 @@ def revectorize(ctx: click.Context, quiet: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run the ``casebase`` command line (``argv`` defaults to the process's arguments)."""
     cli.main(args=argv, prog_name="casebase")
 
 

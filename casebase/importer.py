@@ -142,6 +142,10 @@ def _insert_page(session: Session, html: bytes, digest: str, *, url: str, source
 
 @dataclass
 class AddedPage:
+    """What :func:`add_page` stored: the page id (None for a duplicate), cases per label, unknown
+    paths.
+    """
+
     page_id: int | None  # None when the page was already there (duplicate)
     duplicate_of: int | None = None
     cases: Counter = field(default_factory=Counter)  # per label
@@ -212,10 +216,14 @@ class ImportReport:
 
     @property
     def oracle(self) -> Scores | None:
+        """Shingle scores of the ground-truth labels' own walk (the labelling's ceiling), if
+        measured.
+        """
         return aggregate(self.oracle_pages) if self.oracle_pages else None
 
     @property
     def pages_per_second(self) -> float:
+        """Pages read per wall-clock second of the import."""
         return self.read / self.seconds if self.seconds > 0 else 0.0
 
 

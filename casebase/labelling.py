@@ -55,6 +55,10 @@ MAX_COVERAGE = 0.1
 T_COMMENT = 0.5
 @dataclass
 class SubtreeLabels:
+    """The labels of a page's subtrees from its ground truth, with the shares and word counts behind
+    them.
+    """
+
     labels: np.ndarray  # int8 per element, indices into LABELS
     share: np.ndarray  # matched words / words (0 where there are no words)
     words: np.ndarray  # words per subtree

@@ -76,10 +76,14 @@ def _one_of(column: str, values: tuple[str, ...]) -> str:
 
 
 class Base(DeclarativeBase):
+    """Declarative base of the case base's tables (constraint names follow one convention)."""
+
     metadata = MetaData(naming_convention=_NAMING)
 
 
 class Site(Base):
+    """A web site (by host without ``www.``): its pages share templates."""
+
     __tablename__ = "sites"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -92,6 +96,8 @@ class Site(Base):
 
 
 class Page(Base):
+    """A stored page: its tidied body (compressed), where it came from, its ground truth if any."""
+
     __tablename__ = "pages"
     __table_args__ = (
         UniqueConstraint("source", "content_hash", name="uq_pages_source_content_hash"),
@@ -120,6 +126,7 @@ class Page(Base):
 
     @property
     def body_html(self) -> str:
+        """The stored tidied body as HTML text."""
         return decompress_html(self.html)
 
     def __repr__(self) -> str:
@@ -127,6 +134,8 @@ class Page(Base):
 
 
 class Case(Base):
+    """A labelled subtree of a stored page: path, tag, text, vector and label (with its source)."""
+
     __tablename__ = "cases"
     __table_args__ = (
         CheckConstraint(_one_of("label", LABELS), name="label"),
@@ -170,6 +179,8 @@ class Case(Base):
 
 
 class LabelHistory(Base):
+    """One change of a case's label: old and new label, who changed it, when and why."""
+
     __tablename__ = "label_history"
     __table_args__ = (
         CheckConstraint(_one_of("new_label", LABELS), name="new_label"),
@@ -190,18 +201,22 @@ class LabelHistory(Base):
 
 
 def compress_html(html: bytes | str) -> bytes:
+    """The bytes a page's HTML is stored as (zlib, level 6)."""
     if isinstance(html, str):
         html = html.encode("utf-8")
     return zlib.compress(html, 6)
 
 
 def decompress_html(blob: bytes) -> str:
+    """The HTML text of stored bytes (:func:`compress_html`'s inverse)."""
     return zlib.decompress(blob).decode("utf-8")
 
 
 def vector_to_bytes(vector: np.ndarray) -> bytes:
+    """A feature vector as stored: little-endian float32 bytes."""
     return np.ascontiguousarray(vector, dtype="<f4").tobytes()
 
 
 def vector_from_bytes(blob: bytes) -> np.ndarray:
+    """The float32 vector of stored bytes (a read-only view)."""
     return np.frombuffer(blob, dtype="<f4")

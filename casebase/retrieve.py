@@ -89,6 +89,7 @@ class Explanation:
         return sum(n.label == self.decision for n in self.neighbours) / len(self.neighbours)
 
     def to_dict(self) -> dict:
+        """The explanation as plain data, probabilities by class name."""
         return {**asdict(self), "probabilities": named_probabilities(self.probabilities),
                 "agreement": self.agreement}
 

@@ -115,6 +115,7 @@ class PageMemories:
             s.execute(select(Site.id).limit(1)).all()
 
     def memory(self, host: str) -> SiteMemory:
+        """The site memory of ``host``, read from the case base once and then kept."""
         if host not in self._memories:
             with CaseBase.open(self.database, upgrade=False) as casebase:
                 self._memories[host] = site_memory(casebase, host)

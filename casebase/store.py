@@ -231,6 +231,7 @@ class RevectorizeReport:
 
     @property
     def reasons(self) -> Counter:
+        """How many cases were left unmatched, by reason."""
         return Counter(reason for _, _, reason in self.unmatched)
 
 
@@ -289,9 +290,11 @@ class CaseBase:
 
     @property
     def url(self) -> str:
+        """The database URL, password hidden."""
         return self.engine.url.render_as_string(hide_password=True)
 
     def close(self) -> None:
+        """Release the database connections (the object cannot be used afterwards)."""
         self.engine.dispose()
 
     def __enter__(self) -> Self:
@@ -610,6 +613,7 @@ class CaseBase:
             last = rows[-1][0]
 
     def count_cases(self, **filters: Any) -> int:
+        """How many cases match ``filters`` (those of :meth:`list_cases`)."""
         statement = self._joined(select(func.count())).where(*self._where(**filters))
         with self.engine.connect() as connection:
             return int(connection.execute(statement).scalar_one())
@@ -623,6 +627,7 @@ class CaseBase:
             return [_record(row) for row in connection.execute(statement)]
 
     def get_case(self, case_id: int) -> CaseRecord:
+        """The case ``case_id``; :class:`NotFoundError` when there is none."""
         statement = self._joined(select(*_CASE_COLUMNS)).where(Case.id == case_id)
         with self.engine.connect() as connection:
             row = connection.execute(statement).first()
@@ -643,6 +648,7 @@ class CaseBase:
         return found
 
     def case_history(self, case_id: int) -> list[dict[str, Any]]:
+        """The label changes of a case, oldest first (old, new, source, when, note)."""
         statement = (select(LabelHistory.old_label, LabelHistory.new_label, LabelHistory.source,
                             LabelHistory.changed_at, LabelHistory.note)
                      .where(LabelHistory.case_id == case_id).order_by(LabelHistory.id))

@@ -133,6 +133,8 @@ def get_extractor(name: str, comments: bool = False) -> Extractor:
 
 @dataclass
 class BenchRow:
+    """One extractor's row of a bench: its scores, speed, failures and near-empty pages."""
+
     name: str
     scores: Scores | None = None
     f1_ci: float = 0.0
@@ -356,6 +358,7 @@ def format_by_type(rows: Sequence[BenchRow]) -> str:
 
 
 def format_table(rows: Sequence[BenchRow]) -> str:
+    """The bench's rows as a plain-text table: P, R, F1, its ±, docs/s, failures, near-empty."""
     width = max([22, *(len(row.name) for row in rows)])
     header = (f"{'extractor':<{width}} {'P':>6} {'R':>6} {'F1':>6} {'±':>6} {'docs/s':>8} "
               f"{'fail':>5} {'empty':>5}")

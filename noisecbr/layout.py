@@ -40,6 +40,8 @@ def split_truth(truth: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class LabelledPage:
+    """A page of a dataset in the article-extraction layout, with its ground-truth main content."""
+
     id: str
     url: str
     site: str
@@ -66,6 +68,7 @@ def _ground_truth(directory: Path) -> dict:
 
 
 def dataset_size(directory: str | Path) -> int:
+    """How many pages the dataset in ``directory`` holds (its ground truth's entries)."""
     return len(_ground_truth(Path(directory)))
 
 

@@ -283,6 +283,7 @@ class SiteMemory:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SiteMemory:
+        """The memory :meth:`to_dict` saved; ValueError for one of another signature length."""
         if data.get("short_steps", SHORT_STEPS) != SHORT_STEPS:
             raise ValueError(f"a memory of {data['short_steps']}-step short signatures; this "
                              f"version uses {SHORT_STEPS}: rebuild it")

@@ -23,6 +23,11 @@ SHINGLE = 4
 
 
 def tokens(text: str) -> list[str]:
+    """The word tokens of ``text``, as every figure of the bench counts them.
+
+    >>> tokens("Tide pools, at low tide.")
+    ['Tide', 'pools', 'at', 'low', 'tide']
+    """
     return WORD.findall(text)
 
 
@@ -43,18 +48,26 @@ class PageScore:
 
     @property
     def precision(self) -> float:
+        """Shingles kept that are in the truth / shingles kept (1 when both are empty)."""
         if self.tp + self.fp > 0:
             return self.tp / (self.tp + self.fp)
         return 1.0 if self.fn == 0 else 0.0  # both empty: right; nothing returned: wrong
 
     @property
     def recall(self) -> float:
+        """Shingles of the truth that were kept / shingles of the truth (1 when both are empty)."""
         if self.tp + self.fn > 0:
             return self.tp / (self.tp + self.fn)
         return 1.0 if self.fp == 0 else 0.0
 
 
 def score_page(predicted: str, truth: str) -> PageScore:
+    """The shingle counts of an extracted text against the ground truth.
+
+    >>> score = score_page("a b c d e", "a b c d")
+    >>> score.recall, round(score.precision, 2)
+    (1.0, 0.5)
+    """
     pred, true = shingles(tokens(predicted)), shingles(tokens(truth))
     tp = sum(min(count, true[s]) for s, count in pred.items() if s in true)
     fp = sum(pred.values()) - tp
@@ -67,6 +80,9 @@ def score_page(predicted: str, truth: str) -> PageScore:
 
 @dataclass(frozen=True)
 class Scores:
+    """Precision, recall and F1 over a set of pages (of the mean P and mean R), and how many pages.
+    """
+
     precision: float
     recall: float
     f1: float

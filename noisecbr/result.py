@@ -89,12 +89,14 @@ class CleanResult:
 
     @property
     def html(self) -> str:
+        """The tidied page without its noise subtrees (rendered on first access)."""
         if callable(self._html):
             self._html = self._html()
         return self._html
 
     @property
     def decisions(self) -> list[Decision]:
+        """The decision taken for each subtree the walk reached, in document order."""
         if callable(self._decisions):
             self._decisions = self._decisions()
         return self._decisions
@@ -103,6 +105,9 @@ class CleanResult:
         return f"CleanResult(url={self.url!r}, text={self.text[:60]!r}…)"
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as plain data: text, metadata, HTML and decisions, probabilities by class
+        name.
+        """
         return {
             "url": self.url,
             "title": self.title,
@@ -120,4 +125,5 @@ class CleanResult:
         }
 
     def to_json(self, **kwargs: Any) -> str:
+        """``to_dict()`` as JSON (UTF-8 text kept as is); ``kwargs`` go to :func:`json.dumps`."""
         return json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)

@@ -202,6 +202,9 @@ def group_slices() -> dict[str, slice]:
 
 
 def leaf_type(tag: str) -> int:
+    """The leaf-type column of a leaf element's tag (eq. 1's leaf frequencies); unknown tags count
+    as 'other'.
+    """
     tag = _LEAF_ALIASES.get(tag, tag)
     return _LEAF_INDEX.get(tag, _OTHER_LEAF)
 

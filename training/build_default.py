@@ -44,6 +44,9 @@ DEFAULT_OUT = Path(__file__).resolve().parents[1] / "noisecbr" / "data" / DEFAUL
 
 def build(data_dir: Path, out: Path = DEFAULT_OUT, seed: int = 0, progress: bool = True,
           sets: tuple[str, ...] = TRAINING_SETS) -> Path:
+    """Train the embedded default model on the dev sets ``sets`` under ``data_dir`` and write it to
+    ``out``.
+    """
     start = time.perf_counter()
     dataset = from_pages([data_dir / name for name in sets], progress=progress)
     train_part, val_part = split_by_site(dataset.sites, (0.85, 0.15), seed)
@@ -57,6 +60,7 @@ def build(data_dir: Path, out: Path = DEFAULT_OUT, seed: int = 0, progress: bool
 
 
 def main() -> None:
+    """Command line of :func:`build`."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data_dir", type=Path, help="the folder holding the dev sets")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)

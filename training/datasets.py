@@ -116,6 +116,7 @@ class Dataset:
         return len(self.y)
 
     def subset(self, index: np.ndarray) -> Dataset:
+        """The cases at ``index``, every per-case array alike."""
         index = np.asarray(index)
         return Dataset(
             X=self.X[index], y=self.y[index], sites=self.sites[index], pages=self.pages[index],
@@ -135,6 +136,7 @@ class Dataset:
         return out
 
     def label_counts(self) -> dict[str, int]:
+        """Cases per label name."""
         counts = np.bincount(self.y, minlength=len(LABELS))
         return {label: int(c) for label, c in zip(LABELS, counts)}
 
@@ -167,6 +169,7 @@ class Dataset:
 
     # -- cache ----------------------------------------------------------------------------------
     def save_npz(self, path: str | Path) -> Path:
+        """Write the dataset (with its vector schema) to a .npz file; returns its path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         extra = {} if self.case_ids is None else {"case_ids": self.case_ids}
@@ -179,6 +182,7 @@ class Dataset:
 
     @classmethod
     def load_npz(cls, path: str | Path) -> Dataset:
+        """A dataset :meth:`save_npz` wrote; ValueError for vectors of another schema."""
         with np.load(path, allow_pickle=False) as data:
             schema = int(data["schema"])
             if schema != VECTOR_SCHEMA:
@@ -191,6 +195,7 @@ class Dataset:
 
     @classmethod
     def concat(cls, parts: Sequence[Dataset]) -> Dataset:
+        """The cases of ``parts`` one after another (an empty dataset for none)."""
         if not parts:
             return cls(np.zeros((0, len(FEATURE_NAMES)), np.float32), np.zeros(0, np.int64),
                        np.zeros(0, str), np.zeros(0, str))
@@ -445,6 +450,7 @@ class Splits:
     seed: int
 
     def describe(self, dataset: Dataset) -> dict:
+        """Cases, sites and pages of each part, for run records."""
         out = {}
         for name in ("train", "val", "test", "known"):
             idx = getattr(self, name)
@@ -458,6 +464,8 @@ class Splits:
 
 def make_splits(dataset: Dataset, seed: int = 0, fractions=(0.7, 0.15, 0.15),
                 known_fraction: float = 0.15) -> Splits:
+    """Site-grouped train / validation / test parts, and known pages held out of the training sites.
+    """
     train, val, test = split_by_site(dataset.sites, fractions, seed)
     train, known = known_holdout(dataset.sites, dataset.pages, train, known_fraction, seed)
     return Splits(train=train, val=val, test=test, known=known, seed=seed)

@@ -55,6 +55,10 @@ __all__ = ["Preset", "PAPER", "DEFAULT", "PRESETS", "get_preset"]
 
 @dataclass(frozen=True)
 class Preset:
+    """The hyperparameters of a network and its training (``paper`` and ``default`` are the named
+    ones).
+    """
+
     name: str
     groups: tuple[str, ...] = tuple(FEATURE_GROUPS)
     hidden: tuple[int, ...] = (256, 128)
@@ -118,9 +122,11 @@ class Preset:
             raise ValueError("epochs and batch_size must be ≥ 1")
 
     def replace(self, **changes) -> Preset:
+        """A copy with ``changes``."""
         return dataclasses.replace(self, **changes)
 
     def hyperparameters(self) -> dict:
+        """Every field but the notes, as JSON-ready data."""
         out = dataclasses.asdict(self)
         out.pop("notes")
         out["groups"] = list(self.groups)
@@ -128,6 +134,7 @@ class Preset:
         return out
 
     def to_json(self) -> str:
+        """The hyperparameters as canonical JSON (keys sorted)."""
         return json.dumps(self.hyperparameters(), sort_keys=True)
 
 
@@ -185,6 +192,7 @@ PRESETS: dict[str, Preset] = {"paper": PAPER, "default": DEFAULT}
 
 
 def get_preset(preset: str | Preset, **overrides) -> Preset:
+    """The preset named ``preset`` (or the preset itself), with the overrides that are not None."""
     if isinstance(preset, str):
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}: use one of {sorted(PRESETS)}")

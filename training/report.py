@@ -311,6 +311,9 @@ def ablation(train: Dataset, val: Dataset, preset="default", seed: int = 0,
 
 
 def format_ablation(results: dict[str, dict]) -> str:
+    """The ablation's per-class rates and balanced accuracy per variant, with the change from
+    'full'.
+    """
     lines = [f"{'variant':<24} {'noise':>6} {'data':>6} {'mixture':>8} {'balanced':>9} {'Δbal':>6}",
              "-" * 64]
     ref = results.get("full", next(iter(results.values())))["balanced_accuracy"]

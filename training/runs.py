@@ -33,6 +33,9 @@ RUN_STATUSES: tuple[str, ...] = ("running", "finished", "failed")
 
 
 class Run(Base):
+    """A training run: preset, hyperparameters, seed, data snapshot, history, metrics and artifact.
+    """
+
     __tablename__ = "runs"
     __table_args__ = (
         CheckConstraint("status IN ('running', 'finished', 'failed')", name="status"),
@@ -97,6 +100,7 @@ def start_run(casebase, preset: str, hyperparameters: dict, seed: int, data: dic
 
 def finish_run(casebase, run_id: int, *, history, best_epoch: int, metrics: dict,
                duration: float, artifact_path: str | None) -> None:
+    """Record a run's history, best epoch, metrics, duration and artifact; it is finished."""
     with casebase.session() as session:
         run = session.get(Run, run_id)
         if run is None:
@@ -110,6 +114,7 @@ def finish_run(casebase, run_id: int, *, history, best_epoch: int, metrics: dict
 
 
 def fail_run(casebase, run_id: int, error: str) -> None:
+    """Mark a run failed, with its error (at most 10 000 characters)."""
     with casebase.session() as session:
         run = session.get(Run, run_id)
         if run is not None:
@@ -123,6 +128,7 @@ def _jsonable(value: Any) -> Any:
 
 
 def run_dict(run: Run) -> dict:
+    """A run as plain data."""
     return {
         "id": run.id, "preset": run.preset, "status": run.status,
         "hyperparameters": run.hyperparameters, "seed": run.seed, "data": run.data,
@@ -134,6 +140,7 @@ def run_dict(run: Run) -> dict:
 
 
 def get_run(casebase, run_id: int) -> dict:
+    """The run ``run_id`` as plain data; LookupError when there is none."""
     with casebase.session() as session:
         run = session.get(Run, run_id)
         if run is None:
@@ -142,6 +149,7 @@ def get_run(casebase, run_id: int) -> dict:
 
 
 def list_runs(casebase, limit: int = 50) -> list[dict]:
+    """The newest ``limit`` runs as plain data."""
     with casebase.session() as session:
         rows = session.execute(select(Run).order_by(Run.id.desc()).limit(limit)).scalars()
         return [run_dict(r) for r in rows]

@@ -216,6 +216,8 @@ def smoothing_scores(pages: Sequence[LabelledPage], model: Model, cs: Sequence[f
 # -- 2 and 4. leave one page out -----------------------------------------------------------------
 @dataclass
 class PageResult:
+    """One evaluation page's scores per method and its site-style-tree counts."""
+
     page: str  # dataset/id
     site: str
     scores: dict[str, PageScore] = field(default_factory=dict)
@@ -379,6 +381,7 @@ def _share(a: int, b: int) -> float | None:
 
 
 def agreement_row(site: str, c: dict) -> dict:
+    """A site's row of the template-agreement table from its counts."""
     return {
         "site": site, "pages": c["pages"], "distinct": c["distinct_pages"],
         "subtrees": c["subtrees"], "templates": c["templates_all"],
@@ -459,6 +462,7 @@ def _fmt(value, digits: int = 3) -> str:
 
 def markdown_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]],
                    digits: int = 3) -> str:
+    """``rows`` as a Markdown table of ``columns`` (key, title), numbers to ``digits`` places."""
     head = "| " + " | ".join(title for _, title in columns) + " |"
     rule = "|" + "|".join("---" for _ in columns) + "|"
     body = ["| " + " | ".join(_fmt(row[key], digits) for key, _ in columns) + " |"

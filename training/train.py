@@ -58,6 +58,8 @@ def feature_columns(groups) -> np.ndarray:
 
 
 def build_network(preset: Preset, n_inputs: int):
+    """The preset's torch network: hidden layers with activation and dropout, one output per class.
+    """
     import torch.nn as nn
 
     act = {"relu": nn.ReLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh}[preset.hidden_activation]
@@ -74,6 +76,9 @@ def build_network(preset: Preset, n_inputs: int):
 
 def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
                  preset: Preset, metadata: dict | None = None) -> Model:
+    """The numpy :class:`~noisecbr.model.Model` of a trained network, with its normalisation and
+    metadata.
+    """
     import torch.nn as nn
 
     linears = [m for m in net if isinstance(m, nn.Linear)]

@@ -46,6 +46,7 @@ def _url() -> str:
 
 
 def run_migrations_offline() -> None:
+    """Write the migrations' SQL instead of running it (``alembic upgrade --sql``)."""
     context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True,
                       render_as_batch=True)
     with context.begin_transaction():
@@ -53,6 +54,7 @@ def run_migrations_offline() -> None:
 
 
 def run_migrations_online() -> None:
+    """Run the migrations on the caller's connection, or on the URL's database."""
     connection = config.attributes.get("connection")
     if connection is not None:
         _configure(connection)

@@ -68,24 +68,34 @@ class ExplainOptions(_Strict):
 
 
 class ReviewOptions(_Strict):
+    """Options of /review: ``k``, how many nearest stored cases explain a decision."""
+
     k: int = Field(3, ge=1, le=20)
 
 
 class PageIn(_Strict):
+    """A page in a request body: its HTML and, optionally, its URL."""
+
     html: str = Field(description="The page's HTML.")
     url: str | None = Field(None, max_length=MAX_URL, description="Its URL (its host is its "
                                                                   "site).")
 
 
 class CleanIn(PageIn):
+    """The body of POST /clean: a page and the cleaner's options."""
+
     options: CleanOptions = CleanOptions()
 
 
 class ExplainIn(PageIn):
+    """The body of POST /explain: a page and the explanation's options."""
+
     options: ExplainOptions = ExplainOptions()
 
 
 class ReviewIn(PageIn):
+    """The body of POST /review: a page and the review's options."""
+
     options: ReviewOptions = ReviewOptions()
 
 
@@ -115,12 +125,16 @@ class StoreIn(PageIn):
 
 
 class LabelsIn(_Strict):
+    """The body of POST /pages/{id}/labels: XPath → label of the subtrees to label."""
+
     labels: dict[str, str]
 
     _labels = field_validator("labels")(_check_labels)
 
 
 class RelabelIn(_Strict):
+    """The body of POST /cases/{id}/label: the new label and an optional note."""
+
     label: str
     note: str | None = Field(None, max_length=MAX_NOTE)
 
