@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from noisecbr.layout import LabelledPage, site_of
+from noisecbr.layout import LabelledPage, site_host
 from noisecbr.memory import MemorySourceError, SiteMemory, declared_url
 from noisecbr.tidy import InputError
 
@@ -21,19 +21,9 @@ from .models import Case, Page, Site
 from .pages import page_cases, stored_table
 from .store import CaseBase
 
+# site_host is noisecbr.layout's, imported here for the callers that found it here.
 __all__ = ["PageMemories", "memory_from_truth", "open_page_memories", "site_host",
            "site_memory"]
-
-
-def site_host(url_or_host: str) -> str:
-    """The case base's name of a site: the host of a URL (or a bare host) without ``www.``."""
-    text = url_or_host.strip()
-    if "://" not in text:
-        text = "http://" + text
-    host = site_of(text, "")
-    if host.startswith("page:"):
-        raise ValueError(f"{url_or_host!r} names no site")
-    return host.lower()
 
 
 def site_memory(casebase: CaseBase, host: str) -> SiteMemory:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-__all__ = ["COMMENTS_MARKER", "LabelledPage", "site_of", "split_truth", "read_dataset",
+__all__ = ["COMMENTS_MARKER", "LabelledPage", "site_host", "site_of", "split_truth", "read_dataset",
            "dataset_size"]
 
 #: The line before a reader-comment thread in a ground truth (dragnet: ``!@#$%^&*()  COMMENTS``
@@ -57,6 +57,22 @@ def site_of(url: str | None, fallback: str) -> str:
     if not host:
         return f"page:{fallback}"
     return host[4:] if host.startswith("www.") else host
+
+
+def site_host(url_or_host: str) -> str:
+    """A site's name: the host of a URL (or a bare host), lower case, without ``www.``; ValueError
+    when it names no host.
+
+    >>> site_host("https://www.Harbour-Gazette.test/x"), site_host("example.org")
+    ('harbour-gazette.test', 'example.org')
+    """
+    text = url_or_host.strip()
+    if "://" not in text:
+        text = "http://" + text
+    host = site_of(text, "")
+    if host.startswith("page:"):
+        raise ValueError(f"{url_or_host!r} names no site")
+    return host.lower()
 
 
 def _ground_truth(directory: Path) -> dict:
