@@ -20,7 +20,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -48,7 +48,7 @@ from noisecbr.result import LABELS
 from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
 
 from .errors import CaseBaseError, NotFoundError
-from .importer import add_page
+from .importer import AddedPage, add_page
 from .models import (
     Case,
     LabelHistory,
@@ -338,29 +338,15 @@ class CaseBase:
     #: The id of the page stored for a source with a sha256: :func:`casebase.pages.find_page`.
     find_page = staticmethod(find_page)
 
-    def add_page(
-        self,
-        html: bytes | str,
-        *,
-        url: str = "",
-        source: str = "import",
-        external_id: str | None = None,
-        site: str | None = None,
-        truth: str | None = None,
-        labels: Mapping[str, str] | None = None,
-        label_source: str | None = None,
-        parser: str = "lxml",
-        session: Session | None = None,
-        **thresholds: float,
-    ):
-        """Add one page and its cases; see :func:`casebase.importer.add_page` (which takes the
-        same arguments). Runs in ``session`` if given, else in a transaction of its own."""
-        kwargs = dict(url=url, source=source, external_id=external_id, site=site, truth=truth,
-                      labels=labels, label_source=label_source, parser=parser, **thresholds)
+    def add_page(self, html: bytes | str, *, session: Session | None = None,
+                 **options: Any) -> AddedPage:
+        """Add one page and its cases: :func:`casebase.importer.add_page`, whose keyword
+        arguments ``options`` are (url, source, site, truth or labels, thresholds…). Runs in
+        ``session`` if given, else in a transaction of its own."""
         if session is not None:
-            return add_page(session, html, **kwargs)
+            return add_page(session, html, **options)
         with self.session() as own:
-            return add_page(own, html, **kwargs)
+            return add_page(own, html, **options)
 
     def relabel(self, case_id: int, label: str, source: str = "human",
                 note: str | None = None) -> str:
