@@ -135,3 +135,18 @@ def test_every_registered_command_and_hook_loads():
     for name in ("fold_models", "memory_from_truth", "page_memories"):
         assert callable(hook(name)), name
     assert {point.name for point in entry_points(group=HOOKS)} >= {"fold_models"}
+
+
+def test_a_missing_hook_is_a_usage_error_that_says_what_to_install(monkeypatch, tmp_path):
+    # noisecbr installed without what registers fold_models: bench --cv says what is missing.
+    import pytest
+
+    from noisecbr import bench
+    from noisecbr.plugins import PluginMissingError
+
+    def missing(name):
+        raise PluginMissingError(f"nothing registers the noisecbr hook {name!r}")
+
+    monkeypatch.setattr(bench, "hook", missing)
+    with pytest.raises(bench.BenchUsageError, match="cv trains fold models.*fold_models"):
+        bench._cv_models([], folds=2, seed=0, progress=False)
