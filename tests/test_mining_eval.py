@@ -96,16 +96,16 @@ def test_end_to_end_report(corpus, tmp_path):
     assert by_name["ground truth (reference)"].near_duplicates == 0.0
 
 
-def test_documents_come_from_the_cache(corpus, tmp_path):
-    texts = documents(corpus, "no cleaning", method_functions(Cleaner)["no cleaning"],
-                      tmp_path)
+@pytest.mark.parametrize("method", ["no cleaning", "site style tree"])
+def test_documents_come_from_the_cache(corpus, tmp_path, method):
+    texts = documents(corpus, method, method_functions(Cleaner)[method], tmp_path)
 
     def must_not_run(corpus, todo):
         raise AssertionError(f"recomputed {len(todo)} cached pages")
-    assert documents(corpus, "no cleaning", must_not_run, tmp_path) == texts
+    assert documents(corpus, method, must_not_run, tmp_path) == texts
     changed = corpus.pages[0].__class__(**{**corpus.pages[0].__dict__, "html": b"<p>new</p>"})
     corpus.pages[0] = changed  # a page whose HTML changed is recomputed, the others are not
-    recomputed = documents(corpus, "no cleaning",
+    recomputed = documents(corpus, method,
                            lambda c, todo: {page_key(p): "fresh" for p in todo}, tmp_path)
     assert recomputed[0] == "fresh" and recomputed[1:] == texts[1:]
 

@@ -242,7 +242,7 @@ def documents(corpus: Corpus, method: str, function: PageMethod,
     stored = _load(path) if path else {}
     todo = [p for p in corpus.pages if stored.get(page_key(p), {}).get("sha") != _digest(p)]
     # Per-site methods need a site's pages together; the others are saved as they go.
-    batch = len(todo) if method in SITE_LEVEL[1:] else SAVE_EVERY
+    batch = max(1, len(todo)) if method in SITE_LEVEL[1:] else SAVE_EVERY
     for start in range(0, len(todo), batch):
         part = todo[start:start + batch]
         docs = function(corpus, part)
