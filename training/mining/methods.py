@@ -34,6 +34,7 @@ from .corpus import Corpus, page_key
 __all__ = [
     "CACHE_VERSION",
     "METHODS",
+    "METHOD_REVISIONS",
     "MIN_SITE_PAGES",
     "SITE_LEVEL",
     "Document",
@@ -46,8 +47,13 @@ __all__ = [
 #: the least from which anything can repeat across a site (SiteLevel's own minimum).
 MIN_SITE_PAGES = 2
 
-#: Bumped whenever a method's output changes, so stale caches are recomputed.
+#: Bumped whenever every method's output changes, so stale caches are recomputed.
 CACHE_VERSION = 1
+
+#: Per-method revisions on top of :data:`CACHE_VERSION`, bumped when one method's output
+#: changes: 2 for the noisecbr methods since issue 14 (4-class models, the headline moved from
+#: ``.text`` to ``.title``, reader comments out of ``.text``).
+METHOD_REVISIONS = {"noisecbr (cv)": 2, "noisecbr + site memory (cv)": 2}
 
 #: How often (pages) a slow method's partial results are written to its cache.
 SAVE_EVERY = 50
@@ -159,10 +165,14 @@ def _templates(site: list[LabelledPage]) -> Callable[[LabelledPage], Document]:
 
 
 def _cleaned(cleaner_for: CleanerFor, page: LabelledPage, memory=None) -> str:
+    """The headline and the main text (the headline is main content, which the papers' cleaned
+    pages keep; noisecbr returns it apart in ``.title``). Reader comments are left out."""
     try:
-        return cleaner_for(page).clean(page.html, url=page.url or None, memory=memory).text
+        result = cleaner_for(page).clean(page.html, url=page.url or None, memory=memory)
     except InputError:
         return ""
+    title = getattr(result, "title", None)
+    return f"{title}\n\n{result.text}" if title else result.text
 
 
 def _with_memory(corpus: Corpus, cleaner_for: CleanerFor, page: LabelledPage) -> str:
@@ -215,18 +225,23 @@ def _digest(page: LabelledPage) -> str:
     return hashlib.blake2b(page.html, digest_size=12).hexdigest()
 
 
-def _load(path: Path) -> dict[str, dict]:
+def _version(method: str) -> int | str:
+    revision = METHOD_REVISIONS.get(method)
+    return CACHE_VERSION if revision is None else f"{CACHE_VERSION}.{revision}"
+
+
+def _load(path: Path, version: int | str) -> dict[str, dict]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return data.get("docs", {}) if data.get("version") == CACHE_VERSION else {}
+    return data.get("docs", {}) if data.get("version") == version else {}
 
 
-def _save(path: Path, docs: dict[str, dict]) -> None:
+def _save(path: Path, docs: dict[str, dict], version: int | str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".tmp")
-    partial.write_text(json.dumps({"version": CACHE_VERSION, "docs": docs}), encoding="utf-8")
+    partial.write_text(json.dumps({"version": version, "docs": docs}), encoding="utf-8")
     partial.replace(path)  # atomic: an interrupted run never leaves a torn cache
 
 
@@ -239,7 +254,7 @@ def documents(corpus: Corpus, method: str, function: PageMethod,
     """The method's document of every labelled page of ``corpus``, computed where the cache
     (``cache/<set>/<method>.json``) has none for the page's current HTML."""
     path = cache / corpus.name / _file_name(method) if cache else None
-    stored = _load(path) if path else {}
+    stored = _load(path, _version(method)) if path else {}
     todo = [p for p in corpus.pages if stored.get(page_key(p), {}).get("sha") != _digest(p)]
     # Per-site methods need a site's pages together; the others are saved as they go.
     batch = max(1, len(todo)) if method in SITE_LEVEL[1:] else SAVE_EVERY
@@ -249,5 +264,5 @@ def documents(corpus: Corpus, method: str, function: PageMethod,
         for page in part:
             stored[page_key(page)] = {"sha": _digest(page), "doc": docs[page_key(page)]}
         if path:
-            _save(path, stored)
+            _save(path, stored, _version(method))
     return [stored[page_key(p)]["doc"] for p in corpus.pages]
