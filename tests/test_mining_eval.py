@@ -94,6 +94,12 @@ def test_end_to_end_report(corpus, tmp_path):
     assert raw == 1.0
     assert by_name["SiteLevel templates removed"].near_duplicates < raw
     assert by_name["ground truth (reference)"].near_duplicates == 0.0
+    # Every page's headline names its class; the truth (the paragraph) never does.
+    assert by_name["no cleaning"].names_class == 9
+    assert by_name["ground truth (reference)"].names_class == 0
+    assert by_name["ground truth (reference)"].median_words == 60
+    assert "| ground truth (reference) | 60 | 0 / 9 |" in text
+    assert result.group_f < 1.0  # every site holds both classes
 
 
 @pytest.mark.parametrize("method", ["no cleaning", "site style tree"])
