@@ -210,7 +210,16 @@ class Cleaner:
             forced = {int(i) for i in extra_noise(table)}
         recalled, stored = (memory.lookup(table) if memory is not None and len(memory)
                             else (None, None))
-        decision, proba = self.decide(table, forced, recalled)
+        return self.finish(body, table, self.scores(table), url, forced, recalled, stored)
+
+    def finish(self, body: etree._Element, table: ElementTable, proba: np.ndarray,
+               url: str | None = None, forced: set[int] | None = None,
+               recalled: np.ndarray | None = None, stored=None) -> CleanResult:
+        """The walk, the fallback and the result of a page whose scores ``proba`` are known
+        (:meth:`scores`): what :meth:`clean_body` does after the network. Walking the same
+        scores again with other thresholds costs no network pass (how :mod:`training.modes`
+        compares threshold sets)."""
+        decision = self.walk(table, proba, forced, recalled)
         fell_back = False
         if kept_words(table, decision) < FALLBACK_MIN_WORDS:
             root = fallback_subtree(table, proba)
