@@ -41,9 +41,10 @@ Each page becomes a document per cleaning method, then a TF-IDF vector (terms: l
 words found on at least two pages). Methods:
 
 - **no cleaning**: the text of the tidied page (`render_text(tidy(html))`);
-- **noisecbr (cv)**: `Cleaner(model).clean(html)`, the model of the site-grouped 5-fold
-  cross-validation that never saw the page's site (`training.crossval.fold_models`: not the
-  embedded model, which was trained on these sets);
+- **noisecbr (cv)**: `Cleaner(model).clean(html)`, its `.title` then its `.text` (reader
+  comments left out), with the model of the site-grouped 5-fold cross-validation that never saw
+  the page's site (`training.crossval.fold_models`, default preset: not the embedded model,
+  which was trained on these sets);
 - **noisecbr + site memory (cv)**: the same cleaner with `memory=memory_from_truth(the other
   pages of the host)`; on one-page hosts it equals noisecbr (cv);
 - **site style tree**, **CST weights**, **SiteLevel templates removed**: fitted on all pages of
