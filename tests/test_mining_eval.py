@@ -94,6 +94,11 @@ def test_end_to_end_report(corpus, tmp_path):
     assert raw == 1.0
     assert by_name["SiteLevel templates removed"].near_duplicates < raw
     assert by_name["ground truth (reference)"].near_duplicates == 0.0
+    # The KDD 2003 mechanism: every site holds both classes, so raw pages cluster by site
+    # (template words) and the site-level cleaners' pages by class.
+    assert np.mean(by_name["no cleaning"].cluster_f) < 0.8
+    for method in ("site style tree", "CST weights", "SiteLevel templates removed"):
+        assert np.mean(by_name[method].cluster_f) > 0.95, method
     # Every page's headline names its class; the truth (the paragraph) never does.
     assert by_name["no cleaning"].names_class == 9
     assert by_name["ground truth (reference)"].names_class == 0
