@@ -25,11 +25,13 @@ DEFAULT_DATA = Path(os.environ.get("NOISECBR_SHARED_DATA", ROOT.parent / "shared
 
 
 def sample_f1(data: Path, every: int, model: str | None = None) -> float:
-    """Shingle F1 (of the mean P and mean R, as ``noisecbr bench``) of ``model`` (the embedded
-    one by default) on every ``every``-th page of the set ``data``; a page that is not HTML
+    """Shingle F1 (of the mean P and mean R, as ``noisecbr bench --truth article``) of
+    ``model`` (the embedded one by default) on every ``every``-th page of the set ``data``,
+    against the article part of the ground truth: reader comments (after dragnet's comments
+    marker) are not main content, and the cleaner keeps them apart. A page that is not HTML
     scores as an empty text."""
     from noisecbr.cleaner import Cleaner
-    from noisecbr.layout import read_dataset
+    from noisecbr.layout import read_dataset, split_truth
     from noisecbr.metric import aggregate, score_page
     from noisecbr.tidy import InputError
 
@@ -42,7 +44,7 @@ def sample_f1(data: Path, every: int, model: str | None = None) -> float:
             text = cleaner.clean(page.html, url=page.url).text
         except InputError:
             text = ""
-        scores.append(score_page(text, page.truth))
+        scores.append(score_page(text, split_truth(page.truth)[0]))
     return aggregate(scores).f1
 
 
