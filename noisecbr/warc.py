@@ -41,6 +41,7 @@ TRUNCATED = "truncated"
 TOO_LARGE = "over the size limit"
 UNREADABLE = "unreadable page"
 FAILED = "cleaning failed"
+BAD_RESPONSE = "unreadable HTTP response"
 DAMAGED = "damaged archive (rest of the file unread)"
 
 #: How many bytes of a response without a Content-Type are sniffed for HTML markup: a page's
@@ -168,13 +169,18 @@ def _read_page(record: Any, limit: int, stats: CrawlStats) -> WarcPage | None:
         stats.skip(TRUNCATED)
         return None
     reader.seek(0)
-    record.parse_http(auto_decode="all")
-    http = record.http_headers
+    # The HTTP response is parsed and decoded in a copy of the record: when decoding fails on
+    # the iterator's own record (a corrupt gzip body), FastWARC 2.0 loses its place in the file.
+    buffer = io.BytesIO()
+    record.write(buffer)
+    response = type(record).from_bytes(buffer.getvalue())
+    response.parse_http(auto_decode="all")
+    http = response.http_headers
     if http is None or not 200 <= (http.status_code or 0) < 300:
         stats.skip(HTTP_STATUS if http is not None else NOT_HTML)
         return None
-    payload = record.reader.read(limit + 1)
-    content_type = record.http_content_type
+    payload = response.reader.read(limit + 1)
+    content_type = response.http_content_type
     if content_type not in HTML_TYPES and (content_type or not _looks_html(payload)):
         stats.skip(NOT_HTML)
         return None
@@ -183,7 +189,7 @@ def _read_page(record: Any, limit: int, stats: CrawlStats) -> WarcPage | None:
         return None
     return WarcPage(url=headers.get("WARC-Target-URI") or "", record_id=record.record_id or "",
                     date=headers.get("WARC-Date") or "",
-                    payload=_charset_decoded(payload, record.http_charset))
+                    payload=_charset_decoded(payload, response.http_charset))
 
 
 def iter_pages(stream: IO[bytes] | str, stats: CrawlStats,
@@ -202,7 +208,11 @@ def iter_pages(stream: IO[bytes] | str, stats: CrawlStats,
             stats.records += 1
             if record.record_type != WarcRecordType.response:
                 continue
-            page = _read_page(record, limit, stats)
+            try:
+                page = _read_page(record, limit, stats)
+            except OSError:  # bad HTTP headers, a corrupt gzip body: this record only
+                stats.skip(BAD_RESPONSE)
+                continue
             if page is not None:
                 yield page
     except (KeyboardInterrupt, SystemExit, GeneratorExit):

@@ -28,8 +28,8 @@ def test_spark_local_mode_gives_the_rows_of_noisecbr_clean(tmp_path):
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (f"2 WARC files: {crawl.records} records read, {crawl.cleaned} pages cleaned; "
-            "skipped: HTTP status not 2xx 1, WARC file unreadable 1, not HTML 1, truncated 2"
-            ) in proc.stderr
+            "skipped: HTTP status not 2xx 1, WARC file unreadable 1, not HTML 1, truncated 2, "
+            "unreadable HTTP response 1") in proc.stderr
     rows = {row["url"]: row for row in pq.read_table(out).to_pylist()}
     assert rows == expected
     assert ACCENTED in rows[BASE + "wrong-charset"]["text"]

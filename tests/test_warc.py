@@ -35,7 +35,8 @@ def test_warc_to_jsonl_gives_the_texts_of_the_html_files(crawl, tmp_path):
     result = CliRunner().invoke(main, ["clean", str(crawl.warc), "-o", f"{out}/"])
     assert result.exit_code == 0, result.output
     assert (f"{crawl.records} records read, {crawl.cleaned} pages cleaned; skipped: "
-            "HTTP status not 2xx 1, not HTML 1, truncated 2") in result.output
+            "HTTP status not 2xx 1, not HTML 1, truncated 2, unreadable HTTP response 1"
+            ) in result.output
     rows = [json.loads(line) for line in (out / "crawl.jsonl").read_text().splitlines()]
     by_name = _by_name(rows)
     assert set(by_name) == NAMES

@@ -72,6 +72,9 @@ def make_crawl(folder: Path) -> Crawl:
                                    [("Content-Type", "image/png")]))
     records.append(response_record(BASE + "moved", b"<html><body>Moved</body></html>",
                                    status="301 Moved Permanently"))
+    # A body that says it is gzip and is not: this record is lost, not the rest of the file.
+    records.append(response_record(BASE + "corrupt", b"\x1f\x8b\x08\x00 not gzip at all",
+                                   [("Content-Type", "text/html"), ("Content-Encoding", "gzip")]))
     records.append(response_record(BASE + "news-2", good["news-2"].encode()[:5000],
                                    warc_headers=[("WARC-Truncated", "length")]))
     # A record cut short: the download of the archive stopped in its middle.
