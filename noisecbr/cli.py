@@ -312,26 +312,31 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
     total, failed = CrawlStats(), []
     pool = worker_pool(jobs, settings) if jobs > 1 else None
     writer = None
+    bar = tqdm(unit="page", disable=quiet or None, file=sys.stderr)
     try:
-        for item, target in tqdm(list(zip(warcs, targets)), unit="WARC",
-                                 disable=quiet or len(warcs) < 2 or None, file=sys.stderr):
+        for item, target in zip(warcs, targets):
             if writer is None or writer.target != target:
                 if writer is not None:
                     writer.close()
                 writer = RowWriter(target, fmt)
             try:
-                with open(item, "rb") as stream:
-                    stats = clean_warc(stream, writer, settings, pool, jobs)
+                stream = open(item, "rb")  # noqa: SIM115 - closed by the with below
             except OSError as error:
                 failed.append((item, f"cannot read: {error.strerror or error}"))
                 continue
+            with stream:
+                stats = clean_warc(stream, writer, settings, pool, jobs, bar.update)
             total.add(stats)
+            bar.clear()
             click.echo(f"noisecbr: {item}: {stats.summary()}", err=True)
             if stats.damaged:
                 failed.append((item, "damaged archive: the records after the damage are lost"))
     except ImportError as error:
         _fail(str(error), 2)
+    except OSError as error:  # the output: a full disk, a folder not writable
+        _fail(f"cannot write {writer.target if writer else output}: {error}", EXIT_PARTIAL)
     finally:
+        bar.close()
         if writer is not None:
             writer.close()
         if pool is not None:

@@ -78,9 +78,11 @@ def _collect(future: Future, stats: CrawlStats) -> list[dict[str, Any]]:
 
 
 def clean_warc(source: Any, writer: RowWriter, settings: CleanSettings,
-               pool: ProcessPoolExecutor | None = None, jobs: int = 1) -> CrawlStats:
+               pool: ProcessPoolExecutor | None = None, jobs: int = 1,
+               progress: Callable[[int], Any] | None = None) -> CrawlStats:
     """Clean every HTML page of the WARC ``source`` (a path or a binary stream) into
-    ``writer``, in ``pool`` when one is given; returns the counts of the file."""
+    ``writer``, in ``pool`` when one is given; returns the counts of the file. ``progress``
+    is called with 1 for every page written."""
     stats = CrawlStats()
     pages = iter_pages(source, stats, settings.max_bytes)
     if pool is None:
@@ -89,6 +91,8 @@ def clean_warc(source: Any, writer: RowWriter, settings: CleanSettings,
         rows = _pooled(pool, pages, jobs, stats)
     for row in rows:
         writer.write(row)
+        if progress is not None:
+            progress(1)
     return stats
 
 

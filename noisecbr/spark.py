@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -29,6 +30,8 @@ __all__ = ["spark", "clean_partition", "open_warc"]
 #: The counter of records read and pages cleaned in the job's accumulator (the skip reasons are
 #: counted beside them under their own names).
 RECORDS, CLEANED = "records read", "pages cleaned"
+#: The CPU seconds the executors' Python workers spent reading and cleaning the files.
+CPU = "cpu"
 UNOPENED = "WARC file unreadable"
 
 
@@ -53,6 +56,7 @@ def clean_partition(paths: Iterable[str], settings: CleanSettings,
     names = [name for name, _ in columns()]
     for path in paths:
         stats = CrawlStats()
+        cpu = time.process_time()
         try:
             with open_warc(path) as stream:
                 pages = iter_pages(stream, stats, settings.max_bytes)
@@ -62,7 +66,7 @@ def clean_partition(paths: Iterable[str], settings: CleanSettings,
             stats.skip(UNOPENED)
         if counts is not None:
             counts.add(Counter({RECORDS: stats.records, CLEANED: stats.cleaned,
-                                **stats.skipped}))
+                                CPU: time.process_time() - cpu, **stats.skipped}))
 
 
 def _spark_schema():
@@ -105,9 +109,10 @@ def _read_paths(inputs: tuple[str, ...], paths_from: str | None) -> list[str]:
 
 
 def _summary(counts: Counter) -> str:
+    cpu = counts.pop(CPU, 0.0)
     stats = CrawlStats(records=counts.pop(RECORDS, 0), cleaned=counts.pop(CLEANED, 0),
                        skipped=counts)
-    return stats.summary()
+    return f"{stats.summary()} (executors' Python CPU {cpu:.1f} s)"
 
 
 @click.command("spark")
@@ -157,12 +162,13 @@ def spark(inputs: tuple[str, ...], output: str, paths_from: str | None, model: s
     try:
         session.sparkContext.setLogLevel("WARN")
         counts = session.sparkContext.accumulator(Counter(), _counter_param())
+        started = time.perf_counter()
         rdd = session.sparkContext.parallelize(paths, partitions or len(paths))
         rows = rdd.mapPartitions(lambda part: clean_partition(part, settings, counts))
         frame = session.createDataFrame(rows, _spark_schema())
         frame.write.mode("overwrite" if overwrite else "errorifexists").parquet(output)
-        click.echo(f"noisecbr spark: {len(paths)} WARC files: {_summary(counts.value)}",
-                   err=True)
+        click.echo(f"noisecbr spark: {len(paths)} WARC files: {_summary(counts.value)} "
+                   f"in {time.perf_counter() - started:.1f} s after Spark started", err=True)
     finally:
         session.stop()
 
