@@ -1,3 +1,4 @@
+import gzip
 import json
 import shutil
 
@@ -113,3 +114,38 @@ def test_charset_decoding_falls_back_to_the_bytes():
 def test_is_warc(crawl, tmp_path):
     assert is_warc(crawl.warc) and not is_warc(crawl.pages / "news-1.html")
     assert not is_warc(tmp_path / "missing.bin")
+
+
+def test_site_memory_by_record_url_in_clean_and_in_the_spark_partitions(tmp_path):
+    from casebase.cli import cli as casebase_cli
+    from casebase.reuse import PageMemories
+    from noisecbr.crawl import CleanSettings
+    from noisecbr.spark import clean_partition
+    from warchelpers import FIXTURE_PAGES
+
+    fixture = FIXTURE_PAGES.parent
+    db = tmp_path / "cb.sqlite"
+    runner = CliRunner()
+    assert runner.invoke(casebase_cli, ["--db", str(db), "import", str(fixture), "--quiet",
+                                        "-j", "0", "--no-oracle"]).exit_code == 0
+    site_url = json.loads((fixture / "ground-truth.json").read_text())["news-2"]["url"]
+    page = tmp_path / "news-2.html"
+    page.write_bytes(gzip.decompress((FIXTURE_PAGES / "news-2.html.gz").read_bytes()))
+    warc = tmp_path / "m.warc.gz"
+    warc.write_bytes(response_record(site_url, page.read_bytes())
+                     + response_record("https://elsewhere.test/a", page.read_bytes()))
+    result = runner.invoke(main, ["clean", str(warc), "--memory", str(db), "-o",
+                                  str(tmp_path / "m.jsonl")])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "m.jsonl").read_text().splitlines()]
+    # The page of the labelled site is cleaned with its memory, as the file with its URL is;
+    # the same page elsewhere by the model alone.
+    direct = runner.invoke(main, ["clean", str(page), "--memory", str(db), "--url", site_url])
+    assert rows[0]["text"] + "\n" == direct.stdout
+    assert rows[0]["text"] != rows[1]["text"]
+    assert rows[1]["text"] + "\n" == runner.invoke(main, ["clean", str(page)]).stdout
+    # The Spark job's partition function gives the same rows.
+    settings = CleanSettings(memories=PageMemories(str(db)))
+    names = [name for name, _ in columns()]
+    assert list(clean_partition([str(warc)], settings)) == [
+        tuple(row[name] for name in names) for row in rows]
