@@ -28,18 +28,21 @@ SETS = ("modernweb-dev", "dragnet", "cleaneval-dev", "readability")
 
 
 def page_hashes(cleaner: Cleaner, html: bytes) -> dict[str, str]:
-    """SHA-1 of the page's vectors (float32 bytes), decisions (int8 bytes) and text."""
+    """SHA-1 of the page's vectors (float32 bytes), decisions (int8 bytes), text and the
+    rest of the result (title, author, date, language, comments)."""
     try:
         table = build_table(tidy(html))
         vectors = vectorize(table)
-        decision, _ = cleaner.predict(table)
-        text = cleaner.clean(html).text
+        decision, _ = cleaner.decide(table)
+        result = cleaner.clean(html)
     except InputError as error:
         return {"error": type(error).__name__}
     return {
         "vectors": hashlib.sha1(vectors.tobytes()).hexdigest(),
         "decisions": hashlib.sha1(decision.tobytes()).hexdigest(),
-        "text": hashlib.sha1(text.encode()).hexdigest(),
+        "text": hashlib.sha1(result.text.encode()).hexdigest(),
+        "rest": hashlib.sha1(json.dumps([result.title, result.author, result.date, result.lang,
+                                         result.comments, result.fallback]).encode()).hexdigest(),
     }
 
 

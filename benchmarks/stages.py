@@ -4,8 +4,9 @@
     python benchmarks/stages.py ../shared/data/modernweb-dev --limit 300
 
 The stages as ``Cleaner.clean`` runs them: tidy (decode + parse + remove the invisible), the
-element table, the vectors, the network (scores, with the cleaner's one BLAS thread), the walk,
-the text, and freeing the page's tree and table. Every page is cleaned once to warm the caches,
+element table, the vectors, the network (scores, with the cleaner's one BLAS thread), the walk
+(with the fallback), the page's metadata and headline, the text (and comments), and freeing the
+page's tree and table. Every page is cleaned once to warm the caches,
 then timed (``time.process_time``) a second time.
 """
 
@@ -19,40 +20,59 @@ from pathlib import Path
 
 import numpy as np
 
-from noisecbr.cleaner import NOISE, Cleaner, _blas_controller
-from noisecbr.render import render_text
+from noisecbr.cleaner import Cleaner, _blas_controller, _result
+from noisecbr.fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_words
+from noisecbr.metadata import headline_element, page_metadata
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import InputError, tidy
 from noisecbr.vectors import vectorize
 
-STAGES = ("tidy", "table", "vectors", "network", "walk", "text", "free")
+STAGES = ("tidy", "table", "vectors", "network", "walk", "metadata", "text", "free")
+
+
+def _walk(cleaner: Cleaner, table, proba: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The walk and the fallback, as Cleaner.finish runs them."""
+    decision = cleaner.walk(table, proba)
+    if kept_words(table, decision) < FALLBACK_MIN_WORDS:
+        root = fallback_subtree(table, proba)
+        if root is not None:
+            return fall_back(table, cleaner.walk(table, proba, start=root), root), True
+    return decision, False
 
 
 def time_page(cleaner: Cleaner, html: bytes) -> dict[str, float]:
-    """CPU ms of each stage for one page (the same steps as Cleaner.clean_body)."""
+    """CPU ms of each stage for one page (the same steps as Cleaner.clean_body and finish)."""
     clock = time.process_time
-    marks = [clock()]
+    ms: dict[str, float] = {}
+    start = clock()
+
+    def lap(stage: str) -> None:
+        nonlocal start
+        now = clock()
+        ms[stage] = (now - start) * 1000
+        start = now
+
     body = tidy(html)
-    marks.append(clock())
+    lap("tidy")
     table = build_table(body)
-    marks.append(clock())
+    lap("table")
     vectors = vectorize(table)
-    marks.append(clock())
+    lap("vectors")
     with _blas_controller().limit(limits=1, user_api="blas"):
         cleaner.model.predict_proba(vectors)
-    marks.append(clock())
-    # predict() scores the page again: its own time less the vectors' and the network's is
-    # the walk's.
-    decision, _ = cleaner.predict(table)
-    marks.append(clock())
-    decided = np.flatnonzero(decision >= 0)
-    removed = {table.elements[i] for i in decided[decision[decided] == NOISE].tolist()}
-    render_text(body, removed)
-    marks.append(clock())
-    del body, table, removed, vectors
-    marks.append(clock())
-    ms = {stage: (b - a) * 1000 for stage, a, b in zip(STAGES, marks[:-1], marks[1:], strict=True)}
-    ms["walk"] -= ms["vectors"] + ms["network"]
+    lap("network")
+    proba = cleaner.scores(table)  # the padded scores the cleaner walks (computed again: untimed)
+    start = clock()
+    decision, fell_back = _walk(cleaner, table, proba)
+    lap("walk")
+    metadata = page_metadata(body)
+    headline = headline_element(body, metadata.title)
+    lap("metadata")
+    _result(table, body, decision, proba, None, metadata, headline, fell_back,
+            cleaner.comments, None, None)
+    lap("text")
+    del body, table, vectors, proba, decision
+    lap("free")
     ms["total"] = sum(ms[stage] for stage in STAGES)
     return ms
 

@@ -156,12 +156,28 @@ def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) 
     with as_file(files("casebase.migrations")) as location:
         config = Config()
         config.set_main_option("script_location", str(location))
-        with engine.begin() as connection:
-            config.attributes["connection"] = connection
-            if downgrade:
-                command.downgrade(config, revision)
-            else:
-                command.upgrade(config, revision)
+        with engine.connect() as connection:
+            sqlite = connection.dialect.name == "sqlite"
+            if sqlite:
+                # SQLite's procedure for schema changes: a table rebuilt in batch mode is
+                # dropped, and with foreign keys on, dropping `cases` would cascade-delete its
+                # label history. They are switched off outside the transaction (inside one the
+                # pragma does nothing) and the keys are checked before the commit instead.
+                connection.connection.driver_connection.execute("PRAGMA foreign_keys = OFF")
+            try:
+                with connection.begin():
+                    config.attributes["connection"] = connection
+                    if downgrade:
+                        command.downgrade(config, revision)
+                    else:
+                        command.upgrade(config, revision)
+                    if sqlite and connection.exec_driver_sql(
+                            "PRAGMA foreign_key_check").first() is not None:
+                        raise CaseBaseError("the migration left rows whose foreign keys point "
+                                            "nowhere: rolled back")
+            finally:
+                if sqlite:
+                    connection.connection.driver_connection.execute("PRAGMA foreign_keys = ON")
 
 
 @dataclass(frozen=True)

@@ -34,9 +34,13 @@ class CleanSettings:
     smooth: float | None = None
     max_bytes: int | None = None
     memories: Callable | None = None
+    favor: str = "balanced"
+    comments: bool = False
 
     def cleaner(self) -> Any:
-        return cached_cleaner(self.model, self.parser, self.smooth, self.max_bytes)
+        """This process's Cleaner for these settings (loaded once per process)."""
+        return cached_cleaner(self.model, self.parser, self.smooth, self.max_bytes,
+                              self.favor, self.comments)
 
 
 _settings: CleanSettings | None = None

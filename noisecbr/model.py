@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .result import LABELS
+from .result import LABELS, PAPER_LABELS
 from .vectors import FEATURE_NAMES, VECTOR_SCHEMA
 
 __all__ = ["ModelError", "SchemaMismatchError", "Model", "load_model", "save_model"]
@@ -79,8 +79,14 @@ class Model:
             raise ModelError("a model needs as many bias vectors as weight matrices (≥ 1)")
         if self.weights[0].shape[1] != len(self.columns):
             raise ModelError("first layer width does not match the number of input columns")
-        if self.weights[-1].shape[0] != len(LABELS):
-            raise ModelError(f"the output layer must have {len(LABELS)} units")
+        # The classes the outputs stand for: the metadata's, else the first LABELS by width.
+        self.labels = tuple(self.metadata.get("labels") or LABELS[:self.weights[-1].shape[0]])
+        if self.labels not in (PAPER_LABELS, LABELS):
+            raise ModelError(f"a model's classes are {PAPER_LABELS} or {LABELS}, "
+                             f"not {list(self.labels)}")
+        if self.weights[-1].shape[0] != len(self.labels):
+            raise ModelError(f"the output layer must have {len(self.labels)} units, one per "
+                             f"class {self.labels}")
         # float32 throughout: halves memory traffic, and the scores do not need more.
         self.weights = [np.ascontiguousarray(w.T, dtype=np.float32) for w in self.weights]
         self.biases = [np.asarray(b, dtype=np.float32) for b in self.biases]
@@ -139,7 +145,8 @@ class Model:
         return x
 
     def predict_proba(self, vectors: np.ndarray) -> np.ndarray:
-        """Class scores (rows: subtrees; columns: LABELS order), normalised to sum to 1."""
+        """Class scores (rows: subtrees; columns: ``self.labels``, the first 3 or all 4 of
+        LABELS), normalised to sum to 1."""
         x = self._first_layer(vectors)
         last = len(self.weights) - 1
         for k in range(last + 1):
@@ -183,7 +190,7 @@ def save_model(model: Model, path: str | Path) -> Path:
         tensors[f"layers.{k}.bias"] = b
     metadata = {
         "vector_schema": VECTOR_SCHEMA,
-        "labels": list(LABELS),
+        "labels": list(model.labels),
         "feature_names": [FEATURE_NAMES[c] for c in model.columns],
         "hidden_activation": model.hidden_activation,
         "output_activation": model.output_activation,
@@ -218,8 +225,9 @@ def load_model(path: str | Path) -> Model:
             f"{path} was trained on vector schema {schema}, this code computes schema "
             f"{VECTOR_SCHEMA}: retrain it (noisecbr train) or use a matching noisecbr version"
         )
-    if tuple(metadata.get("labels", ())) != LABELS:
-        raise ModelError(f"{path} has label order {metadata.get('labels')}, expected {LABELS}")
+    if tuple(metadata.get("labels", ())) not in (PAPER_LABELS, LABELS):
+        raise ModelError(f"{path} has label order {metadata.get('labels')}, expected "
+                         f"{list(PAPER_LABELS)} or {list(LABELS)}")
     n_layers = sum(1 for key in tensors if key.endswith(".weight"))
     try:
         return Model(

@@ -128,14 +128,18 @@ def _summary(counts: Counter) -> str:
               "cleaned with their site memory (the site is the host of WARC-Target-URI).")
 @click.option("--site", help="With --memory: one site's memory for every page.")
 @click.option("--max-bytes", type=int, default=None, help="Skip records larger than this.")
+@click.option("--favor", type=click.Choice(["balanced", "precision", "recall"]),
+              default="balanced", show_default=True, help="As for noisecbr clean.")
+@click.option("--comments", is_flag=True, help="Keep the reader comments after the main "
+              "text too (the comments column has them either way).")
 @click.option("--partitions", type=int, default=None,
               help="Spark partitions (default: one per WARC file).")
 @click.option("--master", default=None, help="Spark master (default: spark-submit's, or "
               "local[*] when run with python).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing output folder.")
 def spark(inputs: tuple[str, ...], output: str, paths_from: str | None, model: str | None,
-          memory_db: str | None, site: str | None, max_bytes: int | None,
-          partitions: int | None, master: str | None, overwrite: bool) -> None:
+          memory_db: str | None, site: str | None, max_bytes: int | None, favor: str,
+          comments: bool, partitions: int | None, master: str | None, overwrite: bool) -> None:
     """Clean WARC files on Spark: INPUTS are WARC paths or URLs; writes Parquet to OUTPUT."""
     paths = _read_paths(inputs, paths_from)
     if not paths:
@@ -150,7 +154,8 @@ def spark(inputs: tuple[str, ...], output: str, paths_from: str | None, model: s
         from casebase.reuse import PageMemories  # lazily: noisecbr never imports casebase
 
         memories = PageMemories(memory_db, site)
-    settings = CleanSettings(model=model, max_bytes=max_bytes, memories=memories)
+    settings = CleanSettings(model=model, max_bytes=max_bytes, memories=memories, favor=favor,
+                             comments=comments)
     builder = SparkSession.builder.appName("noisecbr")
     if master:
         builder = builder.master(master)

@@ -255,14 +255,15 @@ _cleaners: dict[tuple, Any] = {}
 
 
 def cached_cleaner(model: str | None = None, parser: str = "lxml", smooth: float | None = None,
-                   max_bytes: int | None = None):
+                   max_bytes: int | None = None, favor: str = "balanced", comments: bool = False):
     """This process's :class:`noisecbr.Cleaner` for these settings: the model is loaded once
     per process (a pool worker, a Spark executor's Python worker), not once per record."""
-    key = (model, parser, smooth, max_bytes)
+    key = (model, parser, smooth, max_bytes, favor, comments)
     if key not in _cleaners:
         from .cleaner import Cleaner
 
-        _cleaners[key] = Cleaner(model, parser=parser, smooth=smooth, max_bytes=max_bytes)
+        _cleaners[key] = Cleaner(model, parser=parser, smooth=smooth, max_bytes=max_bytes,
+                                 favor=favor, comments=comments)
     return _cleaners[key]
 
 
@@ -270,7 +271,8 @@ def columns() -> list[tuple[str, str]]:
     """The output columns and their types (``string`` or ``int``): one count column per label
     the library knows (``decisions_noise`` …)."""
     return [("url", "string"), ("warc_record_id", "string"), ("warc_date", "string"),
-            ("title", "string"), ("text", "string"), ("comments", "string"),
+            ("title", "string"), ("author", "string"), ("date", "string"), ("lang", "string"),
+            ("text", "string"), ("comments", "string"),
             *((f"decisions_{label}", "int") for label in LABELS)]
 
 
@@ -282,10 +284,8 @@ def page_row(cleaner: Any, page: WarcPage, memories: Callable | None = None) -> 
     counts = Counter(decision.label for decision in result.decisions)
     row: dict[str, Any] = {
         "url": page.url, "warc_record_id": page.record_id, "warc_date": page.date,
-        # title and comments come with the content extraction (branch content); until it
-        # lands a result has neither.
-        "title": getattr(result, "title", None), "text": result.text,
-        "comments": getattr(result, "comments", "") or "",
+        "title": result.title, "author": result.author, "date": result.date,
+        "lang": result.lang, "text": result.text, "comments": result.comments,
     }
     for label in LABELS:
         row[f"decisions_{label}"] = counts.get(label, 0)

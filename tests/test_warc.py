@@ -19,12 +19,16 @@ def crawl(tmp_path):
     return make_crawl(tmp_path)
 
 
-def _direct_texts(pages, tmp_path) -> dict[str, str]:
-    """The text of each HTML file, cleaned by `noisecbr clean` as a file."""
-    out = tmp_path / "txt"
-    result = CliRunner().invoke(main, ["clean", str(pages), "-o", str(out), "-q"])
+#: The columns of a row that are the CleanResult's own fields.
+RESULT_FIELDS = ("title", "author", "date", "lang", "text", "comments")
+
+
+def _direct_results(pages, tmp_path) -> dict[str, dict]:
+    """The JSON result of each HTML file, cleaned by `noisecbr clean -f json` as a file."""
+    out = tmp_path / "json"
+    result = CliRunner().invoke(main, ["clean", str(pages), "-o", str(out), "-q", "-f", "json"])
     assert result.exit_code == 0, result.output
-    return {path.stem: path.read_text(encoding="utf-8")[:-1] for path in out.iterdir()}
+    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in out.iterdir()}
 
 
 def _by_name(rows) -> dict[str, dict]:
@@ -41,9 +45,12 @@ def test_warc_to_jsonl_gives_the_texts_of_the_html_files(crawl, tmp_path):
     rows = [json.loads(line) for line in (out / "crawl.jsonl").read_text().splitlines()]
     by_name = _by_name(rows)
     assert set(by_name) == NAMES
-    direct = _direct_texts(crawl.pages, tmp_path)
+    direct = _direct_results(crawl.pages, tmp_path)
     for name, row in by_name.items():
-        assert row["text"] == direct[name], name
+        assert {field: row[field] for field in RESULT_FIELDS} == {
+            field: direct[name][field] for field in RESULT_FIELDS}, name
+    # The pages declare their headlines: the rows carry them, outside the text.
+    assert all(row["title"] for row in rows)
     # The HTTP charset was honoured, and a wrong one did not garble the page.
     assert ACCENTED in by_name["wrong-charset"]["text"]
     assert ACCENTED.replace("—", "-") in by_name["latin-1"]["text"]
