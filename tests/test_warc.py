@@ -123,7 +123,8 @@ def test_is_warc(crawl, tmp_path):
     assert not is_warc(tmp_path / "missing.bin")
 
 
-def test_site_memory_by_record_url_in_clean_and_in_the_spark_partitions(tmp_path):
+def test_site_memory_by_record_url_in_clean_and_in_the_spark_partitions(tmp_path,
+                                                                         flawed_model):
     from casebase.cli import cli as casebase_cli
     from casebase.reuse import PageMemories
     from noisecbr.crawl import CleanSettings
@@ -141,18 +142,22 @@ def test_site_memory_by_record_url_in_clean_and_in_the_spark_partitions(tmp_path
     warc = tmp_path / "m.warc.gz"
     warc.write_bytes(response_record(site_url, page.read_bytes())
                      + response_record("https://elsewhere.test/a", page.read_bytes()))
-    result = runner.invoke(main, ["clean", str(warc), "--memory", str(db), "-o",
+    # A model that keeps boxes of the news page that its labelled pages call noise: the
+    # memory then changes the text.
+    model = ["--model", flawed_model]
+    result = runner.invoke(main, ["clean", str(warc), *model, "--memory", str(db), "-o",
                                   str(tmp_path / "m.jsonl")])
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in (tmp_path / "m.jsonl").read_text().splitlines()]
     # The page of the labelled site is cleaned with its memory, as the file with its URL is;
     # the same page elsewhere by the model alone.
-    direct = runner.invoke(main, ["clean", str(page), "--memory", str(db), "--url", site_url])
+    direct = runner.invoke(main, ["clean", str(page), *model, "--memory", str(db), "--url",
+                                  site_url])
     assert rows[0]["text"] + "\n" == direct.stdout
     assert rows[0]["text"] != rows[1]["text"]
-    assert rows[1]["text"] + "\n" == runner.invoke(main, ["clean", str(page)]).stdout
+    assert rows[1]["text"] + "\n" == runner.invoke(main, ["clean", str(page), *model]).stdout
     # The Spark job's partition function gives the same rows.
-    settings = CleanSettings(memories=PageMemories(str(db)))
+    settings = CleanSettings(model=flawed_model, memories=PageMemories(str(db)))
     names = [name for name, _ in columns()]
     assert list(clean_partition([str(warc)], settings)) == [
         tuple(row[name] for name in names) for row in rows]
