@@ -23,13 +23,16 @@ import click
 from .exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_PARTIAL, EXIT_USAGE
 
 _FORMATS = {"text": ".txt", "html": ".html", "json": ".json"}
+#: The formats of WARC input: one row per page (noisecbr.warc.FORMATS).
+_CRAWL_FORMATS = {"jsonl": ".jsonl", "parquet": ".parquet"}
 _HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".gz")
 
 
 class _PluginGroup(click.Group):
-    """The ``noisecbr`` group: its own commands, and those other packages register
+    """The ``noisecbr`` group: its own commands, and those registered as entry points
     (:data:`noisecbr.plugins.COMMANDS`: ``train``, ``runs`` from :mod:`training`, ``serve``
-    from :mod:`casebase`), loaded only when invoked: torch is slow to import."""
+    from :mod:`casebase`, ``spark``), loaded only when invoked: torch and pyspark are slow to
+    import."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         from .plugins import command_entry_points
@@ -96,19 +99,21 @@ _worker_memory = None
 
 
 def _init_worker(model: str | None, parser: str, smooth: float | None, memory=None,
-                 favor: str = "balanced", comments: bool = False) -> None:
+                 favor: str = "balanced", comments: bool = False,
+                 max_bytes: int | None = None) -> None:
     global _worker_cleaner, _worker_memory
     from .cleaner import Cleaner
 
     _worker_cleaner = Cleaner(model, parser=parser, smooth=smooth, favor=favor,
-                              comments=comments)
+                              comments=comments, max_bytes=max_bytes)
     _worker_memory = memory
 
 
-def _page_memories(database: str, site: str | None, url: str | None):
+def _page_memories(database: str, site: str | None, url: str | None, warc: bool = False):
     """The memories of ``--memory DB``: of ``--site`` (or the host of ``--url``) for every
-    input, or else of the site each page declares. Read through the ``page_memories`` hook
-    (:mod:`noisecbr.plugins`): the case base is :mod:`casebase`'s."""
+    input, or else of the site each page declares (of a WARC record: its target URI). Read
+    through the ``page_memories`` hook (:mod:`noisecbr.plugins`): the case base is
+    :mod:`casebase`'s."""
     from .memory import MemorySourceError
     from .plugins import PluginMissingError, hook
 
@@ -126,8 +131,9 @@ def _page_memories(database: str, site: str | None, url: str | None):
     except MemorySourceError as error:
         _fail(str(error), EXIT_CASEBASE)
     if memories.host is None:
-        click.echo("noisecbr: --memory: each page's site is the host of the URL it declares "
-                   "(<link rel=canonical> or og:url)", err=True)
+        click.echo("noisecbr: --memory: each page's site is the host of "
+                   + ("its WARC-Target-URI" if warc else
+                      "the URL it declares (<link rel=canonical> or og:url)"), err=True)
         return memories
     memory = memories.memory(memories.host)
     if not len(memory):
@@ -167,9 +173,10 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("-o", "--output", type=click.Path(path_type=Path),
               help="Output file (one input) or directory (several). Default: standard output.")
-@click.option("-f", "--format", "fmt", type=click.Choice(list(_FORMATS)), default="text",
-              show_default=True, help="text: main content; html: cleaned page; json: both plus "
-              "every decision.")
+@click.option("-f", "--format", "fmt", type=click.Choice([*_FORMATS, *_CRAWL_FORMATS]),
+              default=None, help="text (the default): main content; html: cleaned page; json: "
+              "both plus every decision. WARC input: jsonl (the default) or parquet, one row per "
+              "page (also chosen by the name of -o: out.jsonl, out.parquet).")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False),
               help="A model artifact (.safetensors). Default: the embedded model.")
 @click.option("--url", help="The page's URL (recorded in JSON output).")
@@ -189,21 +196,39 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
               "the same site agree on a subtree with the same markup, their label decides.")
 @click.option("--site", help="With --memory: the site of the inputs (default: the host of "
               "--url, else of the URL each page declares in <link rel=canonical> or og:url).")
+@click.option("--max-bytes", type=int, default=None,
+              help="Refuse pages (and WARC records) larger than this many bytes "
+              "(default: 50 MB).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | None,
+def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: str | None,
           url: str | None, parser: str, smooth: float | None, favor: str, comments: bool,
-          jobs: int, memory_db: str | None, site: str | None, quiet: bool) -> None:
-    """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin.
+          jobs: int, memory_db: str | None, site: str | None, max_bytes: int | None,
+          quiet: bool) -> None:
+    """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin; or
+    WARC files (.warc, .warc.gz), whose HTML responses are written one row per page.
 
     With --memory, pages of a site whose labelled pages are in the case base (imported, or
     corrected with `casebase label`) are cleaned with what those pages say, without retraining."""
-    from tqdm import tqdm
-
     from .model import ModelError
+    from .warc import is_warc
 
     items = list(_expand(inputs))
     if not items:
         _fail("no HTML files found in the inputs", EXIT_USAGE)
+    warcs = [item for item in items if item != "-" and is_warc(item)]
+    if warcs:
+        if len(warcs) < len(items):
+            _fail("give WARC files alone, not with HTML pages", EXIT_USAGE)
+        from .crawl import CleanSettings
+
+        memory = _page_memories(memory_db, site, url, warc=True) if memory_db else None
+        _clean_crawl(warcs, output, fmt, CleanSettings(
+            model, parser, smooth, max_bytes, memory, favor, comments), jobs, quiet)
+        return
+    fmt = fmt or "text"
+    if fmt in _CRAWL_FORMATS:
+        _fail(f"-f {fmt} is for WARC input (one row per page): give .warc or .warc.gz files",
+              EXIT_USAGE)
     if items.count("-") > 1:
         _fail("standard input can be read only once", EXIT_USAGE)
     many = len(items) > 1
@@ -213,10 +238,22 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
         _fail("--site names the site of --memory: give --memory DB too", EXIT_USAGE)
     memory = _page_memories(memory_db, site, url) if memory_db else None
     try:
-        _init_worker(model, parser, smooth, memory, favor, comments)
+        _init_worker(model, parser, smooth, memory, favor, comments, max_bytes)
     except ModelError as error:
         _fail(str(error), EXIT_MODEL)
     stdin_data = _read("-") if "-" in items else None
+    _clean_files(items, output, fmt, url, stdin_data, jobs, quiet,
+                 (model, parser, smooth, memory, favor, comments, max_bytes))
+
+
+def _clean_files(items: list[str], output: Path | None, fmt: str, url: str | None,
+                 stdin_data: bytes | None, jobs: int, quiet: bool, worker: tuple) -> None:
+    """Clean HTML inputs (in ``jobs`` processes, each set up by ``_init_worker(*worker)``) and
+    write each result; one bad input never stops the others: the failures are listed at the
+    end, and the exit code is then :data:`EXIT_PARTIAL`."""
+    from tqdm import tqdm
+
+    many = len(items) > 1
     failures: list[tuple[str, str]] = []
     bar = tqdm(total=len(items), unit="page", disable=quiet or not many or None,
                file=sys.stderr)
@@ -243,9 +280,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
             target.write_text(text, encoding="utf-8")
 
     if jobs > 1 and many:
-        with ProcessPoolExecutor(jobs, initializer=_init_worker,
-                                 initargs=(model, parser, smooth, memory, favor,
-                                           comments)) as pool:
+        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=worker) as pool:
             for result in pool.map(_clean_one, *zip(*tasks()), chunksize=4):
                 emit(*result)
     else:
@@ -258,6 +293,83 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
     if failures:
         click.echo(f"noisecbr: {len(failures)} of {len(items)} inputs failed:", err=True)
         for item, error in failures:
+            click.echo(f"  {item}: {error}", err=True)
+        sys.exit(EXIT_PARTIAL)
+
+
+def _crawl_targets(warcs: list[str], output: Path | None, fmt: str) -> list:
+    """Where each WARC's rows go: stdout, one file for all, or one file per WARC in a folder."""
+    if output is None:
+        if fmt == "parquet":
+            _fail("Parquet is written to a file: give -o out.parquet or -o a folder", EXIT_USAGE)
+        return [sys.stdout] * len(warcs)
+    from .warc import warc_stem
+
+    if output.suffix.lower() in _CRAWL_FORMATS.values() and not output.is_dir():
+        return [output] * len(warcs)
+    output.mkdir(parents=True, exist_ok=True)
+    names = [warc_stem(item) for item in warcs]
+    if len(set(names)) < len(names):
+        _fail("two WARC inputs have the same name: write them to different folders", EXIT_USAGE)
+    return [output / (name + _CRAWL_FORMATS[fmt]) for name in names]
+
+
+def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, settings,
+                 jobs: int, quiet: bool) -> None:
+    """``noisecbr clean`` of WARC files: one row per HTML page, a summary per file on stderr."""
+    from tqdm import tqdm
+
+    from .crawl import clean_warc, worker_pool
+    from .model import ModelError
+    from .warc import CrawlStats, RowWriter, output_format
+
+    fmt = output_format(output, fmt)
+    if fmt not in _CRAWL_FORMATS:
+        _fail(f"WARC input is written as jsonl or parquet, not {fmt}", EXIT_USAGE)
+    targets = _crawl_targets(warcs, output, fmt)
+    try:
+        settings.cleaner()
+    except ModelError as error:
+        _fail(str(error), EXIT_MODEL)
+    except ImportError as error:
+        _fail(str(error), EXIT_USAGE)
+    total, failed = CrawlStats(), []
+    pool = worker_pool(jobs, settings) if jobs > 1 else None
+    writer = None
+    bar = tqdm(unit="page", disable=quiet or None, file=sys.stderr)
+    try:
+        for item, target in zip(warcs, targets):
+            if writer is None or writer.target != target:
+                if writer is not None:
+                    writer.close()
+                writer = RowWriter(target, fmt)
+            try:
+                stream = open(item, "rb")  # noqa: SIM115 - closed by the with below
+            except OSError as error:
+                failed.append((item, f"cannot read: {error.strerror or error}"))
+                continue
+            with stream:
+                stats = clean_warc(stream, writer, settings, pool, jobs, bar.update)
+            total.add(stats)
+            bar.clear()
+            click.echo(f"noisecbr: {item}: {stats.summary()}", err=True)
+            if stats.damaged:
+                failed.append((item, "damaged archive: the records after the damage are lost"))
+    except ImportError as error:
+        _fail(str(error), EXIT_USAGE)
+    except OSError as error:  # the output: a full disk, a folder not writable
+        _fail(f"cannot write {writer.target if writer else output}: {error}", EXIT_PARTIAL)
+    finally:
+        bar.close()
+        if writer is not None:
+            writer.close()
+        if pool is not None:
+            pool.shutdown()
+    if len(warcs) > 1:
+        click.echo(f"noisecbr: {len(warcs)} WARC files: {total.summary()}", err=True)
+    if failed:
+        click.echo(f"noisecbr: {len(failed)} of {len(warcs)} WARC files failed:", err=True)
+        for item, error in failed:
             click.echo(f"  {item}: {error}", err=True)
         sys.exit(EXIT_PARTIAL)
 
