@@ -333,6 +333,8 @@ def _prepare_labelled(raw: bytes, truth: str, digest: str, parser: str,
         page = prepare_page(raw, parser, digest)
     except InputError as error:
         return _Prepared(error=str(error))
+    except Exception as error:  # noqa: BLE001 - one page never stops an import: it is reported
+        return _Prepared(error=f"unexpected {type(error).__name__}: {error}")
     subtree_labels = label_table(page.table, truth, **thresholds)
     rows = case_rows(page, 0, subtree_labels.labels, "ground_truth")
     score = None
@@ -548,6 +550,9 @@ def import_site(
                 page = prepare_page(raw, parser, digest)
             except InputError as error:
                 report.failed.append((path.name, str(error)))
+                continue
+            except Exception as error:  # noqa: BLE001 - reported, the other pages go on
+                report.failed.append((path.name, f"unexpected {type(error).__name__}: {error}"))
                 continue
             page_id = _insert_page(session, page, url="", source=source,
                                    external_id=path.name, host=host, truth=None,

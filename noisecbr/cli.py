@@ -143,17 +143,18 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
         memory = _worker_memory(data) if _worker_memory is not None else None
         unnamed = _worker_memory is not None and memory is None
         result = _worker_cleaner.clean(data, url=url, memory=memory)
+        # Rendered here, inside the guard: the HTML and the decisions are built on access.
+        if fmt == "json":
+            out = result.to_json() + "\n"
+        else:
+            out = result.html if fmt == "html" else result.text + "\n"
     except InputError as error:
         return item, None, str(error), False
     except OSError as error:
         return item, None, f"cannot read: {error.strerror or error}", False
     except Exception as error:  # noqa: BLE001 - reported per page, the batch goes on
         return item, None, f"{type(error).__name__}: {error}", False
-    if fmt == "json":
-        return item, result.to_json() + "\n", None, unnamed
-    if fmt == "html":
-        return item, result.html, None, unnamed
-    return item, result.text + "\n", None, unnamed
+    return item, out, None, unnamed
 
 
 @main.command()

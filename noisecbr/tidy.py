@@ -29,6 +29,7 @@ __all__ = [
     "tidy",
     "normalize_space",
     "drop_elements",
+    "xml_safe",
 ]
 
 Parser = Literal["lxml", "html5lib"]
@@ -63,6 +64,7 @@ BINARY_CONTROL_SHARE = 0.10
 _HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_\-:.]+)""", re.I)
 _SPACE = re.compile(r"\s+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
     (codecs.BOM_UTF32_LE, "utf-32-le"),
@@ -119,20 +121,22 @@ def decode(data: bytes | str) -> str:
 def _decode(data: bytes | str) -> tuple[str, str | None]:
     """The text and, when the bytes can be handed to the parser as they are, their encoding."""
     if isinstance(data, str):
+        # A lone surrogate (from text decoded with surrogateescape, or a bad \\u escape) cannot
+        # be encoded for libxml2, which would stop the page there.
+        if not data.isascii() and _SURROGATE.search(data):
+            data = _SURROGATE.sub("\ufffd", data)
         return data, None
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             return data[len(bom):].decode(encoding, errors="replace"), None
-    candidates: list[str] = []
-    declared = _META_CHARSET.search(data[:8192])
-    if declared:
-        candidates.append(declared.group(1).decode("ascii", "ignore"))
-    candidates.append("utf-8")
+    candidates = ["utf-8"]
+    declared = _declared_charset(data)
+    if declared is not None:
+        candidates.insert(0, declared)
     for encoding in candidates:
         try:
-            name = codecs.lookup(encoding).name
-            return data.decode(encoding), name
-        except (LookupError, UnicodeDecodeError):
+            return data.decode(encoding), encoding
+        except UnicodeError:  # UnicodeDecodeError, and the bare one of codecs such as "undefined"
             continue
     text = _mostly_utf8(data)
     if text is not None:
@@ -142,6 +146,31 @@ def _decode(data: bytes | str) -> tuple[str, str | None]:
     best = from_bytes(data[:200_000]).best()
     encoding = best.encoding if best is not None else "cp1252"
     return data.decode(encoding, errors="replace"), None
+
+
+#: Codecs Python knows but a page's bytes are never in, whatever its meta tag says: the HTML
+#: standard reads a declared UTF-16/32 as UTF-8 (an ASCII-compatible tag could not be read
+#: otherwise), and the rest are Python's transformations, not charsets of the web.
+_NOT_PAGE_CHARSETS = ("utf-16", "utf-32", "utf-7", "undefined", "unicode-escape",
+                      "raw-unicode-escape", "punycode", "idna", "mbcs", "oem")
+
+
+def _declared_charset(data: bytes) -> str | None:
+    """The Python codec name of the charset a ``<meta>`` tag of the page declares, or None
+    when there is none or it names no charset a page can be in."""
+    declared = _META_CHARSET.search(data[:8192])
+    if not declared:
+        return None
+    try:
+        codec = codecs.lookup(declared.group(1).decode("ascii", "ignore"))
+    except LookupError:
+        return None
+    # Not a text encoding: rot13, zlib, base64, hex…
+    if not getattr(codec, "_is_text_encoding", True):
+        return None
+    if codec.name.replace("_", "-").startswith(_NOT_PAGE_CHARSETS):
+        return None
+    return codec.name
 
 
 def _mostly_utf8(data: bytes) -> str | None:
@@ -252,6 +281,27 @@ _HIDING_CARRIERS = etree.XPath(
 _NOSCRIPTS = etree.XPath("descendant::noscript")
 
 
+#: Characters lxml refuses in a text it is given (XML 1.0's excluded code points), though
+#: libxml2's HTML parser puts them in the text it reads (from the raw bytes and from character
+#: references such as ``&#12;``). The form feed is HTML whitespace and becomes a space.
+_XML_INCOMPATIBLE = re.compile("[\x00-\x08\x0b\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_safe(text: str) -> str:
+    """``text`` without the characters lxml refuses to store in a tree (see above)."""
+    return _XML_INCOMPATIBLE.sub("", text.replace("\x0c", " "))
+
+
+def _append_text(element: etree._Element, attribute: str, extra: str) -> None:
+    """Append to an element's ``text`` or ``tail``, dropping the control characters lxml
+    refuses when the parser left some there (an unlikely case: most text never needs it)."""
+    joined = (getattr(element, attribute) or "") + extra
+    try:
+        setattr(element, attribute, joined)
+    except ValueError:
+        setattr(element, attribute, xml_safe(joined))
+
+
 def drop_elements(elements) -> None:
     """Detach elements from their tree, keeping each one's tail text (it belongs to the parent)."""
     for element in elements:
@@ -262,9 +312,9 @@ def drop_elements(elements) -> None:
         if tail:
             previous = element.getprevious()
             if previous is not None:
-                previous.tail = (previous.tail or "") + tail
+                _append_text(previous, "tail", tail)
             else:
-                parent.text = (parent.text or "") + tail
+                _append_text(parent, "text", tail)
         parent.remove(element)
 
 
@@ -277,15 +327,19 @@ def _body_of(root: etree._Element) -> etree._Element:
         body = root.find(".//body")
     if body is None:
         body = etree.SubElement(root, "body")
+    elif body.getparent() is not root:
+        # A body nested in a stray element (``<meta><d><body>`` puts it inside <head>): lift
+        # it to the top level first, so that moving the stray element into it makes no cycle.
+        drop_elements([body])
+        root.append(body)
     head = root.find("head")
     if head is not None:
         stray = [c for c in head if isinstance(c.tag, str) and c.tag not in _HEAD_TAGS]
         for position, element in enumerate(stray):
             body.insert(position, element)
-    if body.getparent() is root:
-        for child in list(root):
-            if child is not body and child is not head and isinstance(child.tag, str):
-                body.append(child)
+    for child in list(root):
+        if child is not body and child is not head and isinstance(child.tag, str):
+            body.append(child)
     # After a premature </html>, libxml2 starts a second top-level <html> beside the first.
     for sibling in list(root.itersiblings()):
         if isinstance(sibling.tag, str):
