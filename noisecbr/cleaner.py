@@ -227,7 +227,12 @@ def _smoothed(table: ElementTable, proba: np.ndarray, c: float) -> np.ndarray:
 
 
 def clean(html: str | bytes, url: str | None = None, *, model: Model | str | Path | None = None,
-          parser: Parser = "lxml", memory: SiteMemory | None = None) -> CleanResult:
+          parser: Parser = "lxml", memory: SiteMemory | None = None,
+          max_bytes: int | None = None) -> CleanResult:
     """Clean one page with the embedded default model (or ``model``), and the labelled pages
-    of its site if a ``memory`` of them is given."""
-    return Cleaner(model, parser=parser).clean(html, url=url, memory=memory)
+    of its site if a ``memory`` of them is given.
+
+    Raises an :class:`noisecbr.tidy.InputError` subclass with a one-line reason for input that
+    is not a page, and :class:`noisecbr.tidy.InputTooLargeError` over ``max_bytes`` bytes
+    (default :data:`noisecbr.limits.DEFAULT_MAX_BYTES`) or the element limit."""
+    return Cleaner(model, parser=parser, max_bytes=max_bytes).clean(html, url=url, memory=memory)

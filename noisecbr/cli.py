@@ -9,7 +9,6 @@ stderr); 2 usage error; 4 model error; 5 the case base of ``--memory`` cannot be
 
 from __future__ import annotations
 
-import gzip
 import os
 import sys
 from collections.abc import Iterator
@@ -17,6 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import click
+
+from .limits import DEFAULT_MAX_BYTES
 
 EXIT_PARTIAL = 1
 EXIT_MODEL = 4
@@ -72,11 +73,16 @@ def _expand(inputs: tuple[str, ...]) -> Iterator[str]:
             yield item
 
 
-def _read(item: str) -> bytes:
-    data = sys.stdin.buffer.read() if item == "-" else Path(item).read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    return data
+def _read(item: str, max_bytes: int | None = None) -> bytes:
+    """The page bytes of a file (or ``-``: standard input), gunzipped; read and decompressed
+    in steps that stop at ``max_bytes`` (:class:`noisecbr.tidy.InputTooLargeError`)."""
+    from .limits import DEFAULT_MAX_BYTES, read_limited
+
+    limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    if item == "-":
+        return read_limited(sys.stdin.buffer, limit)
+    with open(item, "rb") as handle:
+        return read_limited(handle, limit)
 
 
 def _output_name(item: str, fmt: str) -> str:
@@ -91,11 +97,12 @@ _worker_cleaner = None
 _worker_memory = None
 
 
-def _init_worker(model: str | None, parser: str, smooth: float | None, memory=None) -> None:
+def _init_worker(model: str | None, parser: str, smooth: float | None, memory=None,
+                 max_bytes: int | None = None) -> None:
     global _worker_cleaner, _worker_memory
     from .cleaner import Cleaner
 
-    _worker_cleaner = Cleaner(model, parser=parser, smooth=smooth)
+    _worker_cleaner = Cleaner(model, parser=parser, smooth=smooth, max_bytes=max_bytes)
     _worker_memory = memory
 
 
@@ -139,7 +146,7 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
     from .tidy import InputError
 
     try:
-        data = _read(item) if data is None else data
+        data = _read(item, _worker_cleaner.max_bytes) if data is None else data
         memory = _worker_memory(data) if _worker_memory is not None else None
         unnamed = _worker_memory is not None and memory is None
         result = _worker_cleaner.clean(data, url=url, memory=memory)
@@ -178,10 +185,13 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
               "the same site agree on a subtree with the same markup, their label decides.")
 @click.option("--site", help="With --memory: the site of the inputs (default: the host of "
               "--url, else of the URL each page declares in <link rel=canonical> or og:url).")
+@click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES,
+              show_default=True, help="Refuse a page larger than this (after gunzipping; a "
+              ".gz is decompressed only up to it).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | None,
           url: str | None, parser: str, smooth: float | None, jobs: int, memory_db: str | None,
-          site: str | None, quiet: bool) -> None:
+          site: str | None, max_bytes: int, quiet: bool) -> None:
     """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin.
 
     With --memory, pages of a site whose labelled pages are in the case base (imported, or
@@ -189,6 +199,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
     from tqdm import tqdm
 
     from .model import ModelError
+    from .tidy import InputError
 
     items = list(_expand(inputs))
     if not items:
@@ -202,10 +213,15 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
         _fail("--site names the site of --memory: give --memory DB too", 2)
     memory = _page_memories(memory_db, site, url) if memory_db else None
     try:
-        _init_worker(model, parser, smooth, memory)
+        _init_worker(model, parser, smooth, memory, max_bytes)
     except ModelError as error:
         _fail(str(error), EXIT_MODEL)
-    stdin_data = _read("-") if "-" in items else None
+    stdin_data = None
+    if "-" in items:
+        try:
+            stdin_data = _read("-", max_bytes)
+        except InputError as error:
+            _fail(f"-: {error}", EXIT_PARTIAL)
     failures: list[tuple[str, str]] = []
     bar = tqdm(total=len(items), unit="page", disable=quiet or not many or None,
                file=sys.stderr)
@@ -233,7 +249,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
 
     if jobs > 1 and many:
         with ProcessPoolExecutor(jobs, initializer=_init_worker,
-                                 initargs=(model, parser, smooth, memory)) as pool:
+                                 initargs=(model, parser, smooth, memory, max_bytes)) as pool:
             for result in pool.map(_clean_one, *zip(*tasks()), chunksize=4):
                 emit(*result)
     else:
