@@ -33,7 +33,7 @@ from .model import Model, load_model
 from .render import render_html, render_text
 from .result import LABELS, CleanResult, Decision
 from .subtrees import ElementTable, build_table
-from .tidy import Parser, drop_elements, tidy
+from .tidy import Parser, drop_elements, tidy, xml_safe
 from .vectors import vectorize
 
 __all__ = ["DEFAULT_MODEL", "Cleaner", "clean", "default_model"]
@@ -168,7 +168,9 @@ class Cleaner:
         removed_index = decided[decision[decided] == NOISE]
         elements = table.elements
         removed = {elements[i] for i in removed_index.tolist()}
-        text = render_text(body, removed)
+        # Control characters the parser left in the text (from raw bytes or references such
+        # as &#1;) are not text, and would reach a terminal as they are.
+        text = xml_safe(render_text(body, removed))
 
         def decisions() -> list[Decision]:
             # Paths from the table: still those of the tidied page after the noise is detached.

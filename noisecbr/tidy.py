@@ -29,6 +29,7 @@ from .errors import (
     WARCInputError,
 )
 from .limits import DEFAULT_MAX_BYTES, check_elements, check_size, limit_attributes
+from .sniff import SNIFF_BYTES, contradicted_charset, refuse_non_html
 
 __all__ = [
     "InputError",
@@ -66,10 +67,6 @@ _STREAMED_SEGMENT = re.compile(r"S:\d+$")
 _HEAD_TAGS = frozenset(("title", "meta", "link", "style", "script", "base", "noscript",
                         "template"))
 
-#: Control bytes other than whitespace: more than this share of the first 4 kB means the input is
-#: binary (images, archives, PDFs), not HTML. Real HTML in any encoding has almost none.
-BINARY_CONTROL_SHARE = 0.10
-
 _HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_\-:.]+)""", re.I)
 _SPACE = re.compile(r"\s+")
@@ -86,19 +83,6 @@ _BOMS = (
 def normalize_space(text: str) -> str:
     """Collapse runs of whitespace to one space and strip the ends."""
     return _SPACE.sub(" ", text).strip()
-
-
-#: Control bytes that count towards binary input (tab, newlines, form feed and escape do not).
-_CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))
-
-
-def _looks_binary(data: bytes) -> bool:
-    head = data[:4096]
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return False
-    # The control bytes are what translate deletes: counted in C, not byte by byte in Python.
-    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
-    return controls > BINARY_CONTROL_SHARE * len(head)
 
 
 def decode(data: bytes | str) -> str:
@@ -122,11 +106,7 @@ def _decode(data: bytes | str) -> tuple[str, str | None]:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             return data[len(bom):].decode(encoding, errors="replace"), None
-    candidates = ["utf-8"]
-    declared = _declared_charset(data)
-    if declared is not None:
-        candidates.insert(0, declared)
-    for encoding in candidates:
+    for encoding in [*_declared_candidates(data), "utf-8"]:
         try:
             return data.decode(encoding), encoding
         except UnicodeError:  # UnicodeDecodeError, and the bare one of codecs such as "undefined"
@@ -148,6 +128,19 @@ _NOT_PAGE_CHARSETS = ("utf-16", "utf-32", "utf-7", "undefined", "unicode-escape"
                       "raw-unicode-escape", "punycode", "idna", "mbcs", "oem")
 
 
+def _declared_candidates(data: bytes) -> list[str]:
+    """The charsets to try first by what the page declares: the declared one, or the one the
+    bytes show instead (:func:`noisecbr.sniff.contradicted_charset`); a windows-1252 page with
+    one of its five undefined bytes is then read as ISO-8859-1, as it always was."""
+    declared = _declared_charset(data)
+    if declared is None:
+        return []
+    corrected = contradicted_charset(data, declared)
+    if corrected is not None:
+        return [corrected]
+    return [declared, "iso8859-1"] if declared == "cp1252" else [declared]
+
+
 def _declared_charset(data: bytes) -> str | None:
     """The Python codec name of the charset a ``<meta>`` tag of the page declares, or None
     when there is none or it names no charset a page can be in."""
@@ -163,7 +156,9 @@ def _declared_charset(data: bytes) -> str | None:
         return None
     if codec.name.replace("_", "-").startswith(_NOT_PAGE_CHARSETS):
         return None
-    return codec.name
+    # The HTML standard reads the label iso-8859-1 as windows-1252, as browsers do: pages so
+    # labelled use its curly quotes and œ (bytes 0x80-0x9f, C1 controls in ISO-8859-1).
+    return "cp1252" if codec.name in ("iso8859-1", "latin-1") else codec.name
 
 
 def _mostly_utf8(data: bytes) -> str | None:
@@ -380,8 +375,8 @@ def tidy(
         raise ValueError(f"unknown parser {parser!r}: use 'lxml' or 'html5lib'")
     check_size(len(source.encode("utf-8", "ignore")) if isinstance(source, str) else len(source),
                max_bytes)
-    if isinstance(source, bytes) and _looks_binary(source):
-        raise BinaryInputError("input looks like binary data, not HTML")
+    if isinstance(source, bytes):
+        refuse_non_html(source)
     text, encoding = _decode(source)
     # UTF-8 text has a NUL character exactly where its bytes have a zero byte: a byte search
     # spares the scan of the (often wider) decoded text on almost every page.
@@ -389,8 +384,8 @@ def tidy(
         text = text.replace("\x00", "")
     if not text or text.isspace():  # what `not text.strip()` tests, without copying the page
         raise EmptyInputError("input is empty")
-    if isinstance(source, str) and _looks_binary(text[:4096].encode("utf-8", "ignore")):
-        raise BinaryInputError("input looks like binary data, not HTML")
+    if isinstance(source, str):
+        refuse_non_html(text[:SNIFF_BYTES].encode("utf-8", "ignore"))
     limited = limit_attributes(text)
     raw = source if isinstance(source, bytes) and limited is text else None
     try:
