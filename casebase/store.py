@@ -11,7 +11,9 @@ installed with the package (``casebase.migrations``), so an installed wheel need
 ``alembic.ini``. SQLite connections run in WAL mode (readers never block the writer), with
 foreign keys on, ``synchronous=NORMAL`` and a 30 s busy timeout. Every write goes through
 :meth:`CaseBase.session`, one transaction that commits when the block ends and rolls back when it
-raises (Ctrl-C included).
+raises (Ctrl-C included); on SQLite it begins IMMEDIATE, so that a second writer waits for the
+first instead of failing. Reads (:meth:`CaseBase.reading`, ``engine.connect()``) begin deferred
+and never wait.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ __all__ = [
     "RevectorizeReport",
     "default_url",
     "normalize_url",
+    "writer",
 ]
 
 DEFAULT_DB_NAME = "casebase.sqlite"
@@ -141,9 +144,26 @@ def _create_engine(url: str) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection) -> None:
-        connection.exec_driver_sql("BEGIN")
+        # A writer takes SQLite's write lock when its transaction begins, waiting out the busy
+        # timeout for another writer to finish. Under a deferred BEGIN a transaction that reads
+        # first cannot upgrade to writing once another connection wrote: SQLite fails it at
+        # once ("database is locked") without waiting. Readers begin deferred and, in WAL
+        # mode, read their snapshot without ever waiting for a writer.
+        writing = connection.get_execution_options().get(_WRITES, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if writing else "BEGIN")
 
     return engine
+
+
+#: Execution option of the connections that write (see :func:`writer`).
+_WRITES = "casebase_writes"
+
+
+def writer(engine: Engine) -> Engine:
+    """The engine whose transactions write: on SQLite they begin IMMEDIATE (take the write lock
+    at once, waiting for another writer up to the busy timeout); elsewhere it is ``engine``'s
+    twin."""
+    return engine.execution_options(**{_WRITES: True})
 
 
 def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) -> None:
@@ -156,12 +176,25 @@ def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) 
     with as_file(files("casebase.migrations")) as location:
         config = Config()
         config.set_main_option("script_location", str(location))
-        with engine.begin() as connection:
+        if not downgrade and revision == "head" and _at_head(engine, config):
+            return  # nothing to write: a reader opening the case base takes no write lock
+        with writer(engine).begin() as connection:
             config.attributes["connection"] = connection
             if downgrade:
                 command.downgrade(config, revision)
             else:
                 command.upgrade(config, revision)
+
+
+def _at_head(engine: Engine, config) -> bool:
+    """Whether the database is already at the newest revision (read without a write lock)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    heads = set(ScriptDirectory.from_config(config).get_heads())
+    with engine.connect() as connection:
+        current = set(MigrationContext.configure(connection).get_current_heads())
+    return current == heads
 
 
 @dataclass(frozen=True)
@@ -271,6 +304,7 @@ class CaseBase:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._writer = writer(engine)
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -309,8 +343,16 @@ class CaseBase:
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """A session in one transaction: committed at the end of the block, rolled back if
-        the block raises."""
+        """A session in one write transaction: committed at the end of the block, rolled back
+        if the block raises. On SQLite it waits (up to the busy timeout) for another writer to
+        finish, then holds the write lock until the block ends."""
+        with Session(self._writer, expire_on_commit=False) as session, session.begin():
+            yield session
+
+    @contextmanager
+    def reading(self) -> Iterator[Session]:
+        """A session in one read transaction (a consistent snapshot), for reading only: it
+        never waits for a writer, and a writer never waits for it."""
         with Session(self.engine, expire_on_commit=False) as session, session.begin():
             yield session
 

@@ -1,0 +1,154 @@
+"""Writers wait, readers never block (issue 17): on SQLite a write transaction takes the write
+lock when it begins and waits out the busy timeout; reads never wait. The imports and the
+relabel run as real processes, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import text
+
+from casebase.cli import cli
+from casebase.store import CaseBase
+
+FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
+
+#: An import that announces each page on stderr and takes a moment over it, so that another
+#: process can act while it holds its transaction open.
+_SLOW_IMPORT = """
+import sys, time
+import casebase.importer as importer
+original = importer.prepare_page
+def slow(*args, **kwargs):
+    sys.stderr.write("PAGE\\n"); sys.stderr.flush()
+    time.sleep(0.3)
+    return original(*args, **kwargs)
+importer.prepare_page = slow
+from casebase.cli import main
+main()
+"""
+
+
+def _environment() -> dict[str, str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("NOISECBR_DB", None)
+    return env
+
+
+def copy_dataset(target: Path, tag: str) -> Path:
+    """The fixture dataset with page ids and bytes made distinct by ``tag``."""
+    (target / "html").mkdir(parents=True)
+    truth = json.loads((FIXTURE / "ground-truth.json").read_text())
+    import gzip
+
+    renamed = {}
+    for page_id, record in truth.items():
+        html = gzip.decompress((FIXTURE / "html" / f"{page_id}.html.gz").read_bytes())
+        (target / "html" / f"{tag}-{page_id}.html.gz").write_bytes(
+            gzip.compress(html + f"<!-- {tag} -->".encode()))
+        renamed[f"{tag}-{page_id}"] = record
+    (target / "ground-truth.json").write_text(json.dumps(renamed))
+    return target
+
+
+def start_import(url: str, dataset: Path, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", _SLOW_IMPORT, "--db", url, "import", "--quiet", "--jobs", "0",
+         "--no-oracle", str(dataset)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_environment(), cwd=cwd, text=True)
+
+
+def wait_for_pages(process: subprocess.Popen, pages: int) -> None:
+    seen = 0
+    deadline = time.monotonic() + 60
+    while seen < pages and time.monotonic() < deadline:
+        line = process.stderr.readline()
+        assert line, "the import ended before another process could act"
+        seen += line.strip() == "PAGE"
+
+
+def casebase_process(url: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "from casebase.cli import main; main()",
+                           "--db", url, *args], capture_output=True, text=True,
+                          env=_environment(), cwd=cwd, timeout=120)
+
+
+def test_a_write_session_holds_the_lock_from_its_start_and_a_read_never_does(tmp_path):
+    path = tmp_path / "lock.sqlite"
+    cb = CaseBase.open(str(path))
+    other = sqlite3.connect(path, timeout=0, isolation_level=None)
+    with cb.session() as session:
+        session.execute(text("SELECT count(*) FROM sites"))
+        # Only read so far, and already no other writer can begin: this transaction will not
+        # fail to upgrade to writing later.
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            other.execute("BEGIN IMMEDIATE")
+        # A reader is not blocked by the writer.
+        assert CaseBase.open(str(path)).stats()["pages"] == 0
+    with cb.reading() as session:
+        session.execute(text("SELECT count(*) FROM sites"))
+        other.execute("BEGIN IMMEDIATE")  # a read transaction leaves the write lock free
+        other.execute("ROLLBACK")
+    other.close()
+    cb.close()
+
+
+def test_a_relabel_during_an_import_waits_and_succeeds(tmp_path):
+    url = f"sqlite:///{tmp_path / 'busy.sqlite'}"
+    first = CliRunner().invoke(cli, ["--db", url, "import", "--quiet", "-j", "0", "--no-oracle",
+                                     str(FIXTURE)])
+    assert first.exit_code == 0
+    with CaseBase.open(url) as cb:
+        case = cb.list_cases(limit=1)[0]
+    target = "noise" if case.label != "noise" else "data"
+    importing = start_import(url, copy_dataset(tmp_path / "more", "more"), tmp_path)
+    try:
+        wait_for_pages(importing, 1)
+        # Mid-import: a reader is answered at once, a writer waits for the import to commit.
+        listed = casebase_process(url, "stats", "--json", cwd=tmp_path)
+        assert listed.returncode == 0 and json.loads(listed.stdout)["pages"] == 4
+        relabel = casebase_process(url, "label", str(case.id), target, cwd=tmp_path)
+        importing.communicate(timeout=120)
+    finally:
+        if importing.poll() is None:
+            importing.kill()
+            importing.wait()
+    assert relabel.returncode == 0, relabel.stderr
+    assert importing.returncode == 0
+    with CaseBase.open(url) as cb:
+        assert cb.get_case(case.id).label == target
+        assert cb.stats()["pages"] == 8
+
+
+def test_two_imports_into_one_database_both_complete(tmp_path):
+    url = f"sqlite:///{tmp_path / 'two.sqlite'}"
+    CaseBase.open(url).close()  # created once: both imports find the schema at head
+    one = start_import(url, copy_dataset(tmp_path / "one", "one"), tmp_path)
+    two = start_import(url, copy_dataset(tmp_path / "two", "two"), tmp_path)
+    outputs = []
+    try:
+        for process in (one, two):
+            outputs.append(process.communicate(timeout=120))
+    finally:
+        for process in (one, two):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    for process, (stdout, stderr) in zip((one, two), outputs):
+        assert process.returncode == 0, stderr
+        assert "4 imported" in stdout
+    with CaseBase.open(url) as cb:
+        stats = cb.stats()
+        single = CaseBase.open(f"sqlite:///{tmp_path / 'single.sqlite'}")
+    CliRunner().invoke(cli, ["--db", single.url, "import", "--quiet", "-j", "0", "--no-oracle",
+                             str(FIXTURE)])
+    assert stats["pages"] == 8 and stats["cases"] == 2 * single.stats()["cases"]
+    single.close()
