@@ -120,6 +120,8 @@ def _sqlite_file(engine: Engine) -> Path | None:
 
 def _create_engine(url: str) -> Engine:
     engine = create_engine(url)
+    if engine.dialect.name == "postgresql":
+        _serialise_postgresql_writers(engine)
     if engine.dialect.name != "sqlite":
         return engine
     on_disk = _sqlite_file(engine) is not None
@@ -155,14 +157,32 @@ def _create_engine(url: str) -> Engine:
     return engine
 
 
+#: Key of the PostgreSQL advisory lock every write transaction holds (any constant: it only has
+#: to be the same in every process; these are the bytes "noisecbr").
+_WRITE_LOCK_KEY = int.from_bytes(b"noisecbr", "big") & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def _serialise_postgresql_writers(engine: Engine) -> None:
+    """Give write transactions on PostgreSQL SQLite's semantics: one writer at a time, the
+    others wait (up to the same busy timeout), readers never wait (MVCC). Without it two
+    imports of pages of one site both find the site missing and both insert it, and the second
+    fails on the unique host."""
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection) -> None:
+        if connection.get_execution_options().get(_WRITES, False):
+            connection.exec_driver_sql(f"SET LOCAL lock_timeout = {BUSY_TIMEOUT_MS}")
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_WRITE_LOCK_KEY})")
+
+
 #: Execution option of the connections that write (see :func:`writer`).
 _WRITES = "casebase_writes"
 
 
 def writer(engine: Engine) -> Engine:
-    """The engine whose transactions write: on SQLite they begin IMMEDIATE (take the write lock
-    at once, waiting for another writer up to the busy timeout); elsewhere it is ``engine``'s
-    twin."""
+    """The engine whose transactions write: on SQLite they begin IMMEDIATE, on PostgreSQL they
+    take an advisory lock; either way they hold the case base's write lock from their start,
+    waiting for another writer up to the busy timeout."""
     return engine.execution_options(**{_WRITES: True})
 
 

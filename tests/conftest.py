@@ -26,3 +26,33 @@ def modernweb_dev() -> Path:
     if not (path / "ground-truth.json").is_file():
         pytest.skip(f"development data not found at {path} (set NOISECBR_SHARED_DATA)")
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A throwaway PostgreSQL server for the whole test session (see tests/postgres.py)."""
+    from postgres import PostgresServer, missing_reason
+
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(f"no PostgreSQL server for this test: {reason}")
+    server = PostgresServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server) -> str:
+    """The SQLAlchemy URL of a fresh, empty PostgreSQL database."""
+    return postgres_server.database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path) -> str:
+    """A fresh case base URL, once on SQLite and once on PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'cb.sqlite'}"
+    return request.getfixturevalue("postgres_url")
