@@ -52,8 +52,10 @@ print(f"{wall:.2f} {cpu:.2f} {rss:.0f} {outcome}")
 
 
 def paragraphs(megabytes: float, paragraph: bytes = PARAGRAPH) -> bytes:
-    count = int(megabytes * 1_000_000 / len(paragraph))
-    return b"<html><body>\n" + paragraph * count + b"</body></html>\n"
+    """A page of at most ``megabytes`` MB (10^6 bytes) of paragraphs."""
+    start, end = b"<html><body>\n", b"</body></html>\n"
+    count = int((megabytes * 1_000_000 - len(start) - len(end)) / len(paragraph))
+    return start + paragraph * count + end
 
 
 def hidden_elements(count: int = 100_000) -> bytes:

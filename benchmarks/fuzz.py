@@ -1,0 +1,80 @@
+"""A seeded corpus run: N hostile inputs through noisecbr.clean and every attribute of its result.
+
+    python benchmarks/fuzz.py N [--seed S] [--failures DIR]
+
+The inputs come from the generators of tests/fuzzing.py (random bytes, mutated fixture pages,
+tag soup, control characters, bad charsets, deep nesting), input i of family f from
+``random.Random(f"{S}:{f}:{i}")``, so any one of them can be made again alone. Prints the
+refusals by InputError type, the unexpected exceptions by type (each input saved under
+``--failures``), the slowest input with its CPU time, and the process's peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import random
+import resource
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from fuzzing import FAMILIES, clean_everything, generate  # noqa: E402
+
+#: Progress is printed every this many inputs (stderr).
+_REPORT_EVERY = 10_000
+
+
+def run(n: int, seed: int, failures: Path) -> int:
+    """Run the corpus; returns the number of unexpected exceptions."""
+    families = list(FAMILIES)
+    outcomes: collections.Counter = collections.Counter()
+    unexpected: collections.Counter = collections.Counter()
+    by_family: collections.Counter = collections.Counter()
+    slowest = (0.0, "")
+    started = time.process_time()
+    for i in range(n):
+        family = families[i % len(families)]
+        name = f"{seed}:{family}:{i}"
+        page = generate(random.Random(name), family)
+        by_family[family] += 1
+        t0 = time.process_time()
+        try:
+            outcomes[clean_everything(page) or "result"] += 1
+        except Exception as error:  # noqa: BLE001 - what the run is looking for
+            kind = type(error).__name__
+            unexpected[kind] += 1
+            failures.mkdir(parents=True, exist_ok=True)
+            data = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
+            (failures / f"{kind}-{i}.bin").write_bytes(data)
+            (failures / f"{kind}-{i}.txt").write_text(traceback.format_exc())
+        elapsed = time.process_time() - t0
+        if elapsed > slowest[0]:
+            slowest = (elapsed, f"{name} ({len(page):,} {type(page).__name__})")
+        if (i + 1) % _REPORT_EVERY == 0:
+            print(f"{i + 1:,} inputs, {sum(unexpected.values())} unexpected, "
+                  f"{time.process_time() - started:.0f} s CPU", file=sys.stderr, flush=True)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"inputs: {n:,} (seed {seed}; per family: {dict(by_family)})")
+    print(f"outcomes: {dict(outcomes.most_common())}")
+    print(f"unexpected exceptions: {sum(unexpected.values())} {dict(unexpected)}")
+    print(f"slowest input: {slowest[1]}: {slowest[0]:.3f} s CPU")
+    print(f"CPU time: {time.process_time() - started:.0f} s; peak RSS: {peak:.0f} MB")
+    return sum(unexpected.values())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n", type=int, help="number of inputs")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--failures", type=Path, default=Path("fuzz-failures"),
+                        help="where the inputs that raised unexpectedly are saved")
+    args = parser.parse_args()
+    sys.exit(1 if run(args.n, args.seed, args.failures) else 0)
+
+
+if __name__ == "__main__":
+    main()
