@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fuzzing import FAMILIES, clean_everything, generate  # noqa: E402
+from fuzzing import FAMILIES, clean_everything, generate
 
 #: Progress is printed every this many inputs (stderr).
 _REPORT_EVERY = 10_000

@@ -51,7 +51,7 @@ MAX_ATTRIBUTES = 1_000
 #: C-level regex scan of the page. (A tag whose quoted values hold ``<`` or ``>`` escapes the
 #: test: libxml2 then meets all its attributes.)
 _LONG_TAG_CHARS = 2 * MAX_ATTRIBUTES
-_LONG_TAG = re.compile(r"<[a-zA-Z][^<>]{%d,}" % _LONG_TAG_CHARS)
+_LONG_TAG = re.compile(rf"<[a-zA-Z][^<>]{{{_LONG_TAG_CHARS},}}")
 _TAG_NAME = re.compile(r"<[a-zA-Z][^\s/>]*")
 #: One attribute as libxml2 reads it (separators optional: ``a="1"b="2"`` is two). Matched one
 #: at a time: a single pattern repeating it would backtrack exponentially on tags that fall

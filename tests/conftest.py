@@ -15,6 +15,20 @@ SHARED_DATA = Path(os.environ.get("NOISECBR_SHARED_DATA",
                                   Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 
+def dataset_with_page(directory: Path, page_id: str, html: bytes) -> Path:
+    """A copy of the casebase fixture dataset in ``directory`` with one more page."""
+    import gzip
+    import json
+    import shutil
+
+    shutil.copytree(FIXTURES / "casebase", directory)
+    truth = json.loads((directory / "ground-truth.json").read_text())
+    truth[page_id] = {"url": f"https://{page_id}.test/x", "articleBody": "a b"}
+    (directory / "ground-truth.json").write_text(json.dumps(truth))
+    (directory / "html" / f"{page_id}.html.gz").write_bytes(gzip.compress(html))
+    return directory
+
+
 @pytest.fixture
 def article_html() -> bytes:
     return EXAMPLE_PAGE.read_bytes()

@@ -96,8 +96,8 @@ def bad_charset(rng: random.Random) -> bytes:
     encoding = rng.choice(("utf-8", "cp1251", "shift_jis", "latin-1", "utf-16-le"))
     raw = body.encode(encoding, "replace") if encoding != "utf-8" else body.encode(
         "utf-8", "surrogatepass")
-    tag = rng.choice(('<meta charset="{}">', "<meta http-equiv=content-type "
-                      "content='text/html; charset={}'>"))
+    tag = rng.choice(('<meta charset="{}">',
+                      "<meta http-equiv=content-type content='text/html; charset={}'>"))
     return tag.format(declared).encode("utf-8", "surrogatepass") + raw
 
 

@@ -74,7 +74,7 @@ class PostgresServer:
                       "--clear-groups", "--"]
         env = {**os.environ, "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
         completed = subprocess.run([*prefix, *command], capture_output=True, text=True,
-                                   env=env, cwd=self.root, timeout=120)
+                                   env=env, cwd=self.root, timeout=120, check=False)
         if completed.returncode != 0:
             raise RuntimeError(f"{command[0]} failed: {completed.stderr or completed.stdout}")
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import dataset_with_page
 
 from casebase.cli import cli
 from casebase.store import CaseBase
@@ -139,13 +140,7 @@ def test_exit_codes(db, tmp_path):
 
 
 def test_failed_pages_are_reported_and_exit_1(db, tmp_path):
-    dataset = tmp_path / "dataset"
-    shutil.copytree(FIXTURE, dataset)
-    truth = json.loads((dataset / "ground-truth.json").read_text())
-    truth["zz-binary"] = {"url": "https://bin.test/x", "articleBody": "nothing"}
-    (dataset / "ground-truth.json").write_text(json.dumps(truth))
-    with gzip.open(dataset / "html" / "zz-binary.html.gz", "wb") as handle:
-        handle.write(bytes(range(256)) * 20)
+    dataset = dataset_with_page(tmp_path / "dataset", "zz-binary", bytes(range(256)) * 20)
     result = run(db, "import", str(dataset), "--quiet", "-j", "0")
     assert result.exit_code == 1
     assert "failed zz-binary:" in result.stderr and "1 failed" in result.stdout

@@ -16,26 +16,14 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import text
 
+# An import that announces each page ("PAGE" on stderr) and takes a moment over it, so that
+# another process can act while it holds its transaction open.
+from test_casebase_cli import _SLOW_IMPORT
+
 from casebase.cli import cli
 from casebase.store import CaseBase
 
 FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
-
-#: An import that announces each page on stderr and takes a moment over it, so that another
-#: process can act while it holds its transaction open.
-_SLOW_IMPORT = """
-import sys, time
-import casebase.importer as importer
-original = importer.prepare_page
-def slow(*args, **kwargs):
-    sys.stderr.write("PAGE\\n"); sys.stderr.flush()
-    time.sleep(0.3)
-    return original(*args, **kwargs)
-importer.prepare_page = slow
-from casebase.cli import main
-main()
-"""
-
 
 def _environment() -> dict[str, str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -78,7 +66,7 @@ def wait_for_pages(process: subprocess.Popen, pages: int) -> None:
 def casebase_process(url: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", "from casebase.cli import main; main()",
                            "--db", url, *args], capture_output=True, text=True,
-                          env=_environment(), cwd=cwd, timeout=120)
+                          env=_environment(), cwd=cwd, timeout=120, check=False)
 
 
 def test_a_write_session_holds_the_lock_from_its_start_and_a_read_never_does(tmp_path):

@@ -3,13 +3,12 @@ with a one-line reason; in a batch a bad page is reported and skipped (issue 17)
 
 from __future__ import annotations
 
-import gzip
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import dataset_with_page
 
 import noisecbr
 from noisecbr.tidy import InputError, drop_elements, tidy, xml_safe
@@ -117,13 +116,8 @@ def test_import_skips_a_page_that_fails_unexpectedly(tmp_path, monkeypatch):
     from casebase import importer
     from casebase.cli import cli as casebase_cli
 
-    dataset = tmp_path / "dataset"
-    shutil.copytree(FIXTURE, dataset)
-    truth = json.loads((dataset / "ground-truth.json").read_text())
-    truth["zz-odd"] = {"url": "https://odd.test/x", "articleBody": "a b"}
-    (dataset / "ground-truth.json").write_text(json.dumps(truth))
-    with gzip.open(dataset / "html" / "zz-odd.html.gz", "wb") as handle:
-        handle.write(b"<p>a<span hidden>x</span>\x0cb</p><p>trips the importer</p>")
+    dataset = dataset_with_page(tmp_path / "dataset", "zz-odd",
+                                b"<p>a<span hidden>x</span>\x0cb</p><p>trips the importer</p>")
     prepare = importer.prepare_page
 
     def maybe_trip(raw, *args, **kwargs):
