@@ -53,6 +53,7 @@ __all__ = [
     "import_dataset",
     "import_site",
     "insert_cases",
+    "label_elements",
     "parse_stored",
     "prepare_page",
     "site_pages",
@@ -240,7 +241,7 @@ def add_page(
     ``source`` (same sha256) is not stored again: ``page_id`` is None and ``duplicate_of`` set.
     Raises :class:`noisecbr.tidy.InputError` for input that is not a page.
     """
-    from .store import CaseBaseError, _check_label, _check_source
+    from .store import _check_source
 
     digest = content_hash(html)
     existing = _find_page(session, source, digest)
@@ -254,23 +255,8 @@ def add_page(
     if labels is not None:
         label_source = label_source or "human"
         _check_source(label_source)
-        index = {element: i for i, element in enumerate(page.table.elements)}
-        tree = page.body.getroottree()
-        per_element = np.zeros(len(page.table), dtype=np.int8)
-        chosen: dict[int, None] = {}
-        for path, label in labels.items():
-            _check_label(label)
-            try:
-                found = tree.xpath(path)
-            except etree.XPathError as error:
-                raise CaseBaseError(f"invalid XPath {path!r}: {error}") from error
-            elements = [index[e] for e in found if isinstance(e, etree._Element) and e in index]
-            if not elements:
-                added.unknown_paths.append(path)
-            for i in elements:
-                per_element[i] = LABELS.index(label)
-                chosen[i] = None
-        rows = case_rows(page, page_id, per_element, label_source, sorted(chosen))
+        per_element, chosen, added.unknown_paths = label_elements(page, labels)
+        rows = case_rows(page, page_id, per_element, label_source, chosen)
     elif truth is not None:
         label_source = label_source or "ground_truth"
         _check_source(label_source)
@@ -282,6 +268,34 @@ def add_page(
     insert_cases(session, rows)
     added.cases.update(row[4] for row in rows)
     return added
+
+
+def label_elements(page: PreparedPage, labels: Mapping[str, str]
+                   ) -> tuple[np.ndarray, list[int], list[str]]:
+    """The elements of ``page`` that the XPaths of ``labels`` select: (a label index per
+    element of the page, the selected elements' positions in document order, the paths that
+    select no element). Raises :class:`casebase.store.CaseBaseError` for an unknown label or
+    an invalid XPath."""
+    from .store import CaseBaseError, _check_label
+
+    index = {element: i for i, element in enumerate(page.table.elements)}
+    tree = page.body.getroottree()
+    per_element = np.zeros(len(page.table), dtype=np.int8)
+    chosen: dict[int, None] = {}
+    unknown: list[str] = []
+    for path, label in labels.items():
+        _check_label(label)
+        try:
+            found = tree.xpath(path)
+        except etree.XPathError as error:
+            raise CaseBaseError(f"invalid XPath {path!r}: {error}") from error
+        elements = [index[e] for e in found if isinstance(e, etree._Element) and e in index]
+        if not elements:
+            unknown.append(path)
+        for i in elements:
+            per_element[i] = LABELS.index(label)
+            chosen[i] = None
+    return per_element, sorted(chosen), unknown
 
 
 def _find_page(session: Session, source: str, digest: str) -> int | None:

@@ -1,4 +1,4 @@
-"""Ground truth → noise / data / mixture labels for every subtree of a page.
+"""Ground truth → noise / data / mixture / comment labels for every subtree of a page.
 
 The page's words are read in document order (the order :mod:`noisecbr.render` outputs them). A
 word *matches* when one of the 4-word shingles that contain it is a shingle of the ground-truth
@@ -19,6 +19,14 @@ A subtree without words takes its parent's label when the parent is data (an ima
 article) and is noise otherwise (an icon, a spacer, an empty ad slot): it holds nothing a reader
 came for. The body without words is noise.
 
+**Reader comments.** A ground truth that holds a comment thread after a marker line (dragnet's
+``!@#$%^&*()  COMMENTS``, :data:`COMMENTS_MARKER`) is split there: the text before it is the
+article, the text after it the comments, and words are matched against each separately. A
+subtree that is not noise, whose words are mostly comment text (share ≥ ``t_comment``, default
+0.5: a thread's names, dates and reply links are not in the ground truth) and that holds no
+article text piece is **comment**. Data must then hold no comment subtree either. Without the
+marker nothing is labelled comment, so a forum thread that *is* the page's content stays data.
+
 The defaults were chosen on the oracle ceiling of modernweb-dev (keep data, descend mixture,
 drop noise): with 0.8 / 0.2 the oracle keeps the ground truth almost whole while mixture stays a
 small class of the containers where content and furniture meet.
@@ -30,25 +38,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from noisecbr.layout import COMMENTS_MARKER, split_truth
 from noisecbr.metric import SHINGLE, shingles, tokens
-from noisecbr.result import LABELS
+from noisecbr.result import COMMENT, DATA, MIXTURE, NOISE
 from noisecbr.subtrees import ElementTable
 
-__all__ = ["T_DATA", "T_NOISE", "NOISE", "DATA", "MIXTURE", "SubtreeLabels", "label_table",
-           "oracle"]
+__all__ = ["T_DATA", "T_NOISE", "T_COMMENT", "COMMENTS_MARKER", "NOISE", "DATA", "MIXTURE",
+           "COMMENT", "SubtreeLabels", "split_truth", "label_table", "oracle"]
 
 T_DATA = 0.8
 T_NOISE = 0.2
 MAX_COVERAGE = 0.1
-NOISE, DATA, MIXTURE = (LABELS.index(name) for name in ("noise", "data", "mixture"))
-
-
+#: A subtree whose words are at least this share comment text is a comment (when it holds no
+#: article piece and is not noise). Half: in dragnet's threads the ground truth keeps the comment
+#: bodies but not the commenters' names, dates and "Reply" links around them.
+T_COMMENT = 0.5
 @dataclass
 class SubtreeLabels:
     labels: np.ndarray  # int8 per element, indices into LABELS
     share: np.ndarray  # matched words / words (0 where there are no words)
     words: np.ndarray  # words per subtree
     own_share: np.ndarray  # the same over the element's own text (text + children's tails)
+    #: the share of the subtree's words matched in the comments part of the ground truth
+    comment_share: np.ndarray | None = None
 
 
 def _matched_words(table: ElementTable, truth: str) -> np.ndarray:
@@ -103,38 +115,64 @@ def label_table(
     t_data: float = T_DATA,
     t_noise: float = T_NOISE,
     max_coverage: float = MAX_COVERAGE,
+    t_comment: float = T_COMMENT,
 ) -> SubtreeLabels:
+    """Label every subtree of ``table`` from the ground truth (see the module docstring)."""
     if not 0.0 <= t_noise < t_data <= 1.0:
         raise ValueError(f"need 0 ≤ t_noise < t_data ≤ 1, got {t_noise} and {t_data}")
-    piece_matched = _matched_words(table, truth)
-    matched = table.subtree(piece_matched)
-    own_words = table.own(table.piece_words)
-    own_share = np.divide(table.own(piece_matched), own_words, out=np.zeros_like(own_words),
-                          where=own_words > 0)
+    article, comments = split_truth(truth)
+    piece_article = _matched_words(table, article)
+    piece_comment = _matched_words(table, comments) if comments else np.zeros_like(piece_article)
+    # A word quoted in both parts counts once.
+    piece_matched = np.minimum(piece_article + piece_comment, table.piece_words)
     words = table.subtree(table.piece_words)
-    share = np.divide(matched, words, out=np.zeros_like(matched), where=words > 0)
+    matched = table.subtree(piece_matched)
+    share = _share(matched, words)
+    own_words = table.own(table.piece_words)
+    own_share = _share(table.own(piece_matched), own_words)
     labels = np.full(len(table), MIXTURE, dtype=np.int8)
     page_matched = max(float(matched[0]), 1.0) if len(matched) else 1.0
     # Noise is pure too: no text piece of SHINGLE words or more that is mostly content inside.
-    content_piece = (table.piece_words >= SHINGLE) & (2 * piece_matched >= table.piece_words)
-    content_inside = table.subtree(content_piece) > 0
     noise = ((share <= t_noise) & (matched <= max_coverage * page_matched) & (words > 0)
-             & ~content_inside)
-    # Data is pure: no noise subtree with words inside it (subtree of i = [i, end[i])).
-    noise_inside = np.concatenate([[0], np.cumsum(noise)])
-    index = np.arange(len(table))
-    pure = noise_inside[table.end] - noise_inside[index + 1] == 0
-    labels[(share >= t_data) & pure] = DATA
+             & ~_holds_content(table, piece_matched))
+    article_share = _share(table.subtree(piece_article), words)
+    comment_share = _share(table.subtree(piece_comment), words)
+    comment = (~noise & (comment_share >= t_comment) & (words > 0)
+               & ~_holds_content(table, piece_article))
+    # Data is pure: no noise or comment subtree with words inside it.
+    pure = _none_inside(table, noise | comment)
+    labels[(article_share >= t_data) & pure] = DATA
+    labels[comment] = COMMENT
     labels[noise] = NOISE
     # Wordless subtrees: in document order a parent is labelled before its children.
     parent = table.parent
     for i in np.flatnonzero(words == 0):
-        labels[i] = DATA if parent[i] >= 0 and labels[parent[i]] == DATA else NOISE
-    return SubtreeLabels(labels=labels, share=share, words=words, own_share=own_share)
+        inherited = labels[parent[i]] if parent[i] >= 0 else NOISE
+        labels[i] = inherited if inherited in (DATA, COMMENT) else NOISE
+    return SubtreeLabels(labels=labels, share=share, words=words, own_share=own_share,
+                         comment_share=comment_share)
 
 
-def oracle(table: ElementTable, labels: SubtreeLabels) -> tuple[list[int], list[int]]:
+def _share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
+    return np.divide(part, whole, out=np.zeros_like(whole, dtype=np.float64), where=whole > 0)
+
+
+def _holds_content(table: ElementTable, piece_matched: np.ndarray) -> np.ndarray:
+    """Per subtree: does it hold a text piece of SHINGLE words or more, mostly matched?"""
+    content_piece = (table.piece_words >= SHINGLE) & (2 * piece_matched >= table.piece_words)
+    return table.subtree(content_piece) > 0
+
+
+def _none_inside(table: ElementTable, flagged: np.ndarray) -> np.ndarray:
+    """Per subtree: no flagged element strictly inside it (subtree of i = [i, end[i]))."""
+    inside = np.concatenate([[0], np.cumsum(flagged)])
+    return inside[table.end] - inside[np.arange(len(table)) + 1] == 0
+
+
+def oracle(table: ElementTable, labels: SubtreeLabels, comments: bool = False
+           ) -> tuple[list[int], list[int]]:
     """The oracle walk: (maximal removed subtrees, mixture elements whose own text is dropped).
+    Comment subtrees are removed too, unless ``comments``.
 
     A mixture element's own text (its text and its children's tails, e.g. the "|" between menu
     links or a "Posted in" label around the article) is dropped when most of it is not content.
@@ -144,10 +182,11 @@ def oracle(table: ElementTable, labels: SubtreeLabels) -> tuple[list[int], list[
     i, n = 0, len(table)
     label, share, own_share = labels.labels, labels.share, labels.own_share
     while i < n:
-        if label[i] == NOISE or (table.n_children[i] == 0 and share[i] < 0.5):
+        if (label[i] == NOISE or (label[i] == COMMENT and not comments)
+                or (table.n_children[i] == 0 and share[i] < 0.5)):
             removed.append(i)
             i = int(table.end[i])  # skip the subtree
-        elif label[i] == DATA:
+        elif label[i] in (DATA, COMMENT):
             i = int(table.end[i])
         else:
             if own_share[i] < 0.5:

@@ -260,7 +260,7 @@ def explain_page(index: CaseIndex, casebase: CaseBase, html: str | bytes, *,
     table = build_table(tidy(html, parser=cleaner.parser))
     recalled, stored = (memory.lookup(table) if memory is not None and len(memory)
                         else (None, None))
-    decision, proba = cleaner.predict(table, recalled=recalled)
+    decision, proba = cleaner.decide(table, recalled=recalled)
     decided = np.flatnonzero(decision >= 0)
     paths = table.paths()
     if path_contains:

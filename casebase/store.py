@@ -198,12 +198,30 @@ def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) 
         config.set_main_option("script_location", str(location))
         if not downgrade and revision == "head" and _at_head(engine, config):
             return  # nothing to write: a reader opening the case base takes no write lock
-        with writer(engine).begin() as connection:
-            config.attributes["connection"] = connection
-            if downgrade:
-                command.downgrade(config, revision)
-            else:
-                command.upgrade(config, revision)
+        with writer(engine).connect() as connection:
+            sqlite = connection.dialect.name == "sqlite"
+            if sqlite:
+                # SQLite's procedure for schema changes: a table rebuilt in batch mode is
+                # dropped, and with foreign keys on, dropping `cases` would cascade-delete its
+                # label history. They are switched off outside the transaction (inside one the
+                # pragma does nothing) and the keys are checked before the commit instead.
+                connection.connection.driver_connection.execute("PRAGMA foreign_keys = OFF")
+            try:
+                # A write transaction (BEGIN IMMEDIATE on SQLite, the advisory lock on
+                # PostgreSQL): a second process migrating at the same time waits for this one.
+                with connection.begin():
+                    config.attributes["connection"] = connection
+                    if downgrade:
+                        command.downgrade(config, revision)
+                    else:
+                        command.upgrade(config, revision)
+                    if sqlite and connection.exec_driver_sql(
+                            "PRAGMA foreign_key_check").first() is not None:
+                        raise CaseBaseError("the migration left rows whose foreign keys point "
+                                            "nowhere: rolled back")
+            finally:
+                if sqlite:
+                    connection.connection.driver_connection.execute("PRAGMA foreign_keys = ON")
 
 
 def _at_head(engine: Engine, config) -> bool:

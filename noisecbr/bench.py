@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cleaner import Cleaner
-from .layout import LabelledPage, read_dataset
+from .cleaner import FAVOR, Cleaner
+from .layout import LabelledPage, read_dataset, split_truth
 from .memory import SiteMemory
-from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page
+from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page, tokens
 
 __all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "format_table",
            "get_extractor"]
@@ -36,9 +36,16 @@ class BenchUsageError(ValueError):
 #: An extractor maps (page bytes, url) to the main content as text.
 Extractor = Callable[[bytes, str], str]
 
+#: What the ground truth is scored as: ``full`` (as the dataset gives it) or ``article`` (the
+#: text before a reader-comments marker, :func:`noisecbr.layout.split_truth`).
+TRUTHS = ("full", "article")
+#: A page is a *near-empty failure* when an extractor keeps fewer than EMPTY_WORDS words of it
+#: although its ground truth has at least TRUTH_WORDS.
+EMPTY_WORDS, TRUTH_WORDS = 10, 50
 
-def _noisecbr(model=None) -> Extractor:
-    cleaner = Cleaner(model)
+
+def _noisecbr(model=None, comments: bool = False) -> Extractor:
+    cleaner = Cleaner(model, comments=comments)
     return lambda html, url: cleaner.clean(html, url=url).text
 
 
@@ -49,10 +56,11 @@ def _no_cleaning() -> Extractor:
     return lambda html, url: render_text(tidy(html))
 
 
-def _trafilatura() -> Extractor:
+def _trafilatura(comments: bool = False) -> Extractor:
     import trafilatura
 
-    return lambda html, url: trafilatura.extract(html, url=url or None) or ""
+    return lambda html, url: trafilatura.extract(html, url=url or None,
+                                                 include_comments=comments) or ""
 
 
 def _readability() -> Extractor:
@@ -110,9 +118,13 @@ PEERS: dict[str, Callable[[], Extractor]] = {
 }
 
 
-def get_extractor(name: str) -> Extractor:
+def get_extractor(name: str, comments: bool = False) -> Extractor:
+    """The extractor ``name`` of :data:`PEERS`; ``comments`` asks those that can tell reader
+    comments apart (noisecbr, trafilatura) to keep them after the main text."""
     if name not in PEERS:
         raise ValueError(f"unknown extractor {name!r}; known: {', '.join(PEERS)}")
+    if name in ("noisecbr", "trafilatura"):
+        return PEERS[name](comments=comments)
     return PEERS[name]()
 
 
@@ -123,6 +135,8 @@ class BenchRow:
     f1_ci: float = 0.0
     docs_per_second: float = 0.0
     failures: int = 0
+    #: pages with fewer than EMPTY_WORDS words kept where the ground truth has TRUTH_WORDS+
+    empty: int = 0
     note: str = ""
     pages: list[PageScore] = field(default_factory=list, repr=False)
     page_types: list[str] = field(default_factory=list, repr=False)
@@ -153,6 +167,8 @@ def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
                     text = ""
                     rows[k].failures += 1
                 cpu[k] += time.process_time() - start
+                if len(tokens(text)) < EMPTY_WORDS and len(tokens(page.truth)) >= TRUTH_WORDS:
+                    rows[k].empty += 1
                 rows[k].pages.append(score_page(text, page.truth))
                 rows[k].page_types.append(page.page_type)
     for row, seconds in zip(rows, cpu):
@@ -162,17 +178,16 @@ def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
     return rows
 
 
-def _cv_cleaners(pages: Sequence[LabelledPage], folds: int, seed: int, progress: bool,
-                 extra: Sequence[LabelledPage] = ()) -> dict[str, Cleaner]:
-    """The cleaner of each page: the model of the fold that held the page's site out."""
+def _cv_models(pages: Sequence[LabelledPage], folds: int, seed: int, progress: bool,
+               extra: Sequence[LabelledPage] = ()) -> dict:
+    """The model of each page: the model of the fold that held the page's site out."""
     from training.crossval import fold_models
 
-    cleaners = {}
+    models = {}
     for held_out_ids, model in fold_models(pages, folds=folds, seed=seed, progress=progress,
                                            extra=extra):
-        cleaner = Cleaner(model)
-        cleaners.update(dict.fromkeys(held_out_ids, cleaner))
-    return cleaners
+        models.update(dict.fromkeys(held_out_ids, model))
+    return models
 
 
 def _site_memories(pages: Sequence[LabelledPage], per_site: int) -> dict[str, SiteMemory]:
@@ -206,6 +221,9 @@ def bench(
     progress: bool = False,
     with_sets: Sequence[str] = (),
     adapt: int = 0,
+    truth: str = "full",
+    comments: bool = False,
+    modes: bool = False,
 ) -> list[BenchRow]:
     """Score each extractor on the dataset's pages (the first ``limit`` if given).
 
@@ -215,43 +233,29 @@ def bench(
     With ``adapt`` K, only the pages of sites with more than K pages are scored, and noisecbr
     gets a second row: the same cleaner with the :class:`~noisecbr.memory.SiteMemory` of K other
     pages of the page's site, labelled from their ground truth (as if a user had corrected
-    them)."""
+    them).
+
+    ``truth`` picks the ground truth scored against (:data:`TRUTHS`); ``comments`` asks
+    noisecbr and trafilatura to keep reader comments after the main text; ``modes`` adds a
+    noisecbr row for each ``favor`` mode besides the balanced one."""
     if with_sets and not cv:
         raise BenchUsageError("with_sets adds training data to the --cv fold models: give cv too")
     if adapt < 0:
         raise BenchUsageError(f"adapt is a number of pages per site, got {adapt}")
-    pages = list(read_dataset(dataset))
-    if limit:
-        pages = pages[:limit]
-    if adapt:
-        per_site = Counter(page.site for page in pages)
-        pages = [page for page in pages if per_site[page.site] > adapt]
-        if not pages:
-            raise BenchUsageError(f"no site of {dataset} has more than {adapt} pages to adapt "
-                                  "with")
+    if truth not in TRUTHS:
+        raise BenchUsageError(f"truth must be one of {', '.join(TRUTHS)}, got {truth!r}")
+    pages = _bench_pages(dataset, limit, adapt, truth)
     # Every extractor is made ready first (fold models trained, peers imported), then all are
     # timed together, taking turns (see ROUND_PAGES); rows come back in the order asked.
     slots: list[BenchRow | tuple[str, Callable[[LabelledPage], str]]] = []
     for name in extractors:
         if name == "noisecbr":
-            if cv:
-                extra = [page for path in with_sets for page in read_dataset(path)]
-                cleaner_of = _cv_cleaners(pages, cv, seed, progress, extra).__getitem__
-                label = (f"noisecbr (cv {cv}" + "".join(f" + {Path(p).name}" for p in with_sets)
-                         + ")")
-            else:
-                cleaner_of = dict.fromkeys((page.id for page in pages), Cleaner(model)).__getitem__
-                label = "noisecbr"
-            slots.append((label, lambda page, c=cleaner_of: c(page.id).clean(
-                page.html, url=page.url).text))
-            if adapt:
-                memories = _site_memories(pages, adapt)
-                slots.append((f"{label} + {adapt} labelled page{'s' * (adapt > 1)} of the site",
-                              lambda page, c=cleaner_of, m=memories: c(page.id).clean(
-                                  page.html, url=page.url, memory=m[page.id]).text))
+            slots.extend(_noisecbr_slots(pages, cv=cv, seed=seed, model=model,
+                                         progress=progress, with_sets=with_sets, adapt=adapt,
+                                         comments=comments, modes=modes))
             continue
         try:
-            extract = get_extractor(name)
+            extract = get_extractor(name, comments)
         except ImportError as error:
             slots.append(BenchRow(name, note=f"not installed ({error.name}): pip install "
                                              "'noisecbr[bench]'"))
@@ -259,6 +263,65 @@ def bench(
         slots.append((name, lambda page, f=extract: f(page.html, page.url)))
     timed = iter(_run([s for s in slots if not isinstance(s, BenchRow)], pages))
     return [s if isinstance(s, BenchRow) else next(timed) for s in slots]
+
+
+def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str
+                 ) -> list[LabelledPage]:
+    """The pages a bench scores, with the ground truth it scores them against."""
+    from dataclasses import replace
+
+    pages = list(read_dataset(dataset))
+    if limit:
+        pages = pages[:limit]
+    if truth == "article":
+        pages = [replace(page, truth=split_truth(page.truth)[0]) for page in pages]
+    if adapt:
+        per_site = Counter(page.site for page in pages)
+        pages = [page for page in pages if per_site[page.site] > adapt]
+        if not pages:
+            raise BenchUsageError(f"no site of {dataset} has more than {adapt} pages to adapt "
+                                  "with")
+    return pages
+
+
+def _noisecbr_slots(pages: Sequence[LabelledPage], *, cv, seed, model, progress, with_sets,
+                    adapt, comments, modes) -> list[tuple[str, Callable[[LabelledPage], str]]]:
+    """The noisecbr rows of a bench: the balanced cleaner, each other mode with ``modes``, and
+    the site memory's row with ``adapt``."""
+    if cv:
+        extra = [page for path in with_sets for page in read_dataset(path)]
+        model_of = _cv_models(pages, cv, seed, progress, extra).__getitem__
+        label = f"noisecbr (cv {cv}" + "".join(f" + {Path(p).name}" for p in with_sets) + ")"
+    else:
+        single = Cleaner(model).model
+        model_of = lambda page_id: single  # noqa: E731 - one model for every page
+        label = "noisecbr"
+    slots = []
+    for favor in (FAVOR if modes else ("balanced",)):
+        cleaner_of = _cleaners(pages, model_of, favor, comments)
+        name = label if favor == "balanced" else f"{label} {favor}"
+        slots.append((name, lambda page, c=cleaner_of: c[page.id].clean(
+            page.html, url=page.url).text))
+    if adapt:
+        cleaner_of = _cleaners(pages, model_of, "balanced", comments)
+        memories = _site_memories(pages, adapt)
+        slots.append((f"{label} + {adapt} labelled page{'s' * (adapt > 1)} of the site",
+                      lambda page, c=cleaner_of, m=memories: c[page.id].clean(
+                          page.html, url=page.url, memory=m[page.id]).text))
+    return slots
+
+
+def _cleaners(pages: Sequence[LabelledPage], model_of, favor: str, comments: bool
+              ) -> dict[str, Cleaner]:
+    """A cleaner per page id, one per distinct model."""
+    made: dict[int, Cleaner] = {}
+    out = {}
+    for page in pages:
+        model = model_of(page.id)
+        if id(model) not in made:
+            made[id(model)] = Cleaner(model, favor=favor, comments=comments)
+        out[page.id] = made[id(model)]
+    return out
 
 
 def format_by_type(rows: Sequence[BenchRow]) -> str:
@@ -283,7 +346,7 @@ def format_by_type(rows: Sequence[BenchRow]) -> str:
 def format_table(rows: Sequence[BenchRow]) -> str:
     width = max([22, *(len(row.name) for row in rows)])
     header = (f"{'extractor':<{width}} {'P':>6} {'R':>6} {'F1':>6} {'±':>6} {'docs/s':>8} "
-              f"{'fail':>5}")
+              f"{'fail':>5} {'empty':>5}")
     lines = [header, "-" * len(header)]
     for row in rows:
         if row.scores is None:
@@ -292,6 +355,6 @@ def format_table(rows: Sequence[BenchRow]) -> str:
         s = row.scores
         lines.append(
             f"{row.name:<{width}} {s.precision:6.3f} {s.recall:6.3f} {s.f1:6.3f} {row.f1_ci:6.3f} "
-            f"{row.docs_per_second:8.1f} {row.failures:5d}"
+            f"{row.docs_per_second:8.1f} {row.failures:5d} {row.empty:5d}"
         )
     return "\n".join(lines)

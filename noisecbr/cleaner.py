@@ -1,17 +1,25 @@
-"""The walk: class scores of every subtree → noise / data / mixture decisions → a cleaned page.
+"""The walk: class scores of every subtree → noise / data / mixture / comment decisions → a
+cleaned page.
 
 Top-down over the tidied body, in document order:
 
-1. a subtree whose noise score reaches ``noise_threshold`` is **noise**: removed whole;
+1. a subtree whose removal score (noise + comment) reaches ``noise_threshold`` is removed whole:
+   **comment** when its comment score is the larger part (a reader-comment thread, kept apart in
+   ``CleanResult.comments``), else **noise**;
 2. else one whose data score reaches ``keep_threshold`` is **data**: kept whole, not descended;
 3. else it is **mixture**: its own text is kept and each child is decided in turn;
-4. an element without element children is removed when its noise score reaches
+4. an element without element children is removed when its removal score reaches
    ``leaf_threshold``, kept otherwise.
 
 Keeping every subtree the network calls *data* whole lets the noise nested inside it through,
-so the walk keeps a subtree whole only on a confident data score and otherwise descends; the
-thresholds are stored with the model, chosen on site-grouped validation folds (see
-:mod:`training` and ``noisecbr bench --cv``).
+so the walk keeps a subtree whole only on a confident data score and otherwise descends. The
+thresholds come in three sets, ``favor="balanced" | "precision" | "recall"``, stored with the
+model and chosen on site-grouped validation folds (:mod:`training.modes`).
+
+After the walk: the page's headline (declared in its metadata, :mod:`noisecbr.metadata`) is
+taken out of the body text into ``CleanResult.title``; and when the walk kept almost nothing of
+a page that has text, :mod:`noisecbr.fallback` keeps the subtree with the most data mass
+instead, and the result says so (``CleanResult.fallback``).
 
 Optionally the noise scores are smoothed over the tree first (regularised isotonic regression,
 :func:`noisecbr.smoothing.isotonic_smooth`, penalty γ_i = c·A/A_i), so that a parent is never
@@ -20,6 +28,7 @@ scored noisier than its least noisy child and isolated flips are evened out.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from importlib import resources
@@ -28,22 +37,31 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
+from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_words
 from .memory import SiteMemory
+from .metadata import PageMetadata, headline_element, page_metadata
 from .model import Model, load_model
 from .render import render_html, render_text
-from .result import LABELS, CleanResult, Decision
+from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
 from .subtrees import ElementTable, build_table
 from .tidy import Parser, drop_elements, tidy, xml_safe
 from .vectors import vectorize
 
-__all__ = ["DEFAULT_MODEL", "Cleaner", "clean", "default_model"]
+__all__ = ["DEFAULT_MODEL", "FAVOR", "Cleaner", "clean", "default_model"]
 
 DEFAULT_MODEL = "default.safetensors"
-NOISE, DATA, MIXTURE = range(3)
 
-#: Walk thresholds used when a model does not carry its own. 0.5 / 0.9 / 0.5: remove what the
-#: network more likely than not calls noise, keep whole only what it is sure is data.
+#: Walk thresholds used when a model does not carry its own. Balanced, 0.5 / 0.9 / 0.5: remove
+#: what the network more likely than not calls noise, keep whole only what it is sure is data.
+#: The other two lean one way, for models saved without modes of their own.
 DEFAULT_THRESHOLDS = {"noise": 0.5, "keep": 0.9, "leaf": 0.5}
+DEFAULT_MODES = {
+    "balanced": DEFAULT_THRESHOLDS,
+    "precision": {"noise": 0.35, "keep": 0.95, "leaf": 0.35},
+    "recall": {"noise": 0.7, "keep": 0.8, "leaf": 0.7},
+}
+#: The walk's modes: which way to lean where the scores are unsure.
+FAVOR = tuple(DEFAULT_MODES)
 
 #: Extra evidence from outside the network (e.g. a site style tree's noisy nodes): given a page's
 #: table, return the indices of the subtrees it marks as noise.
@@ -69,12 +87,26 @@ def default_model() -> Model:
     return _default
 
 
+def model_thresholds(model: Model, favor: str = "balanced") -> dict[str, float]:
+    """The walk thresholds of ``favor`` stored with ``model`` (``metadata["modes"]``), else the
+    model's single set (``metadata["thresholds"]``, balanced only), else the defaults."""
+    if favor not in DEFAULT_MODES:
+        raise ValueError(f"favor must be one of {', '.join(FAVOR)}, got {favor!r}")
+    modes = model.metadata.get("modes") or {}
+    stored = modes.get(favor) or (model.thresholds if favor == "balanced" else {})
+    return {**DEFAULT_MODES[favor], **stored}
+
+
 class Cleaner:
     """Removes the noise subtrees of pages with one model, loaded once.
 
     >>> cleaner = Cleaner()                     # the embedded default model
     >>> result = cleaner.clean(html, url=url)   # doctest: +SKIP
-    >>> result.text, result.html, result.decisions  # doctest: +SKIP
+    >>> result.text, result.title, result.comments, result.decisions  # doctest: +SKIP
+
+    ``favor`` picks the model's threshold set: ``"precision"`` removes more where unsure,
+    ``"recall"`` keeps more. ``comments=True`` appends the reader comments to ``.text``
+    (they are in ``.comments`` either way).
     """
 
     def __init__(
@@ -82,6 +114,8 @@ class Cleaner:
         model: Model | str | Path | None = None,
         *,
         parser: Parser = "lxml",
+        favor: str = "balanced",
+        comments: bool = False,
         noise_threshold: float | None = None,
         keep_threshold: float | None = None,
         leaf_threshold: float | None = None,
@@ -94,7 +128,9 @@ class Cleaner:
             model = load_model(model)
         self.model = model
         self.parser: Parser = parser
-        thresholds = {**DEFAULT_THRESHOLDS, **model.thresholds}
+        self.favor = favor
+        self.comments = comments
+        thresholds = model_thresholds(model, favor)
         self.noise_threshold = thresholds["noise"] if noise_threshold is None else noise_threshold
         self.keep_threshold = thresholds["keep"] if keep_threshold is None else keep_threshold
         self.leaf_threshold = thresholds["leaf"] if leaf_threshold is None else leaf_threshold
@@ -103,47 +139,58 @@ class Cleaner:
 
     # -- scores ------------------------------------------------------------------------------
     def scores(self, table: ElementTable) -> np.ndarray:
-        """Class probabilities of every subtree of the page (rows in document order)."""
+        """Class probabilities of every subtree of the page (rows in document order; columns
+        in LABELS order, all four: a model of the paper's three classes scores comment 0)."""
+        proba = np.zeros((len(table), len(LABELS)), dtype=np.float32)
         if len(table) == 0:
-            return np.zeros((0, len(LABELS)), dtype=np.float32)
+            return proba
         vectors = vectorize(table)
         # One BLAS thread: a page's matrices are small, and OpenBLAS's thread hand-offs cost
         # more than they save (measured 16 → 2.4 ms per page on the 2-core machine under load).
         with _blas_controller().limit(limits=1, user_api="blas"):
-            proba = self.model.predict_proba(vectors)
+            out = self.model.predict_proba(vectors)
         if self.smooth:
-            proba = _smoothed(table, proba, self.smooth)
+            out = _smoothed(table, out, self.smooth)
+        proba[:, :out.shape[1]] = out
         return proba
 
-    def predict(self, table: ElementTable, extra_noise: set[int] | None = None,
-                recalled: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def decide(self, table: ElementTable, extra_noise: set[int] | None = None,
+               recalled: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Decide the page: returns (decision per element: −1 undecided (inside a decided
         subtree) or a LABELS index, and the class probabilities).
 
-        ``recalled`` (from :meth:`noisecbr.memory.SiteMemory.recall`: −1, NOISE or DATA per
-        element) overrides the network where a site's stored cases agree."""
+        ``recalled`` (from :meth:`noisecbr.memory.SiteMemory.recall`: −1, NOISE, DATA or
+        COMMENT per element) overrides the network where a site's stored cases agree."""
         proba = self.scores(table)
-        noise_score, data_score = proba[:, NOISE], proba[:, DATA]
+        return self.walk(table, proba, extra_noise, recalled), proba
+
+    def walk(self, table: ElementTable, proba: np.ndarray, extra_noise: set[int] | None = None,
+             recalled: np.ndarray | None = None, start: int = 0) -> np.ndarray:
+        """The top-down walk over the subtree of element ``start`` (the whole page by
+        default) with the scores ``proba``; decisions as :meth:`decide` returns them."""
+        removal = proba[:, NOISE] + proba[:, COMMENT]
         is_leaf = table.n_children == 0
         # The threshold tests of the whole page at once, then a walk over plain Python lists
         # (indexing numpy arrays element by element costs more than the walk itself).
-        noisy = np.where(is_leaf, _reaches(noise_score, self.leaf_threshold),
-                         _reaches(noise_score, self.noise_threshold))
-        keep = _reaches(data_score, self.keep_threshold)
+        noisy = np.where(is_leaf, _reaches(removal, self.leaf_threshold),
+                         _reaches(removal, self.noise_threshold))
+        keep = _reaches(proba[:, DATA], self.keep_threshold)
+        comment = proba[:, COMMENT] > proba[:, NOISE]
         if recalled is not None:
             hit = recalled >= 0
-            noisy = np.where(hit, recalled == NOISE, noisy)
+            noisy = np.where(hit, (recalled == NOISE) | (recalled == COMMENT), noisy)
             keep = np.where(hit, recalled == DATA, keep)
-        noisy, keep = noisy.tolist(), keep.tolist()
+            comment = np.where(hit, recalled == COMMENT, comment)
+        noisy, keep, comment = noisy.tolist(), keep.tolist(), comment.tolist()
         leaf = is_leaf.tolist()
         end = table.end.tolist()
         forced = extra_noise or set()
         n = len(table)
         decision = [-1] * n
-        i = 0
-        while i < n:
-            if (noisy[i] or i in forced) and i > 0:
-                decision[i] = NOISE
+        i, stop = start, end[start] if n else 0
+        while i < stop:
+            if (noisy[i] or i in forced) and i > start:
+                decision[i] = COMMENT if comment[i] and i not in forced else NOISE
                 i = end[i]
             elif keep[i] or leaf[i]:
                 decision[i] = DATA
@@ -151,46 +198,40 @@ class Cleaner:
             else:
                 decision[i] = MIXTURE
                 i += 1
-        return np.fromiter(decision, dtype=np.int8, count=n), proba
+        return np.fromiter(decision, dtype=np.int8, count=n)
 
     # -- cleaning ----------------------------------------------------------------------------
     def clean_body(self, body: etree._Element, url: str | None = None,
                    extra_noise: NoiseEvidence | None = None,
                    memory: SiteMemory | None = None) -> CleanResult:
+        """Clean a tidied ``<body>`` (see :meth:`clean`)."""
         table = build_table(body)
         forced = None
         if extra_noise is not None:
             forced = {int(i) for i in extra_noise(table)}
         recalled, stored = (memory.lookup(table) if memory is not None and len(memory)
                             else (None, None))
-        decision, proba = self.predict(table, forced, recalled)
-        decided = np.flatnonzero(decision >= 0)
-        removed_index = decided[decision[decided] == NOISE]
-        elements = table.elements
-        removed = {elements[i] for i in removed_index.tolist()}
-        # Control characters the parser left in the text (from raw bytes or references such
-        # as &#1;) are not text, and would reach a terminal as they are.
-        text = xml_safe(render_text(body, removed))
+        return self.finish(body, table, self.scores(table), url, forced, recalled, stored)
 
-        def decisions() -> list[Decision]:
-            # Paths from the table: still those of the tidied page after the noise is detached.
-            chars = table.subtree(table.piece_chars)[decided]
-            all_paths = table.paths()
-            paths = [all_paths[i] for i in decided]
-            return [
-                Decision(path=path, tag=table.tags[i], label=LABELS[decision[i]],
-                         probabilities=tuple(round(float(p), 4) for p in proba[i]),
-                         text_length=int(length),
-                         **({"source": "memory", "cases": stored[i]}
-                            if recalled is not None and recalled[i] >= 0 else {}))
-                for path, i, length in zip(paths, decided, chars)
-            ]
-
-        def cleaned_html() -> str:
-            drop_elements(removed)
-            return render_html(body)
-
-        return CleanResult(html=cleaned_html, text=text, decisions=decisions, url=url)
+    def finish(self, body: etree._Element, table: ElementTable, proba: np.ndarray,
+               url: str | None = None, forced: set[int] | None = None,
+               recalled: np.ndarray | None = None, stored=None) -> CleanResult:
+        """The walk, the fallback and the result of a page whose scores ``proba`` are known
+        (:meth:`scores`): what :meth:`clean_body` does after the network. Walking the same
+        scores again with other thresholds costs no network pass (how :mod:`training.modes`
+        compares threshold sets)."""
+        decision = self.walk(table, proba, forced, recalled)
+        fell_back = False
+        if kept_words(table, decision) < FALLBACK_MIN_WORDS:
+            root = fallback_subtree(table, proba)
+            if root is not None:
+                walked = self.walk(table, proba, forced, recalled, start=root)
+                decision = fall_back(table, walked, root)
+                fell_back = True
+        metadata = _xml_safe_metadata(page_metadata(body))
+        headline = headline_element(body, metadata.title)
+        return _result(table, body, decision, proba, url, metadata, headline, fell_back,
+                       self.comments, recalled, stored)
 
     def clean(self, html: str | bytes, url: str | None = None, *,
               extra_noise: NoiseEvidence | None = None,
@@ -198,10 +239,61 @@ class Cleaner:
         """Clean one page. Raises :class:`noisecbr.tidy.InputError` for input that is not HTML.
 
         ``memory``: the labelled pages of the page's site (:class:`noisecbr.memory.SiteMemory`);
-        where their subtrees of the same signature agree on noise or data, that label decides."""
+        where their subtrees of the same signature agree on a label, that label decides."""
         kwargs = {} if self.max_bytes is None else {"max_bytes": self.max_bytes}
         body = tidy(html, parser=self.parser, **kwargs)
         return self.clean_body(body, url=url, extra_noise=extra_noise, memory=memory)
+
+
+def _xml_safe_metadata(metadata: PageMetadata) -> PageMetadata:
+    """``metadata`` without the characters lxml refuses (control characters, lone surrogates):
+    the page's own text, or JSON-LD's ``\\u0001`` escapes, may hold them, and the title is
+    written into the cleaned HTML and every field into the JSON output."""
+    return dataclasses.replace(metadata, **{
+        field.name: xml_safe(value) or None
+        for field in dataclasses.fields(metadata)
+        if isinstance(value := getattr(metadata, field.name), str)})
+
+
+def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, proba: np.ndarray,
+            url: str | None, metadata, headline: etree._Element | None, fell_back: bool,
+            with_comments: bool, recalled: np.ndarray | None, stored) -> CleanResult:
+    """The CleanResult of a decided page: text now, HTML, comments and decisions on demand."""
+    decided = np.flatnonzero(decision >= 0)
+    elements = table.elements
+    removed = {elements[i] for i in decided[decision[decided] == NOISE].tolist()}
+    comment_roots = [elements[i] for i in decided[decision[decided] == COMMENT].tolist()]
+    removed.update(comment_roots)
+    if headline is not None:
+        removed.add(headline)
+    # Control characters the parser left in the text (from raw bytes or references such as
+    # &#1;) are not text, and would reach a terminal as they are.
+    text = xml_safe(render_text(body, removed))
+    comments = xml_safe("\n\n".join(filter(None, (render_text(root)
+                                                     for root in comment_roots))))
+    if with_comments and comments:
+        text = f"{text}\n\n{comments}" if text else comments
+
+    def decisions() -> list[Decision]:
+        # Paths from the table: still those of the tidied page after the noise is detached.
+        chars = table.subtree(table.piece_chars)[decided]
+        all_paths = table.paths()
+        n_labels = proba.shape[1]
+        return [
+            Decision(path=all_paths[i], tag=table.tags[i], label=LABELS[decision[i]],
+                     probabilities=tuple(round(float(p), 4) for p in proba[i, :n_labels]),
+                     text_length=int(length),
+                     **({"source": "memory", "cases": stored[i]}
+                        if recalled is not None and recalled[i] >= 0 else {}))
+            for i, length in zip(decided.tolist(), chars)
+        ]
+
+    def cleaned_html() -> str:
+        drop_elements(removed)
+        return render_html(body, metadata.document_title, metadata.lang)
+
+    return CleanResult(html=cleaned_html, text=text, decisions=decisions, url=url,
+                       comments=comments, metadata=metadata, fallback=fell_back)
 
 
 def _reaches(scores: np.ndarray, threshold: float) -> np.ndarray:
@@ -229,12 +321,16 @@ def _smoothed(table: ElementTable, proba: np.ndarray, c: float) -> np.ndarray:
 
 
 def clean(html: str | bytes, url: str | None = None, *, model: Model | str | Path | None = None,
-          parser: Parser = "lxml", memory: SiteMemory | None = None,
-          max_bytes: int | None = None) -> CleanResult:
+          parser: Parser = "lxml", memory: SiteMemory | None = None, favor: str = "balanced",
+          comments: bool = False, max_bytes: int | None = None) -> CleanResult:
     """Clean one page with the embedded default model (or ``model``), and the labelled pages
     of its site if a ``memory`` of them is given.
+
+    ``favor``: ``"balanced"`` (default), ``"precision"`` or ``"recall"``; ``comments=True``
+    keeps the reader comments after the main text (they are in ``.comments`` either way).
 
     Raises an :class:`noisecbr.tidy.InputError` subclass with a one-line reason for input that
     is not a page, and :class:`noisecbr.tidy.InputTooLargeError` over ``max_bytes`` bytes
     (default :data:`noisecbr.limits.DEFAULT_MAX_BYTES`) or the element limit."""
-    return Cleaner(model, parser=parser, max_bytes=max_bytes).clean(html, url=url, memory=memory)
+    return Cleaner(model, parser=parser, favor=favor, comments=comments,
+                   max_bytes=max_bytes).clean(html, url=url, memory=memory)

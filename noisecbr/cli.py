@@ -29,7 +29,8 @@ _HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".gz")
 class _LazyGroup(click.Group):
     """Commands from :mod:`training` are imported on first use: torch is slow to import."""
 
-    _lazy = {"train": ("training.cli", "train"), "runs": ("training.cli", "runs")}
+    _lazy = {"train": ("training.cli", "train"), "runs": ("training.cli", "runs"),
+             "serve": ("casebase.service.cli", "serve")}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self._lazy])
@@ -98,11 +99,13 @@ _worker_memory = None
 
 
 def _init_worker(model: str | None, parser: str, smooth: float | None, memory=None,
+                 favor: str = "balanced", comments: bool = False,
                  max_bytes: int | None = None) -> None:
     global _worker_cleaner, _worker_memory
     from .cleaner import Cleaner
 
-    _worker_cleaner = Cleaner(model, parser=parser, smooth=smooth, max_bytes=max_bytes)
+    _worker_cleaner = Cleaner(model, parser=parser, smooth=smooth, favor=favor,
+                              comments=comments, max_bytes=max_bytes)
     _worker_memory = memory
 
 
@@ -178,6 +181,11 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
               show_default=True, help="html5lib is spec-conformant but about 40x slower.")
 @click.option("--smooth", type=float, default=None,
               help="Smooth noise scores over the tree (isotonic regression, penalty c·A/A_i).")
+@click.option("--favor", type=click.Choice(["balanced", "precision", "recall"]),
+              default="balanced", show_default=True, help="Where the model is unsure: remove "
+              "more (precision) or keep more (recall). The thresholds are stored with the model.")
+@click.option("--comments", is_flag=True, help="Keep the reader comments, after the main text "
+              "(JSON output has them in 'comments' either way).")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True,
               help="Worker processes for batches.")
 @click.option("--memory", "memory_db", metavar="DB",
@@ -190,8 +198,9 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
               ".gz is decompressed only up to it).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | None,
-          url: str | None, parser: str, smooth: float | None, jobs: int, memory_db: str | None,
-          site: str | None, max_bytes: int, quiet: bool) -> None:
+          url: str | None, parser: str, smooth: float | None, favor: str, comments: bool,
+          jobs: int, memory_db: str | None, site: str | None, max_bytes: int,
+          quiet: bool) -> None:
     """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin.
 
     With --memory, pages of a site whose labelled pages are in the case base (imported, or
@@ -213,7 +222,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
         _fail("--site names the site of --memory: give --memory DB too", 2)
     memory = _page_memories(memory_db, site, url) if memory_db else None
     try:
-        _init_worker(model, parser, smooth, memory, max_bytes)
+        _init_worker(model, parser, smooth, memory, favor, comments, max_bytes)
     except ModelError as error:
         _fail(str(error), EXIT_MODEL)
     stdin_data = None
@@ -249,7 +258,8 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
 
     if jobs > 1 and many:
         with ProcessPoolExecutor(jobs, initializer=_init_worker,
-                                 initargs=(model, parser, smooth, memory, max_bytes)) as pool:
+                                 initargs=(model, parser, smooth, memory, favor,
+                                           comments, max_bytes)) as pool:
             for result in pool.map(_clean_one, *zip(*tasks()), chunksize=4):
                 emit(*result)
     else:
@@ -287,13 +297,21 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
               help="Also write the table as CSV.")
 @click.option("--by-type", is_flag=True,
               help="Also print F1 per page type (the ground truth's page_type).")
+@click.option("--truth", type=click.Choice(["full", "article"]), default="full",
+              show_default=True, help="Score against the full ground truth, or only its article "
+              "part (the text before a reader-comments marker line, as in dragnet).")
+@click.option("--comments", is_flag=True, help="Ask noisecbr and trafilatura to keep reader "
+              "comments after the main text.")
+@click.option("--modes", is_flag=True, help="Add a noisecbr row for each --favor mode "
+              "(precision, recall).")
 @click.option("--adapt", type=click.IntRange(min=0), default=0, show_default=True,
               help="Score only the pages of sites with more than K pages, and add a noisecbr "
               "row that also uses a site memory of K other pages of each page's site, labelled "
               "from their ground truth (what correcting K pages of a site teaches).")
 def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                   with_sets: tuple[str, ...], limit: int | None, model: str | None, seed: int,
-                  csv_path: Path | None, by_type: bool, adapt: int) -> None:
+                  csv_path: Path | None, by_type: bool, truth: str, comments: bool, modes: bool,
+                  adapt: int) -> None:
     """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
     with a bootstrap ± and docs/s (CPU time, one process)."""
     from .bench import PEERS, BenchUsageError, bench, format_by_type, format_table
@@ -307,7 +325,8 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
         _fail("--adapt adds a noisecbr row: give -e noisecbr too", 2)
     try:
         rows = bench(dataset, extractors or ("noisecbr",), cv=cv, limit=limit, seed=seed,
-                     model=model, progress=sys.stderr.isatty(), with_sets=with_sets, adapt=adapt)
+                     model=model, progress=sys.stderr.isatty(), with_sets=with_sets, adapt=adapt,
+                     truth=truth, comments=comments, modes=modes)
     except BenchUsageError as error:
         _fail(str(error), 2)
     click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")
@@ -320,13 +339,13 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
         with csv_path.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(["extractor", "precision", "recall", "f1", "f1_ci95", "docs_per_s",
-                             "failures"])
+                             "failures", "near_empty"])
             for row in rows:
                 if row.scores:
                     writer.writerow([row.name, f"{row.scores.precision:.4f}",
                                      f"{row.scores.recall:.4f}", f"{row.scores.f1:.4f}",
                                      f"{row.f1_ci:.4f}", f"{row.docs_per_second:.2f}",
-                                     row.failures])
+                                     row.failures, row.empty])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -31,12 +31,11 @@ from typing import Any
 import numpy as np
 from lxml import etree
 
-from .result import LABELS
+from .result import COMMENT, DATA, LABELS, NOISE
 from .subtrees import ElementTable
 
 __all__ = ["SiteMemory", "declared_url", "signatures"]
 
-NOISE, DATA, MIXTURE = range(3)
 #: Stored case ids kept per signature to explain a decision by memory: a few examples suffice,
 #: and a site's thousand product tiles must not make the memory a copy of the case base.
 CASES_KEPT = 5
@@ -167,22 +166,24 @@ class _Tally:
         self.cases = {s: list(ids) for s, ids in (cases or {}).items()}
 
     def add(self, signature: int, index: int, case_id: int | None) -> None:
-        self.counts.setdefault(signature, [0, 0, 0])[index] += 1
+        row = self.counts.setdefault(signature, [0] * len(LABELS))
+        if len(row) < len(LABELS):  # a memory saved before the comment label existed
+            row.extend([0] * (len(LABELS) - len(row)))
+        row[index] += 1
         if case_id is not None:
             stored = self.cases.setdefault(signature, [])
             if len(stored) < CASES_KEPT:
                 stored.append(int(case_id))
 
     def verdict(self, signature: int) -> int | None:
-        """None when unseen; else NOISE or DATA when every stored case agrees, −1 otherwise."""
+        """None when unseen; else NOISE, DATA or COMMENT when every stored case agrees, −1
+        otherwise (mixture, or a conflict)."""
         row = self.counts.get(signature)
         if row is None:
             return None
-        noise, data, mixture = row
-        if noise and not data and not mixture:
-            return NOISE
-        if data and not noise and not mixture:
-            return DATA
+        for label in (NOISE, DATA, COMMENT):
+            if label < len(row) and row[label] == sum(row):
+                return label
         return -1
 
     def to_dict(self) -> dict[str, Any]:
@@ -251,7 +252,7 @@ class SiteMemory:
         return recalled, cases
 
     def recall(self, table: ElementTable) -> np.ndarray:
-        """Per element of ``table``: the label (NOISE or DATA) every stored subtree of the same
+        """Per element of ``table``: the label (NOISE, DATA or COMMENT) every stored subtree of the same
         signature carries, or −1 (unseen, mixture, or stored with different labels). The body
         is never recalled: the cleaner does not remove or keep a whole page by memory."""
         return self.lookup(table)[0]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .result import LABELS
+from .result import LABELS, PAPER_LABELS
 from .vectors import FEATURE_NAMES, VECTOR_SCHEMA
 
 __all__ = ["ModelError", "SchemaMismatchError", "Model", "load_model", "save_model"]
@@ -58,7 +58,7 @@ def _activate(x: np.ndarray, name: str) -> np.ndarray:
 def _check_layers(weights: list[np.ndarray], biases: list[np.ndarray], columns: np.ndarray,
                   mean: np.ndarray, scale: np.ndarray) -> None:
     """Raise :class:`ModelError` unless the arrays make one MLP: 2-D weights whose shapes
-    chain from the input columns to one output per label, a bias per layer of its width,
+    chain from the input columns to the output layer, a bias per layer of its width,
     a mean and a positive scale per column, and finite numbers throughout."""
     if len(weights) != len(biases) or not weights:
         raise ModelError("a model needs as many bias vectors as weight matrices (≥ 1)")
@@ -82,9 +82,6 @@ def _check_layers(weights: list[np.ndarray], biases: list[np.ndarray], columns: 
         _check_finite(f"layer {k} weight", weight)
         _check_finite(f"layer {k} bias", bias)
         width = weight.shape[0]
-    if width != len(LABELS):
-        raise ModelError(f"the output layer has {width} units, one per label is "
-                         f"{len(LABELS)} ({', '.join(LABELS)})")
     for name, values in (("norm.mean", mean), ("norm.scale", scale)):
         if values.shape != (len(columns),):
             raise ModelError(f"{name} has shape {values.shape}, expected ({len(columns)},)")
@@ -92,6 +89,22 @@ def _check_layers(weights: list[np.ndarray], biases: list[np.ndarray], columns: 
     if len(scale) and not np.all(scale > 0):
         raise ModelError("norm.scale must be positive (a zero or negative scale divides by "
                          "zero or flips a feature)")
+
+
+def _output_labels(declared: Any, width: int) -> tuple[str, ...]:
+    """The classes a network of ``width`` outputs stands for: the metadata's ``labels``, else
+    the first ``width`` of LABELS. The paper's three (:data:`PAPER_LABELS`) or all four; one
+    output unit per class."""
+    labels = tuple(declared) if isinstance(declared, (list, tuple)) else LABELS[:width]
+    if declared is not None and not isinstance(declared, (list, tuple)):
+        raise ModelError(f"labels must be a list of class names, not {declared!r}")
+    if labels not in (PAPER_LABELS, LABELS):
+        raise ModelError(f"a model's classes are {list(PAPER_LABELS)} or {list(LABELS)}, "
+                         f"not {list(labels)}")
+    if width != len(labels):
+        raise ModelError(f"the output layer has {width} units; one per class "
+                         f"({', '.join(labels)}) is {len(labels)}")
+    return labels
 
 
 def _check_finite(name: str, values: np.ndarray) -> None:
@@ -124,6 +137,7 @@ class Model:
             if name not in _ACTIVATIONS:
                 raise ModelError(f"unknown activation {name!r}")
         _check_layers(self.weights, self.biases, self.columns, self.mean, self.scale)
+        self.labels = _output_labels(self.metadata.get("labels"), np.shape(self.weights[-1])[0])
         # float32 throughout: halves memory traffic, and the scores do not need more.
         self.weights = [np.ascontiguousarray(w.T, dtype=np.float32) for w in self.weights]
         self.biases = [np.asarray(b, dtype=np.float32) for b in self.biases]
@@ -182,7 +196,8 @@ class Model:
         return x
 
     def predict_proba(self, vectors: np.ndarray) -> np.ndarray:
-        """Class scores (rows: subtrees; columns: LABELS order), normalised to sum to 1."""
+        """Class scores (rows: subtrees; columns: ``self.labels``, the first 3 or all 4 of
+        LABELS), normalised to sum to 1."""
         x = self._first_layer(vectors)
         last = len(self.weights) - 1
         for k in range(last + 1):
@@ -226,7 +241,7 @@ def save_model(model: Model, path: str | Path) -> Path:
         tensors[f"layers.{k}.bias"] = b
     metadata = {
         "vector_schema": VECTOR_SCHEMA,
-        "labels": list(LABELS),
+        "labels": list(model.labels),
         "feature_names": [FEATURE_NAMES[c] for c in model.columns],
         "hidden_activation": model.hidden_activation,
         "output_activation": model.output_activation,
@@ -300,23 +315,30 @@ def _metadata(path: Path, header: dict[str, str]) -> dict[str, Any]:
             f"{VECTOR_SCHEMA}: retrain it (noisecbr train) or use a matching noisecbr version"
         )
     labels = metadata.get("labels", ())
-    if not isinstance(labels, list) or tuple(labels) != LABELS:
-        raise ModelError(f"{path} has label order {labels}, expected {LABELS}")
+    if not isinstance(labels, list) or tuple(labels) not in (PAPER_LABELS, LABELS):
+        raise ModelError(f"{path} has label order {labels}, expected {list(PAPER_LABELS)} or "
+                         f"{list(LABELS)}")
     for key in ("hidden_activation", "output_activation"):
         if not isinstance(metadata.get(key, ""), str):
             raise ModelError(f"{path}: {key} must be a string")
-    _check_thresholds(path, metadata.get("thresholds", {}))
+    _check_thresholds(path, "", metadata.get("thresholds", {}))
+    modes = metadata.get("modes", {})
+    if not isinstance(modes, dict):
+        raise ModelError(f"{path}: modes must be a JSON object of threshold sets")
+    for mode, thresholds in modes.items():
+        _check_thresholds(path, f"mode {mode!r}: ", thresholds)
     return metadata
 
 
-def _check_thresholds(path: Path, thresholds: Any) -> None:
-    """The walk thresholds must be a mapping of names to numbers in [0, 1]."""
+def _check_thresholds(path: Path, where: str, thresholds: Any) -> None:
+    """A set of walk thresholds (``where``: which, for the message) must be a mapping of
+    names to numbers in [0, 1]."""
     if not isinstance(thresholds, dict):
-        raise ModelError(f"{path}: thresholds must be a JSON object of numbers")
+        raise ModelError(f"{path}: {where}thresholds must be a JSON object of numbers")
     for name, value in thresholds.items():
         if (isinstance(value, bool) or not isinstance(value, (int, float))
                 or not 0.0 <= value <= 1.0):
-            raise ModelError(f"{path}: threshold {name!r} must be a number in [0, 1], not "
+            raise ModelError(f"{path}: {where}threshold {name!r} must be a number in [0, 1], not "
                              f"{value!r}")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Collection
+from xml.sax.saxutils import quoteattr
 
 from lxml import etree, html
 
@@ -150,8 +151,9 @@ def render_text(root: etree._Element, removed: Collection[etree._Element] = (),
     return _join(parts) if text is None else text
 
 
-def render_html(body: etree._Element, title: str | None = None) -> str:
-    """Serialise a body as a complete, re-parseable HTML document."""
+def render_html(body: etree._Element, title: str | None = None, lang: str | None = None) -> str:
+    """Serialise a body as a complete, re-parseable HTML document (with the page's ``title``
+    and ``lang`` when given)."""
     document = etree.Element("html")
     head = etree.SubElement(document, "head")
     etree.SubElement(head, "meta", charset="utf-8")
@@ -160,4 +162,5 @@ def render_html(body: etree._Element, title: str | None = None) -> str:
     # Serialise the body on its own so the caller's tree is not re-parented.
     body_html = html.tostring(body, encoding="unicode", method="html")
     head_html = html.tostring(head, encoding="unicode", method="html")
-    return f"<!DOCTYPE html>\n<html>{head_html}{body_html}</html>\n"
+    html_tag = f"<html lang={quoteattr(lang)}>" if lang else "<html>"
+    return f"<!DOCTYPE html>\n{html_tag}{head_html}{body_html}</html>\n"

@@ -7,11 +7,17 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["LABELS", "Decision", "CleanResult"]
+__all__ = ["LABELS", "PAPER_LABELS", "NOISE", "DATA", "MIXTURE", "COMMENT", "Decision",
+           "CleanResult"]
 
 #: Class order of every model output and every one-hot target: [1 0 0] noise, [0 1 0] data,
-#: [0 0 1] mixture, as in the paper.
-LABELS: tuple[str, str, str] = ("noise", "data", "mixture")
+#: [0 0 1] mixture, as in the paper, then ``comment``: the reader-comment thread under a page's
+#: main content, which is not main content but is kept apart (``CleanResult.comments``) rather
+#: than thrown away. A model outputs the first 3 (the paper's classes) or all 4.
+LABELS: tuple[str, str, str, str] = ("noise", "data", "mixture", "comment")
+#: The paper's three classes: the ``paper`` preset's outputs (its comment cases count as noise).
+PAPER_LABELS: tuple[str, str, str] = LABELS[:3]
+NOISE, DATA, MIXTURE, COMMENT = range(len(LABELS))
 
 
 @dataclass(frozen=True)
@@ -20,8 +26,10 @@ class Decision:
 
     path: str
     tag: str
-    label: str  # noise (removed) | data (kept whole) | mixture (descended into)
-    probabilities: tuple[float, float, float]  # in LABELS order
+    #: noise (removed) | data (kept whole) | mixture (descended into) | comment (removed from
+    #: the main text into ``CleanResult.comments``)
+    label: str
+    probabilities: tuple[float, ...]  # in LABELS order (3 for a model of the paper's classes)
     text_length: int
     #: "model" (the network's scores decided) or "memory" (stored cases of the page's site with
     #: the same markup agreed on the label; see :mod:`noisecbr.memory`)
@@ -44,11 +52,28 @@ class CleanResult:
         text: str,
         decisions: list[Decision] | Callable[[], list[Decision]] | None = None,
         url: str | None = None,
+        *,
+        comments: str = "",
+        metadata: Any = None,
+        fallback: bool = False,
     ) -> None:
         self._html = html
+        #: the main content, without the headline (``title``) and, unless the cleaner was
+        #: asked to keep them, without the reader comments
         self.text = text
         self.url = url
         self._decisions = decisions if decisions is not None else []
+        #: the reader comments under the main content ("" when none were found)
+        self.comments = comments
+        #: True when the walk kept almost nothing and the subtree with the most data mass was
+        #: kept instead (:mod:`noisecbr.fallback`)
+        self.fallback = fallback
+        #: the headline, author, publication date and language the page declares
+        #: (:class:`noisecbr.metadata.PageMetadata`)
+        self.title: str | None = getattr(metadata, "title", None)
+        self.author: str | None = getattr(metadata, "author", None)
+        self.date: str | None = getattr(metadata, "date", None)
+        self.lang: str | None = getattr(metadata, "lang", None)
 
     @property
     def html(self) -> str:
@@ -68,7 +93,13 @@ class CleanResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "url": self.url,
+            "title": self.title,
+            "author": self.author,
+            "date": self.date,
+            "lang": self.lang,
             "text": self.text,
+            "comments": self.comments,
+            "fallback": self.fallback,
             "html": self.html,
             "decisions": [asdict(decision) for decision in self.decisions],
         }

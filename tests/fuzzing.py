@@ -20,6 +20,8 @@ _ROOT = Path(__file__).resolve().parents[1]
 #: Largest input a family makes (bytes): big enough for real structure, small enough for speed.
 MAX_INPUT = 6_000
 
+#: Text and the odd character, the body of the bad-charset family.
+TEXT_TOKENS = ("\ufffe", "word ", "some text. ", "é", "日本", "<p a=1 a=2 b>", "<", ">", "&", "\"")
 #: Pieces of markup that have broken parsers and tree repairs: stray structure tags, hidden
 #: elements, comments and CDATA cut open, character references to control characters.
 TOKENS = (
@@ -30,7 +32,15 @@ TOKENS = (
     "</noscript>", "<template>", "<?xml version='1.0' encoding='utf-16'?>", "<svg>", "<math>",
     "<select><option>", "<frameset>", "<title>", "<p style='display:none'>", "<b aria-hidden=true>",
     "<div id='S:1' hidden>", "&#1;", "&#12;", "&#0;", "&#xD800;", "&amp", "\x0c", "\x00", "\x01",
-    "\x1b", "\ufffe", "word ", "some text. ", "é", "日本", "<p a=1 a=2 b>", "<", ">", "&", "\"",
+    "\x1b", *TEXT_TOKENS,
+    # What the page-metadata reader and the comment finder look at (CleanResult.title, .author,
+    # .date, .lang, .comments), with control characters and lone surrogates in JSON escapes.
+    "<h1>", "</h1>", "<html lang='e&#1;n'>", "<meta property=og:title content='t&#1;'>",
+    "<meta name=author content='\x01'>", "<time datetime='\x0c'>", "<a rel=author>",
+    '<script type="application/ld+json">{"headline": "h\\u0001\\ud800", '
+    '"author": {"name": "\\u0000"}, "datePublished": ["\\udfff"]}</script>',
+    '<script type="application/ld+json">[{"@graph": 5}, 3, "x"]</script>',
+    "<section id=comments>", "<div class='comment'>", "</section>",
 )
 CHARSETS = ("undefined", "rot13", "zlib", "utf-16", "utf-32", "utf-7", "x-user-defined",
             "iso-8859-1", "shift_jis", "euc-jp", "gb18030", "big5", "koi8-r", "cp1251",
@@ -92,7 +102,7 @@ def control_text(rng: random.Random) -> str | bytes:
 def bad_charset(rng: random.Random) -> bytes:
     """A page declaring a charset (often absurd) over bytes in another encoding."""
     declared = rng.choice(CHARSETS)
-    body = "".join(rng.choice(TOKENS[-10:]) for _ in range(rng.randrange(1, 200)))
+    body = "".join(rng.choice(TEXT_TOKENS) for _ in range(rng.randrange(1, 200)))
     encoding = rng.choice(("utf-8", "cp1251", "shift_jis", "latin-1", "utf-16-le"))
     raw = body.encode(encoding, "replace") if encoding != "utf-8" else body.encode(
         "utf-8", "surrogatepass")
@@ -133,6 +143,11 @@ def clean_everything(page: bytes | str) -> str | None:
         assert str(error) and "\n" not in str(error), f"not a one-line reason: {error!r}"
         return type(error).__name__
     assert isinstance(result.text, str) and isinstance(result.html, str)
-    assert isinstance(result.decisions, list)
-    json.loads(result.to_json())
+    assert isinstance(result.decisions, list) and isinstance(result.comments, str)
+    for value in (result.title, result.author, result.date, result.lang):
+        assert value is None or isinstance(value, str)
+    # What the CLI writes: UTF-8 encodable (no lone surrogates), the JSON parseable.
+    result.text.encode()
+    result.html.encode()
+    json.loads(result.to_json().encode())
     return None

@@ -102,3 +102,30 @@ def test_check_constraints_guard_the_enumerations(tmp_path):
             "INSERT INTO cases (page_id, path, position, tag, label, label_source, text, "
             "vector, schema_version) VALUES (1, '/', 0, 'b', 'junk', 'human', '', x'00', 1)"))
     cb.close()
+
+
+def test_comment_label_needs_0003_and_blocks_its_downgrade(db_url):
+    import pytest
+    from sqlalchemy.exc import IntegrityError
+
+    engine = _create_engine(db_url)
+    migrate(engine, "0002_runs")
+    insert = text(
+        "INSERT INTO cases (id, page_id, path, position, tag, label, label_source, text, vector, "
+        "schema_version) VALUES (1, 1, '/html/body', 0, 'body', 'comment', 'human', '', :blob, "
+        "3)").bindparams(blob=b"")
+    with engine.begin() as connection:
+        connection.execute(text("INSERT INTO sites (id, host) VALUES (1, 'example.com')"))
+        connection.execute(text(
+            "INSERT INTO pages (id, site_id, url, source, content_hash, parser, html) "
+            "VALUES (1, 1, '', 'ds', 'h', 'lxml', :blob)"), {"blob": b""})
+    with pytest.raises(IntegrityError), engine.begin() as connection:
+        connection.execute(insert)
+    migrate(engine, "head")
+    with engine.begin() as connection:
+        connection.execute(insert)
+    with pytest.raises(RuntimeError, match="'comment'"):
+        migrate(engine, "0002_runs", downgrade=True)
+    with engine.connect() as connection:  # the refused downgrade changed nothing
+        assert connection.execute(text("SELECT label FROM cases")).scalar() == "comment"
+    engine.dispose()

@@ -64,10 +64,12 @@ def test_extra_set_trains_every_fold_except_on_held_out_sites(monkeypatch):
 
 
 class _ScoresData:
-    """A stand-in model: every case it scores is [0, 1, 0]."""
+    """A stand-in model of the four classes: every case it scores is data."""
+
+    labels = ("noise", "data", "mixture", "comment")
 
     def predict_proba(self, X):
-        return np.tile(np.float32([0.0, 1.0, 0.0]), (len(X), 1))
+        return np.tile(np.float32([0.0, 1.0, 0.0, 0.0]), (len(X), 1))
 
 
 def test_out_of_fold_scores_come_from_models_that_never_saw_the_case_site(monkeypatch):
@@ -76,7 +78,7 @@ def test_out_of_fold_scores_come_from_models_that_never_saw_the_case_site(monkey
     fits = _record_fits(monkeypatch, _ScoresData())
     dataset = synthetic(n_sites=9, per_site=10)
     proba = crossval.out_of_fold_scores(dataset, folds=3, seed=0)
-    assert proba.shape == (len(dataset), 3) and np.all(proba.sum(1) == 1.0)  # every case scored
+    assert proba.shape == (len(dataset), 4) and np.all(proba.sum(1) == 1.0)  # every case scored
     folds = site_folds(dataset.sites, 3, 0)
     assert len(fits) == len(folds) == 3
     for (_, test), seen in zip(folds, fits):

@@ -142,7 +142,9 @@ def test_one_labelled_page_of_a_site_cleans_its_next_page():
     assert by_memory["/html/body/footer"] == "noise"
     assert by_memory["/html/body/main/div/article"] == "data"
     assert all(d.source == "model" for d in plain.decisions)
-    plain_f1, adapted_f1 = (aggregate([score_page(r.text, truth)]).f1 for r in (plain, adapted))
+    # The ground truth starts with the headline, which the cleaner returns apart (.title).
+    plain_f1, adapted_f1 = (aggregate([score_page(f"{r.title}\n\n{r.text}", truth)]).f1
+                            for r in (plain, adapted))
     assert plain_f1 < 1.0 and adapted_f1 == pytest.approx(1.0)
     assert "source" in json.loads(adapted.to_json())["decisions"][0]
 
@@ -333,4 +335,4 @@ def test_a_users_correction_of_one_page_cleans_the_next_page_of_the_site(tmp_pat
     after = runner.invoke(main, ["clean", str(second), "--memory", str(db),
                                  "--url", "https://news.example/b"])
     assert after.exit_code == 0, after.output
-    assert "tote bag" not in after.stdout and "Market hall reopens" in after.stdout
+    assert "tote bag" not in after.stdout and "The story of market hall" in after.stdout

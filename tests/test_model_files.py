@@ -71,6 +71,16 @@ def _break(case: str) -> tuple[dict, str | dict]:
         tensors["layers.5.bias"] = tensors["layers.1.bias"]
     elif case == "string-column-dtype":
         tensors["columns"] = tensors["columns"].astype(np.float32)
+    elif case == "unknown-labels":
+        metadata["labels"] = ["noise", "data", "other"]
+    elif case == "labels-not-a-list":
+        metadata["labels"] = "noise,data,mixture"
+    elif case == "labels-and-width-disagree":
+        metadata["labels"] = ["noise", "data", "mixture", "comment"]
+    elif case == "mode-threshold-string":
+        metadata["modes"] = {"precision": {"noise": "0.35", "keep": 0.95, "leaf": 0.35}}
+    elif case == "modes-not-an-object":
+        metadata["modes"] = ["balanced"]
     return tensors, metadata
 
 
@@ -86,10 +96,16 @@ CASES = {
     "inf-mean": "norm.mean holds NaN or infinite values",
     "zero-scale": "norm.scale must be positive",
     "negative-scale": "norm.scale must be positive",
-    "output-width": "the output layer has 5 units, one per label is 3",
+    "output-width": "the output layer has 5 units; one per class (noise, data, mixture) is 3",
     "missing-tensor": "lacks tensor 'norm.scale'",
     "layer-gap": "layers must be numbered 0, 1, 2…",
     "string-column-dtype": "columns must be a 1-D array of integers",
+    "unknown-labels": "has label order ['noise', 'data', 'other'], expected",
+    "labels-not-a-list": "has label order noise,data,mixture, expected",
+    "labels-and-width-disagree": "the output layer has 3 units; one per class (noise, data, "
+                                 "mixture, comment) is 4",
+    "mode-threshold-string": "mode 'precision': threshold 'noise' must be a number in [0, 1]",
+    "modes-not-an-object": "modes must be a JSON object of threshold sets",
 }
 
 
@@ -99,13 +115,25 @@ def test_malformed_model_files_are_model_errors(tmp_path, case):
     with pytest.raises(ModelError) as caught:
         load_model(path)
     message = str(caught.value)
-    assert CASES[case].replace("3", str(len(model_module.LABELS))) in message
+    assert CASES[case] in message
     assert "\n" not in message
 
 
 def test_a_good_file_still_loads(tmp_path):
     loaded = load_model(write(tmp_path, *_parts()))
     assert loaded.n_inputs == default_model().n_inputs
+
+
+@pytest.mark.parametrize("labels", [model_module.PAPER_LABELS, model_module.LABELS])
+def test_three_and_four_class_models_load(tmp_path, labels):
+    tensors, metadata = _parts()
+    last = len([k for k in tensors if k.endswith(".weight")]) - 1
+    width = tensors[f"layers.{last}.weight"].shape[1]
+    tensors[f"layers.{last}.weight"] = np.ones((len(labels), width), np.float32)
+    tensors[f"layers.{last}.bias"] = np.zeros(len(labels), np.float32)
+    metadata["labels"] = list(labels)
+    loaded = load_model(write(tmp_path, tensors, metadata))
+    assert loaded.labels == tuple(labels)
 
 
 def test_the_header_is_checked_before_tensors_are_read(tmp_path, monkeypatch):

@@ -26,7 +26,7 @@ ARTICLES = [
 
 
 def fake_page(k: int, article: str, site: str = "fake.example") -> LabelledPage:
-    html = (f"<html><body>{NAV}<div class='main'><h1>Fruit number {k} explained</h1>"
+    html = (f"<html><body>{NAV}<div class='main'><h2>Fruit number {k} explained</h2>"
             f"<p>{article}.</p></div>{FOOTER}</body></html>")
     return LabelledPage(id=f"{k:04d}", url=f"https://www.{site}/fruit/{k}", site=site,
                         html=html.encode(), truth=f"Fruit number {k} explained\n\n{article}.",

@@ -89,7 +89,7 @@ def test_artifact_round_trip_and_wrong_schema_refused(data, tmp_path, monkeypatc
     loaded = load_model(path)
     np.testing.assert_array_equal(loaded.predict_proba(test.X), result.model.predict_proba(test.X))
     assert loaded.metadata["run_id"] == 7 and loaded.metadata["labels"] == ["noise", "data",
-                                                                           "mixture"]
+                                                                           "mixture", "comment"]
     np.testing.assert_array_equal(loaded.mean, result.model.mean)
     import noisecbr.model as model_module
 

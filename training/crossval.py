@@ -23,10 +23,10 @@ import numpy as np
 
 from noisecbr.layout import LabelledPage
 from noisecbr.model import Model
-from noisecbr.result import LABELS
 
 from .datasets import Dataset, _page_cases, site_folds, split_by_site
 from .report import batched_proba
+from .presets import get_preset
 from .train import fit
 
 __all__ = ["dataset_of", "fold_models", "fold_model", "out_of_fold_scores"]
@@ -68,7 +68,7 @@ def out_of_fold_scores(dataset: Dataset, folds: int = 5, preset="default", seed:
     """Class scores of every case by the model of the site-grouped fold that held its site out
     (``folds`` models trained with ``seed``; the folds are :func:`site_folds` of the cases'
     sites drawn with ``split_seed``, by default ``seed``)."""
-    proba = np.zeros((len(dataset), len(LABELS)), dtype=np.float32)
+    proba = np.zeros((len(dataset), get_preset(preset).classes), dtype=np.float32)
     fold_seed = seed if split_seed is None else split_seed
     for fold, (_, test) in enumerate(site_folds(dataset.sites, folds, fold_seed)):
         model = fold_model(dataset, set(dataset.sites[test]), fold, folds, preset, seed, progress)

@@ -115,6 +115,15 @@ class Dataset:
             schema=self.schema, meta=dict(self.meta),
         )
 
+    def with_classes(self, classes: int) -> Dataset:
+        """The same cases for a model of the first ``classes`` of LABELS: a case of a later
+        class (a reader comment, for the paper's three classes) counts as noise."""
+        if classes >= len(LABELS) or not len(self) or self.y.max() < classes:
+            return self
+        out = self.subset(np.arange(len(self)))
+        out.y = np.where(out.y < classes, out.y, LABELS.index("noise"))
+        return out
+
     def label_counts(self) -> dict[str, int]:
         counts = np.bincount(self.y, minlength=len(LABELS))
         return {label: int(c) for label, c in zip(LABELS, counts)}
@@ -465,20 +474,22 @@ def case_weights(dataset: Dataset, class_power: float = 0.0, page_power: float =
 
 def synthetic(n_sites: int = 30, per_site: int = 60, seed: int = 0) -> Dataset:
     """A small separable case set for tests and demos: the classes differ in their eq. 1 leaf
-    shares (noise: link leaves, data: paragraph leaves, mixture: half and half), 10 % mixture."""
-    from noisecbr.vectors import group_slices
+    shares (noise: link leaves, data: paragraph leaves, mixture: half and half, comment: list
+    item leaves), 10 % mixture and 5 % comment."""
+    from noisecbr.vectors import LEAF_TYPES, group_slices
 
     leaf = group_slices()["leaf"]
     rng = np.random.default_rng(seed)
     n = n_sites * per_site
-    y = rng.choice(len(LABELS), size=n, p=[0.6, 0.3, 0.1])
+    y = rng.choice(len(LABELS), size=n, p=[0.55, 0.3, 0.1, 0.05])
     X = np.zeros((n, len(FEATURE_NAMES)), dtype=np.float32)
     X[:, leaf] = rng.uniform(0, 0.01, size=(n, leaf.stop - leaf.start))
-    a, p = leaf.start + 0, leaf.start + 11  # leaf:a, leaf:p
+    a, p, li = (leaf.start + LEAF_TYPES.index(t) for t in ("a", "p", "li"))
     X[y == 0, a] = rng.uniform(0.8, 1.0, (y == 0).sum())
     X[y == 1, p] = rng.uniform(0.8, 1.0, (y == 1).sum())
     X[y == 2, a] = rng.uniform(0.4, 0.5, (y == 2).sum())
     X[y == 2, p] = rng.uniform(0.4, 0.5, (y == 2).sum())
+    X[y == 3, li] = rng.uniform(0.8, 1.0, (y == 3).sum())
     shares = X[:, leaf]
     X[:, leaf] = shares / shares.sum(1, keepdims=True)
     sites = np.repeat([f"site{i}.example" for i in range(n_sites)], per_site)

@@ -47,6 +47,7 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 
+from noisecbr.result import LABELS
 from noisecbr.vectors import FEATURE_GROUPS
 
 __all__ = ["Preset", "PAPER", "DEFAULT", "PRESETS", "get_preset"]
@@ -87,6 +88,9 @@ class Preset:
     # the lowest per-class rate). Folded into the last layer's bias: the model stays one MLP.
     calibrate: str | None = None
     threads: int = 2
+    #: Output classes: the first ``classes`` of LABELS. 4 learns reader comments as a class of
+    #: their own; 3 is the paper's noise / data / mixture (comment cases are learnt as noise).
+    classes: int = len(LABELS)
     notes: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -108,6 +112,8 @@ class Preset:
                 raise ValueError(f"{key} must be one of {allowed}, got {getattr(self, key)!r}")
         if self.loss == "cross_entropy" and self.output_activation != "softmax":
             raise ValueError("cross-entropy needs softmax outputs")
+        if self.classes not in (3, len(LABELS)):
+            raise ValueError(f"classes must be 3 or {len(LABELS)}, got {self.classes}")
         if self.epochs < 1 or self.batch_size < 1:
             raise ValueError("epochs and batch_size must be ≥ 1")
 
@@ -150,6 +156,7 @@ PAPER = Preset(
     sampling="balanced",
     select_by="loss",
     threads=1,  # 30-14-3 matrices: a second thread only adds synchronisation
+    classes=3,
     notes="Htwe: eq. 1 leaf shares (30) → 14 sigmoid → 3 sigmoid, MSE, plain SGD, ≤ 500 epochs, "
           "best validation epoch",
 )

@@ -35,7 +35,7 @@ def batched_proba(model: Model, X: np.ndarray, rows: np.ndarray | None = None,
     """``model.predict_proba`` of X's rows (all, or those indexed by ``rows``), ``batch`` rows
     at a time: a whole case base's vectors are never copied at once."""
     n = len(X) if rows is None else len(rows)
-    proba = np.zeros((n, len(LABELS)), dtype=np.float32)
+    proba = np.zeros((n, len(model.labels)), dtype=np.float32)
     for start in range(0, n, batch):
         part = slice(start, start + batch) if rows is None else rows[start:start + batch]
         proba[start:start + batch] = model.predict_proba(X[part])
@@ -51,15 +51,17 @@ def metrics_of(proba: np.ndarray, dataset: Dataset) -> dict:
     """:func:`evaluate`'s figures for given class scores of the dataset's cases (one model's, or
     the pooled out-of-fold scores of a cross-validation)."""
     n = len(dataset)
-    k = len(LABELS)
-    y = dataset.y
+    k = proba.shape[1]
+    labels = LABELS[:k]
+    y = dataset.with_classes(k).y
     pred = proba.argmax(1)
     correct = pred == y
     confusion = np.bincount(y * k + pred, minlength=k * k).reshape(k, k)
     sq = float(((proba - np.eye(k, dtype=np.float32)[y]) ** 2).sum(dtype=np.float64))
     per_class = confusion.sum(1)
     rates = {label: (float(confusion[c, c] / per_class[c]) if per_class[c] else float("nan"))
-             for c, label in enumerate(LABELS)}
+             for c, label in enumerate(labels)}
+    rates.update((label, float("nan")) for label in LABELS[k:])  # classes the model lacks
     # The same rates with every page weighing the same (a page's cases share weight 1): the
     # case-level figures are dominated by the few pages with 5 000 - 14 000 subtrees.
     page_rates = {}
@@ -67,16 +69,18 @@ def metrics_of(proba: np.ndarray, dataset: Dataset) -> dict:
         _, page_index, page_sizes = np.unique(dataset.pages, return_inverse=True,
                                               return_counts=True)
         w = 1.0 / page_sizes[page_index]
-        for c, label in enumerate(LABELS):
+        for c, label in enumerate(labels):
             mask = y == c
             page_rates[label] = (float((w * correct)[mask].sum() / w[mask].sum())
                                  if mask.any() else float("nan"))
+    page_rates.update((label, float("nan")) for label in LABELS[k:])
     return {
         "cases": int(n),
         "rates": rates,
         "mse": sq / max(n * k, 1),
         "accuracy": float(np.trace(confusion) / max(n, 1)),
-        "balanced_accuracy": float(np.nanmean(list(rates.values()))) if n else float("nan"),
+        "balanced_accuracy": (float(np.nanmean([rates[label] for label in labels])) if n
+                              else float("nan")),
         "confusion": confusion.tolist(),
         "page_weighted_rates": page_rates,
     }
@@ -122,8 +126,9 @@ def format_table(results: dict[str, dict[str, dict]], parts=("known", "unseen"))
 
 def _confusion_text(metrics: dict) -> str:
     c = np.asarray(metrics["confusion"])
-    lines = ["truth \\ pred " + " ".join(f"{label:>9}" for label in LABELS)]
-    for i, label in enumerate(LABELS):
+    labels = LABELS[:len(c)]
+    lines = ["truth \\ pred " + " ".join(f"{label:>9}" for label in labels)]
+    for i, label in enumerate(labels):
         lines.append(f"{label:<13}" + " ".join(f"{int(v):9d}" for v in c[i]))
     return "\n".join(lines)
 
@@ -198,7 +203,8 @@ def write_reports(out_dir: str | Path, history: list[tuple[float, float]], best_
         for k, part in enumerate(bars):
             ax.bar(x + k * width, [100 * metrics[part]["rates"][label] for label in LABELS],
                    width, label=part)
-        ax.bar(x + len(bars) * width, [100 * PAPER_UNSEEN[label] for label in LABELS], width,
+        ax.bar(x + len(bars) * width, [100 * PAPER_UNSEEN.get(label, np.nan) for label in LABELS],
+               width,
                label="paper, unseen", color="lightgrey")
         ax.set_xticks(x + width * len(bars) / 2, LABELS)
         ax.set_ylabel("correct classification (%)")

@@ -62,7 +62,7 @@ def build_network(preset: Preset, n_inputs: int):
         if preset.dropout > 0:
             layers.append(nn.Dropout(preset.dropout))
         width = h
-    layers.append(nn.Linear(width, len(LABELS)))
+    layers.append(nn.Linear(width, preset.classes))
     return nn.Sequential(*layers)
 
 
@@ -84,6 +84,7 @@ def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
             "hyperparameters": preset.hyperparameters(),
             "normalization": "x' = (x[columns] - norm.mean) / norm.scale (tensors)",
             "vector_schema": VECTOR_SCHEMA,
+            "labels": list(LABELS[:preset.classes]),
             **(metadata or {}),
         },
     )
@@ -101,8 +102,9 @@ def torch_forward(net, X: np.ndarray, preset: Preset) -> np.ndarray:
 
 
 def _rates_for_offsets(logits: np.ndarray, y: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Per-class correct rates for each row of ``offsets`` (k × 3) added to the logits."""
-    k = len(LABELS)
+    """Per-class correct rates for each row of ``offsets`` (rows × classes) added to the
+    logits."""
+    k = logits.shape[1]
     counts = np.maximum(np.bincount(y, minlength=k), 1)
     out = np.empty((len(offsets), k))
     for i, off in enumerate(offsets):
@@ -111,22 +113,42 @@ def _rates_for_offsets(logits: np.ndarray, y: np.ndarray, offsets: np.ndarray) -
     return out
 
 
+#: The offset grids of :func:`calibrate_offsets` by the number of classes searched (noise is
+#: fixed): (half-width, step) of a coarse grid, then of a fine one around its best point. Two
+#: free classes search the plane finely; three would make that grid 33³ points, so theirs is
+#: coarser, and the coarse pass scores a sample of CALIBRATION_SAMPLE cases.
+CALIBRATION_GRIDS = {1: ((4.0, 0.25), (0.3, 0.05)), 2: ((4.0, 0.25), (0.3, 0.05)),
+                     3: ((4.0, 0.5), (0.5, 0.1))}
+CALIBRATION_SAMPLE = 50_000
+
+
 def calibrate_offsets(logits: np.ndarray, y: np.ndarray, objective: str) -> np.ndarray:
-    """Logit offsets (noise fixed at 0) maximising ``objective`` on (logits, y): a coarse grid,
-    then a fine one around the best point. Classes absent from ``y`` are left at 0."""
-    present = np.bincount(y, minlength=len(LABELS)) > 0
+    """Logit offsets (noise fixed at 0) maximising ``objective`` on (logits, y): a joint grid
+    over the other classes' offsets, then a finer one around the best point
+    (:data:`CALIBRATION_GRIDS`). Classes absent from ``y`` are left at 0."""
+    import itertools
+
+    k = logits.shape[1]
+    present = np.bincount(y, minlength=k)[:k] > 0
+    free = [c for c in range(1, k) if present[c]]
 
     def score(rates):
         r = rates[:, present]
         return r.mean(1) if objective == "balanced" else r.min(1) + 1e-3 * r.mean(1)
 
-    best = np.zeros(len(LABELS))
-    for span, step in ((4.0, 0.25), (0.3, 0.05)):
+    best = np.zeros(k)
+    if not free:
+        return best.astype(np.float32)
+    sample = np.arange(len(y))
+    if len(free) > 2 and len(y) > CALIBRATION_SAMPLE:
+        sample = np.random.default_rng(0).choice(len(y), CALIBRATION_SAMPLE, replace=False)
+    for stage, (span, step) in enumerate(CALIBRATION_GRIDS[len(free)]):
+        rows = sample if stage == 0 else np.arange(len(y))
         grid = np.arange(-span, span + step / 2, step)
-        d, m = np.meshgrid(best[1] + grid, best[2] + grid, indexing="ij")
-        offsets = np.column_stack([np.zeros(d.size), d.ravel(), m.ravel()])
-        offsets[:, ~present] = 0.0
-        rates = _rates_for_offsets(logits, y, offsets)
+        points = np.array(list(itertools.product(grid, repeat=len(free))))
+        offsets = np.repeat(best[None, :], len(points), axis=0)
+        offsets[:, free] += points
+        rates = _rates_for_offsets(logits[rows], y[rows], offsets)
         best = offsets[int(np.argmax(score(rates)))]
     return best.astype(np.float32)
 
@@ -159,8 +181,8 @@ def _epoch_indices(rng: np.random.Generator, y: np.ndarray, preset: Preset) -> n
     size = int(preset.epoch_cases)
     if preset.sampling == "balanced":
         parts = []
-        per_class = [size // len(LABELS) + (1 if c < size % len(LABELS) else 0)
-                     for c in range(len(LABELS))]
+        k = int(y.max()) + 1 if len(y) else 1
+        per_class = [size // k + (1 if c < size % k else 0) for c in range(k)]
         for c, k in enumerate(per_class):
             members = np.flatnonzero(y == c)
             if len(members) == 0:
@@ -197,6 +219,8 @@ def fit(
     from tqdm import tqdm
 
     preset = get_preset(preset, epochs=epochs)
+    dataset_train = dataset_train.with_classes(preset.classes)
+    dataset_val = dataset_val.with_classes(preset.classes)
     if len(dataset_train) == 0 or len(dataset_val) == 0:
         raise ValueError("fit needs non-empty training and validation sets")
     start = time.perf_counter()
@@ -242,7 +266,7 @@ def fit(
         Xtr_t, ytr_t, wtr_t = torch.from_numpy(Xtr), torch.from_numpy(ytr), torch.from_numpy(wtr)
         Xva_t = torch.from_numpy(Xva)
         yva_t, wva_t = torch.from_numpy(yva), torch.from_numpy(wva)
-        eye = torch.eye(len(LABELS))
+        eye = torch.eye(preset.classes)
         smoothing = preset.label_smoothing
 
         def case_loss(logits, target):
@@ -251,7 +275,7 @@ def fit(
                                        label_smoothing=smoothing)
             t = eye[target]
             if smoothing:
-                t = t * (1 - smoothing) + smoothing / len(LABELS)
+                t = t * (1 - smoothing) + smoothing / preset.classes
             return ((torch.sigmoid(logits) - t) ** 2).mean(dim=1)
 
         def evaluate():
@@ -265,7 +289,7 @@ def fit(
                 mse = float(((out - eye[yva_t]) ** 2).mean())
                 pred = logits.argmax(1)
             rates = [float((pred[yva_t == c] == c).float().mean()) if bool((yva_t == c).any())
-                     else float("nan") for c in range(len(LABELS))]
+                     else float("nan") for c in range(preset.classes)]
             return loss, mse, rates
 
         history: list[tuple[float, float]] = []

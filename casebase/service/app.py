@@ -1,0 +1,281 @@
+"""The app factory: :func:`create_app` builds the FastAPI app of ``noisecbr serve``.
+
+    from casebase.service.app import Settings, create_app
+    app = create_app(Settings(db="cb.sqlite", token="secret"))
+
+Limits and answers, the same on every endpoint:
+
+- a request body over ``max_body`` bytes is refused with 413 while it is read (a declared
+  ``Content-Length`` over the limit is refused before a byte is read);
+- the work on a page runs in a process pool with a time limit (:mod:`.work`): past it, 503;
+- bad input gets a 4xx with ``{"detail": "one line"}``; the case base unavailable, 503;
+  anything else is a bug, logged with its traceback and answered with a one-line 500;
+- every answer carries ``X-Content-Type-Options: nosniff`` and a Content-Security-Policy: API
+  answers may run nothing and load nothing (``sandbox``), the review page only its own files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import os
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass, fields
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI, HTTPException
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pebble import ProcessPool
+from pebble.common import ProcessExpired
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from . import work
+
+__all__ = ["Settings", "app_from_env", "create_app"]
+
+log = logging.getLogger("noisecbr.serve")
+
+#: 10 MB: above the largest page of the dev sets (about 4 MB) with room, and small enough that
+#: 16 concurrent requests hold at most 160 MB of bodies per worker.
+MAX_BODY = 10_000_000
+#: Seconds one page may take. The slowest dev page cleans in about 2 s on this 2-core machine
+#: under load; a 10 MB page in about 15 s: 30 s is a limit no real page reaches.
+TIMEOUT = 30.0
+#: Pages waiting or being cleaned per HTTP worker before it answers 503 "busy": 16 clients per
+#: worker with room; bounds the bodies held in memory (at most this many × ``max_body``).
+MAX_PENDING = 64
+#: The environment variables through which ``serve`` hands the settings to uvicorn's workers.
+ENV_PREFIX = "NOISECBR_SERVE_"
+
+#: Review page: its own scripts and styles (the drawn page keeps its inline styles), images
+#: only from itself or data: URLs, no plugins, no other host, not framed by another site.
+REVIEW_CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+              "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
+              "frame-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'self'")
+#: Everything else: runs and loads nothing, even a cleaned page opened in a browser.
+API_CSP = "default-src 'none'; frame-ancestors 'none'; sandbox"
+#: Paths served with the review page's policy; /docs keeps FastAPI's own page.
+_REVIEW_PATHS = ("/review", "/static/")
+_DOCS_PATHS = ("/docs", "/redoc", "/openapi.json")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What ``noisecbr serve`` was started with."""
+
+    db: str | None = None  # case base URL or SQLite path; None: read-only cleaning
+    token: str | None = None  # bearer token of the write endpoints
+    model: str | None = None  # model file; None: the embedded default
+    max_body: int = MAX_BODY
+    timeout: float = TIMEOUT
+    pool: int = 1  # cleaning processes per HTTP worker
+    #: Host names the server answers to (comma-separated; None: any). Set to the loopback
+    #: names when it listens on loopback, so that a web page cannot reach it by DNS rebinding.
+    hosts: str | None = None
+
+    def to_env(self) -> dict[str, str]:
+        """The settings as environment variables, for :func:`app_from_env` in each worker."""
+        return {ENV_PREFIX + k.upper(): str(v) for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """The settings :meth:`to_env` wrote."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            raw = environ.get(ENV_PREFIX + field.name.upper())
+            if raw is not None:
+                kind = {"max_body": int, "pool": int, "timeout": float}.get(field.name, str)
+                values[field.name] = kind(raw)
+        return cls(**values)
+
+
+class BodyLimit:
+    """Refuses request bodies over ``limit`` bytes with 413, counting while they arrive."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            status, detail = ((413, self._too_large()) if declared.isdigit()
+                              else (400, "invalid Content-Length"))
+            await JSONResponse({"detail": detail}, status, headers={"Connection": "close"})(
+                scope, receive, send)
+            return
+        received = 0
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise HTTPException(413, self._too_large(), {"Connection": "close"})
+            return message
+
+        await self.app(scope, counted, send)
+
+    def _too_large(self) -> str:
+        return f"request body over the limit of {self.limit:,} bytes"
+
+
+class SecurityHeaders:
+    """``nosniff`` and a Content-Security-Policy on every answer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        policy = (REVIEW_CSP if path.startswith(_REVIEW_PATHS)
+                  else None if path.startswith(_DOCS_PATHS) else API_CSP)
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.append((b"x-content-type-options", b"nosniff"))
+                headers.append((b"referrer-policy", b"no-referrer"))
+                if policy:
+                    headers.append((b"content-security-policy", policy.encode()))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class Pool:
+    """The HTTP worker's cleaning processes: jobs of :mod:`.work` under the time limit."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.pending = 0
+        # spawn, not fork: the HTTP worker runs threads (the event loop, the thread pool).
+        self._pool = ProcessPool(max_workers=settings.pool, initializer=work.init_worker,
+                                 initargs=(settings.db, settings.model),
+                                 context=multiprocessing.get_context("spawn"))
+
+    async def run(self, job, *args: Any) -> Any:
+        """The job's result; :class:`work.JobError` for every failure."""
+        if self.pending >= MAX_PENDING:
+            raise work.JobError(503, f"busy: {self.pending} pages waiting; try again shortly")
+        self.pending += 1
+        future = self._pool.schedule(job, args=args, timeout=self.settings.timeout)
+        try:
+            return await asyncio.wrap_future(future)
+        except (FutureTimeout, TimeoutError):
+            raise work.JobError(503, f"the page took longer than the limit of "
+                                     f"{self.settings.timeout:g} s: stopped") from None
+        except ProcessExpired as error:
+            log.error("a cleaning process died: %s", error)
+            raise work.JobError(500, "the cleaning process died (a bug, logged by the "
+                                     "server)") from None
+        finally:
+            self.pending -= 1
+
+    def close(self) -> None:
+        """Stop the cleaning processes (a job still running is killed)."""
+        self._pool.stop()
+        self._pool.join(timeout=10)
+
+
+def _install_error_answers(app: FastAPI) -> None:
+    from .routes import one_line
+
+    @app.exception_handler(work.JobError)
+    async def job_error(_request, error: work.JobError) -> JSONResponse:
+        return JSONResponse({"detail": error.message}, error.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_request, error: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": one_line(error)}, 422)
+
+    @app.exception_handler(Exception)
+    async def unexpected(_request, error: Exception) -> JSONResponse:
+        log.error("unexpected error", exc_info=error)
+        return JSONResponse({"detail": f"internal error ({type(error).__name__}), logged by "
+                                       "the server"}, 500)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The service's app. The model is loaded once per cleaning process; the case base (if
+    ``settings.db``) is opened once per process, as it is (no migration: ``serve`` migrates
+    before it starts the workers)."""
+    from .routes import router
+
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        app.state.pool = Pool(settings)
+        app.state.casebase = None
+        if settings.db:
+            from casebase.store import CaseBase
+
+            app.state.casebase = CaseBase.open(settings.db, upgrade=False)
+        try:
+            yield
+        finally:
+            app.state.pool.close()
+            if app.state.casebase is not None:
+                app.state.casebase.close()
+
+    app = FastAPI(title="noisecbr", summary="Clean, explain and correct web pages.",
+                  version=_version(), lifespan=lifespan)
+    app.state.settings = settings
+    _install_error_answers(app)
+    app.include_router(router)
+    _document_page_bodies(app)
+    static = resources.files("casebase.service") / "static"
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    app.add_middleware(BodyLimit, limit=settings.max_body)
+    app.add_middleware(SecurityHeaders)
+    if settings.hosts:
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.hosts.split(","))
+    return app
+
+
+def _document_page_bodies(app: FastAPI) -> None:
+    """Add the schemas of the bodies the endpoints parse themselves to the OpenAPI document."""
+    from fastapi.openapi.utils import get_openapi
+
+    from .routes import PAGE_SCHEMAS
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, summary=app.summary,
+                                 routes=app.routes)
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(PAGE_SCHEMAS)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi
+
+
+def app_from_env() -> FastAPI:
+    """The app with the settings ``serve`` put in the environment (uvicorn's factory)."""
+    return create_app(Settings.from_env())
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("noisecbr")
+    except PackageNotFoundError:
+        return "0"

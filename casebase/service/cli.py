@@ -1,0 +1,98 @@
+"""``noisecbr serve``: the web service on uvicorn (registered on the ``noisecbr`` command).
+
+FastAPI and uvicorn are imported when the command runs, so that ``noisecbr --help`` works
+without the ``serve`` extra and the command says what to install.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from pathlib import Path
+
+import click
+
+__all__ = ["serve"]
+
+#: Exit codes, as ``noisecbr clean``'s: 2 usage (a missing extra too), 4 the case base.
+EXIT_USAGE, EXIT_CASEBASE = 2, 4
+#: Names of the loopback interface: listening there, the server answers only to them.
+LOOPBACK = ("127.0.0.1", "localhost")
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"noisecbr serve: {message}", err=True)
+    sys.exit(code)
+
+
+def _prepare_casebase(db: str) -> None:
+    """Create the case base or migrate it to the newest schema once, before the workers start
+    (they open it as it is); an unreadable one stops here with one line."""
+    from alembic.util import CommandError
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from casebase.store import CaseBase, CaseBaseError
+
+    try:
+        with CaseBase.open(db) as casebase:
+            click.echo(f"noisecbr serve: case base {casebase.url} (schema "
+                       f"{casebase.revision()})", err=True)
+    except (CaseBaseError, SQLAlchemyError, CommandError, OSError) as error:
+        first = str(getattr(error, "orig", None) or error).splitlines()[0]
+        _fail(f"cannot open the case base {db}: {first}", EXIT_CASEBASE)
+
+
+@click.command()
+@click.option("--db", metavar="URL", help="Case base (SQLAlchemy URL or SQLite path): enables "
+              "explain, the site memory and the write endpoints. Without it: read-only "
+              "cleaning.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (0.0.0.0: every interface; put TLS in front).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="HTTP worker processes; each has its own cleaning process(es).")
+@click.option("--pool", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Cleaning processes per worker (each loads the model once).")
+@click.option("--token", envvar="NOISECBR_TOKEN", help="Bearer token of the write endpoints "
+              "[env NOISECBR_TOKEN; default with --db: a random one, printed].")
+@click.option("--model", type=click.Path(exists=True, dir_okay=False),
+              help="A model artifact (.safetensors). Default: the embedded model.")
+@click.option("--max-body", type=click.IntRange(min=1), default=None,
+              help="Largest request body in bytes [default: 10 MB]; larger: 413.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=None,
+              help="Seconds one page may take [default: 30]; longer: 503, process restarted.")
+@click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info",
+                                                "debug"]), default="info", show_default=True)
+def serve(db: str | None, host: str, port: int, workers: int, pool: int, token: str | None,
+          model: str | None, max_body: int | None, timeout: float | None,
+          log_level: str) -> None:
+    """Serve clean / explain / correct over HTTP, and the review page at /review.
+
+    OpenAPI docs at /docs. Pages are cleaned in separate processes under a time limit; write
+    endpoints (relabel, store pages) need `Authorization: Bearer TOKEN`."""
+    try:
+        import uvicorn
+
+        from .app import MAX_BODY, TIMEOUT, Settings
+    except ImportError as error:
+        _fail(f"needs {error.name or 'the serve extra'}: pip install 'noisecbr[serve]'",
+              EXIT_USAGE)
+    if db:
+        if "://" not in db:
+            db = str(Path(db).expanduser().resolve())
+        _prepare_casebase(db)
+        if not token:
+            token = secrets.token_urlsafe(24)
+            click.echo(f"noisecbr serve: write token (give --token to choose it): {token}",
+                       err=True)
+    loopback = host in LOOPBACK
+    settings = Settings(db=db, token=token, model=model, max_body=max_body or MAX_BODY,
+                        timeout=timeout or TIMEOUT, pool=pool,
+                        hosts=",".join(LOOPBACK) if loopback else None)
+    os.environ.update(settings.to_env())
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    fragment = f"#token={token}" if token else ""
+    click.echo(f"noisecbr serve: review page http://{shown}:{port}/review{fragment}", err=True)
+    uvicorn.run("casebase.service.app:app_from_env", factory=True, host=host, port=port,
+                workers=workers, log_level=log_level, server_header=False)

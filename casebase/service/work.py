@@ -1,0 +1,261 @@
+"""The service's work on untrusted pages, run in pool processes under a time limit.
+
+Everything that parses a page a client sent (clean, explain, review, store) runs here, in a
+pebble process pool of the HTTP worker: cleaning is CPU-bound Python, so a thread cannot be
+stopped, but a process can. A job that passes the time limit has its process killed (pebble
+starts a fresh one) and the client gets a clear error. Each pool process loads the model once
+(:func:`init_worker`) and opens the case base once; site memories are read fresh for every
+page, so a correction acts on the next request.
+
+Jobs return plain dicts and raise only :class:`JobError` (status + one line): the HTTP layer
+turns it into the answer. An unexpected exception is logged here with its traceback and
+reaches the client as a one-line 500 (a bug).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
+from typing import Any, TypeVar
+
+from noisecbr.cleaner import Cleaner, default_model
+from noisecbr.model import load_model
+from noisecbr.result import Decision
+from noisecbr.tidy import InputError, tidy
+
+__all__ = ["JobError", "add_labels_job", "add_page_job", "clean_job", "explain_job",
+           "guarded", "init_worker", "review_job"]
+
+log = logging.getLogger("noisecbr.serve")
+
+#: Cleaners kept per pool process, one per distinct (smooth, comments, favor): a client's
+#: smooth value is any float, so the cache is bounded; 16 covers every setting a UI offers.
+CLEANER_CACHE = 16
+#: Characters of each kept text shown by the review page's panel.
+REVIEW_TEXT_CHARS = 20_000
+#: The page source under which the review page stores the pages it labels.
+REVIEW_SOURCE = "review"
+
+_state: dict[str, Any] = {}
+T = TypeVar("T")
+
+
+class JobError(Exception):
+    """A job's answer to the client: an HTTP status and one line."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(status, message)
+        self.status = status
+        self.message = message
+
+
+#: A page cleaned once when a pool process starts: the first client's request then finds every
+#: module imported and every cache warm (the time limit counts from a job's start).
+_WARM_UP = "<html><body><nav><a>Home</a></nav><main><p>A few words.</p></main></body></html>"
+
+
+def init_worker(db: str | None, model: str | None) -> None:
+    """Load the model (and open the case base) once per pool process, and warm it up."""
+    import alembic.util  # noqa: F401 - imported here, not in a client's first request
+    import sqlalchemy.exc  # noqa: F401
+
+    from casebase.store import CaseBase
+
+    from . import drawing  # noqa: F401
+
+    _state["model"] = load_model(model) if model else default_model()
+    _state["db"] = db
+    _state["index"] = None
+    if db:
+        import casebase.retrieve
+        import casebase.reuse  # noqa: F401
+
+        _state["casebase"] = CaseBase.open(db, upgrade=False)
+    _cleaner().clean(_WARM_UP).to_json()  # text, HTML and decisions: all warm
+
+
+def guarded(job: Callable[..., T]) -> Callable[..., T]:
+    """Turn the known failures of ``job`` into :class:`JobError`; log the unknown ones (bugs).
+    Used by the jobs of the pool and by the HTTP worker's own reads and writes."""
+
+    @functools.wraps(job)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        from alembic.util import CommandError
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from casebase.store import CaseBaseError, NotFoundError
+
+        try:
+            return job(*args, **kwargs)
+        except JobError:
+            raise
+        except InputError as error:
+            raise JobError(422, f"not a page: {error}") from None
+        except NotFoundError as error:
+            raise JobError(404, str(error)) from None
+        except (CaseBaseError, SQLAlchemyError, CommandError) as error:
+            first = str(getattr(error, "orig", None) or error).splitlines()[0]
+            raise JobError(503, f"cannot use the case base: {first}") from None
+        except Exception as error:
+            log.exception("%s failed", job.__name__)
+            raise JobError(500, f"internal error ({type(error).__name__}), logged by the "
+                                "server") from None
+
+    return wrapper
+
+
+def _casebase():
+    casebase = _state.get("casebase")
+    if casebase is None:
+        raise JobError(503, "this server has no case base: start it with --db URL")
+    return casebase
+
+
+# -- cleaning -----------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=CLEANER_CACHE)
+def _cleaner(smooth: float | None = None, comments: bool = False, favor: str = "balanced"
+             ) -> Cleaner:
+    return Cleaner(_state["model"], smooth=smooth, comments=comments, favor=favor)
+
+
+def _memory(page: bytes | str, url: str | None):
+    """The site memory of the page's site (of ``url``, else of the URL the page declares),
+    read fresh from the case base; None when the page names no site."""
+    from casebase.reuse import PageMemories
+
+    _casebase()
+    try:
+        memories = PageMemories(_state["db"], url or None)
+    except ValueError as error:
+        raise JobError(422, f"url: {error}") from None
+    return memories(page)
+
+
+def _result_body(result, fmt: str) -> Any:
+    if fmt == "text":
+        return result.text + "\n"
+    if fmt == "html":
+        return result.html
+    return result.to_dict()  # what `noisecbr clean -f json` prints
+
+
+@guarded
+def clean_job(page: bytes | str, url: str | None, options: Mapping[str, Any]) -> dict:
+    """Clean one page as ``noisecbr clean`` does: the body in ``options["format"]``."""
+    cleaner = _cleaner(options.get("smooth"), bool(options.get("comments")),
+                       options.get("favor") or "balanced")
+    memory = _memory(page, url) if options.get("memory") else None
+    result = cleaner.clean(page, url=url, memory=memory)
+    return {"body": _result_body(result, options.get("format", "json")),
+            "memory": None if memory is None else memory.pages}
+
+
+# -- explaining ---------------------------------------------------------------------------------
+def _index():
+    """The case index of this process, rebuilt when the case base has changed (the
+    fingerprint covers new, deleted and relabelled cases); kept beside a SQLite file too, as
+    ``casebase explain`` keeps it."""
+    from casebase.retrieve import CaseIndex, index_fingerprint
+
+    casebase, model = _casebase(), _state["model"]
+    fingerprint = index_fingerprint(casebase, model)
+    held = _state["index"]
+    if held is not None and held[0] == fingerprint:
+        return held[1]
+    database = casebase.sqlite_path
+    cache = database.with_name(database.name + ".explain-index.npz") if database else None
+    index = CaseIndex.build(casebase, model, cache=cache)
+    _state["index"] = (fingerprint, index)
+    return index
+
+
+@guarded
+def explain_job(page: bytes | str, url: str | None, k: int, memory: bool,
+                other_sites: bool) -> list[dict]:
+    """``casebase explain --json``: each decided subtree with its ``k`` nearest cases."""
+    from casebase.retrieve import explain_page
+
+    site_memory = _memory(page, url) if memory else None
+    index = _index()
+    return [item.to_dict() for item in explain_page(
+        index, _casebase(), page, url=url or None, k=k, other_sites=other_sites,
+        memory=site_memory, cleaner=_cleaner())]
+
+
+def _neighbours(page: bytes | str, url: str | None, k: int, memory) -> dict[str, list]:
+    """The nearest stored cases of each decided subtree, by path (none when the case base
+    holds no case to compare with)."""
+    from casebase.retrieve import explain_page
+    from casebase.store import CaseBaseError
+
+    try:
+        index = _index()
+    except CaseBaseError:
+        return {}
+    items = explain_page(index, _casebase(), page, url=url or None, k=k, memory=memory,
+                         cleaner=_cleaner())
+    return {item.path: [asdict(n) | {"same_markup": False} for n in item.neighbours]
+            + [asdict(n) | {"same_markup": True} for n in item.same_markup] for item in items}
+
+
+def _stored(page: bytes | str) -> dict:
+    """The page as the review page stored it (its id and its cases by path), if it did."""
+    from casebase.importer import content_hash
+
+    casebase = _casebase()
+    with casebase.session() as session:
+        page_id = casebase.find_page(session, REVIEW_SOURCE, content_hash(page))
+    if page_id is None:
+        return {"page_id": None, "cases": {}}
+    cases = casebase.list_cases(page_id=page_id, limit=1_000_000)
+    return {"page_id": page_id,
+            "cases": {c.path: {"id": c.id, "label": c.label, "source": c.label_source}
+                      for c in cases}}
+
+
+@guarded
+def review_job(page: bytes | str, url: str | None, k: int) -> dict:
+    """Everything the review page shows of a page: the page drawn with its decisions marked,
+    the decisions, the kept text, and with a case base the nearest stored cases and the cases
+    already stored for this page."""
+    from .drawing import draw_page
+
+    cleaner = _cleaner()
+    memory = _memory(page, url) if "casebase" in _state else None
+    body = tidy(page, parser=cleaner.parser)
+    result = cleaner.clean_body(body, url=url, memory=memory)
+    decisions: list[Decision] = result.decisions
+    out = {"url": url, "decisions": [asdict(d) for d in decisions],
+           "text": result.text[:REVIEW_TEXT_CHARS], "frame": draw_page(body, decisions),
+           "casebase": "casebase" in _state, "memory_pages": memory.pages if memory else 0}
+    if "casebase" in _state:
+        out["neighbours"] = _neighbours(page, url, k, memory)
+        out["stored"] = _stored(page)
+    return out
+
+
+# -- storing ------------------------------------------------------------------------------------
+@guarded
+def add_page_job(page: bytes | str, url: str, labels: Mapping[str, str], source: str,
+                 site: str | None) -> dict:
+    """Store a page with labels for some of its subtrees, as ``casebase import-page --labels``
+    does (a page already stored under ``source`` is not stored again)."""
+    casebase = _casebase()
+    added = casebase.add_page(page, url=url, source=source, site=site, labels=dict(labels),
+                              label_source="human")
+    page_id = added.page_id if added.page_id is not None else added.duplicate_of
+    cases = casebase.list_cases(page_id=page_id, limit=1_000_000)
+    return {"page_id": added.page_id, "duplicate_of": added.duplicate_of,
+            "cases": {c.path: {"id": c.id, "label": c.label, "source": c.label_source}
+                      for c in cases if c.path in labels} if added.page_id else {},
+            "counts": dict(added.cases), "unknown_paths": added.unknown_paths}
+
+
+@guarded
+def add_labels_job(page_id: int, labels: Mapping[str, str]) -> dict:
+    """Label more subtrees of a stored page: a new case for each path that has none."""
+    from .labels import add_labels
+
+    return add_labels(_casebase(), page_id, labels)

@@ -1,0 +1,171 @@
+"""What a page declares about itself: headline, author, date and language.
+
+Read from the page's ``<head>`` and markup, never guessed from the body text, in the order a
+publisher's own declarations are most reliable (trafilatura's metadata does the same):
+
+``title``   ``og:title``, ``twitter:title``, JSON-LD ``headline``, then ``<title>`` without a
+            trailing `` | Site name`` part, then the first ``<h1>``
+``author``  ``<meta name=author>``, ``article:author`` (when not a URL), JSON-LD ``author``,
+            then the text of a ``rel=author`` link
+``date``    ``article:published_time`` and its kin, JSON-LD ``datePublished``, then the first
+            ``<time datetime>``
+``lang``    the ``lang`` attribute of ``<html>``
+
+:func:`headline_element` finds the element of the body that shows the headline, so that the
+cleaner can keep it out of the body text (it is in ``CleanResult.title``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from lxml import etree
+
+__all__ = ["PageMetadata", "page_metadata", "headline_element"]
+
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+#: `` | Site``, `` - Site``, `` — Site``, `` :: Site`` at the end of a ``<title>``.
+_SITE_SUFFIX = re.compile(r"\s+(?:\||-|–|—|::|»|·)\s+[^|–—»·]{1,60}$")
+_META_TITLE = ("og:title", "twitter:title")
+_META_AUTHOR = ("author", "article:author", "byl", "dc.creator", "parsely-author",
+                "sailthru.author")
+_META_DATE = ("article:published_time", "og:published_time", "datepublished", "pubdate",
+              "publishdate", "date", "dc.date", "dc.date.issued", "sailthru.date",
+              "parsely-pub-date")
+#: Headings this many words long or shorter are compared with the title; longer ones are text.
+MAX_HEADLINE_WORDS = 40
+#: A heading is the headline when this share of its words is in the title, and the other way
+#: round (a ``<title>`` often adds the site's name; a heading sometimes a kicker).
+HEADLINE_OVERLAP = 0.8
+#: JSON-LD blocks larger than this are not parsed (a page's whole state dumped as JSON).
+MAX_JSON_LD_CHARS = 200_000
+
+
+@dataclass(frozen=True)
+class PageMetadata:
+    """The page's declared headline, author, publication date and language (None if absent)."""
+
+    title: str | None = None
+    author: str | None = None
+    date: str | None = None
+    lang: str | None = None
+    #: the ``<title>`` element's text, as the page wrote it (kept by ``--format html``)
+    document_title: str | None = None
+
+
+def _clean(text: str | None) -> str | None:
+    text = _SPACE.sub(" ", text or "").strip()
+    return text or None
+
+
+def _meta(root: etree._Element) -> dict[str, str]:
+    """``<meta>`` contents by lower-cased name or property; the first of each wins."""
+    found: dict[str, str] = {}
+    for meta in root.iter("meta"):
+        key = (meta.get("property") or meta.get("name") or meta.get("itemprop") or "").lower()
+        content = _clean(meta.get("content"))
+        if key and content and key not in found:
+            found[key] = content
+    return found
+
+
+def _json_ld(root: etree._Element) -> list[dict]:
+    """The objects of the page's JSON-LD blocks (``@graph`` members included)."""
+    objects: list[dict] = []
+    for script in root.iter("script"):
+        if (script.get("type") or "").lower() != "application/ld+json" or not script.text:
+            continue
+        if len(script.text) > MAX_JSON_LD_CHARS:
+            continue
+        try:
+            data = json.loads(script.text)
+        except ValueError:
+            continue
+        stack = data if isinstance(data, list) else [data]
+        for item in stack:
+            if isinstance(item, dict):
+                objects.append(item)
+                graph = item.get("@graph")
+                if isinstance(graph, list):
+                    objects.extend(g for g in graph if isinstance(g, dict))
+    return objects
+
+
+def _ld_value(objects: list[dict], key: str) -> str | None:
+    for item in objects:
+        value = item.get(key)
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if isinstance(value, dict):
+            value = value.get("name")
+        if isinstance(value, str) and _clean(value):
+            return _clean(value)
+    return None
+
+
+def _first(*values: str | None) -> str | None:
+    return next((v for v in values if v), None)
+
+
+def page_metadata(body: etree._Element) -> PageMetadata:
+    """The metadata of the page whose tidied ``<body>`` is ``body`` (its head is still in the
+    tree: tidying removes invisible elements from the body only)."""
+    root = body.getroottree().getroot()
+    meta = _meta(root)
+    objects = _json_ld(root)
+    title_element = root.find(".//title")
+    document_title = _clean(title_element.text if title_element is not None else None)
+    h1 = body.find(".//h1")
+    title = _first(*(meta.get(k) for k in _META_TITLE), _ld_value(objects, "headline"),
+                   _SITE_SUFFIX.sub("", document_title) if document_title else None,
+                   _clean("".join(h1.itertext())) if h1 is not None else None)
+    author = _first(*(v for k in _META_AUTHOR if (v := meta.get(k)) and "://" not in v),
+                    _ld_value(objects, "author"), _rel_author(body))
+    date = _first(*(meta.get(k) for k in _META_DATE), _ld_value(objects, "datePublished"),
+                  _ld_value(objects, "dateCreated"), _time_element(body))
+    return PageMetadata(title=title, author=author, date=date,
+                        lang=_clean(root.get("lang") or root.get("xml:lang")),
+                        document_title=document_title)
+
+
+def _rel_author(body: etree._Element) -> str | None:
+    for link in body.iterfind(".//a[@rel='author']"):
+        text = _clean("".join(link.itertext()))
+        if text:
+            return text
+    return None
+
+
+def _time_element(body: etree._Element) -> str | None:
+    for time in body.iter("time"):
+        value = _clean(time.get("datetime"))
+        if value:
+            return value
+    return None
+
+
+def _words(text: str) -> set[str]:
+    return {w.casefold() for w in _WORD.findall(text)}
+
+
+def headline_element(body: etree._Element, title: str | None) -> etree._Element | None:
+    """The first ``<h1>`` (else ``<h2>``) of the body whose words are the title's: the headline
+    as the page shows it. None when no heading matches."""
+    if not title:
+        return None
+    wanted = _words(title)
+    if not wanted:
+        return None
+    for tag in ("h1", "h2"):
+        for heading in body.iter(tag):
+            words = _words("".join(heading.itertext()))
+            if not words or len(words) > MAX_HEADLINE_WORDS:
+                continue
+            common = len(words & wanted)
+            if (common >= HEADLINE_OVERLAP * len(words)
+                    and common >= HEADLINE_OVERLAP * min(len(wanted), len(words) + 3)):
+                return heading
+    return None

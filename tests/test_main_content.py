@@ -1,0 +1,177 @@
+"""Issue 14: reader comments as their own kind, headline and metadata out of the body text,
+never an empty result for a page with content, favor modes."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from lxml import html as lxml_html
+
+from casebase.labelling import label_table, oracle
+from noisecbr.cleaner import Cleaner, model_thresholds
+from noisecbr.cli import main as noisecbr_cli
+from noisecbr.layout import split_truth
+from noisecbr.metadata import page_metadata
+from noisecbr.model import Model
+from noisecbr.render import render_text
+from noisecbr.result import COMMENT, DATA, LABELS, NOISE
+from noisecbr.subtrees import build_table
+from noisecbr.tidy import tidy
+from noisecbr.vectors import FEATURE_NAMES
+
+MARKER = "!@#$%^&*()  COMMENTS"
+ARTICLE = ("The council voted on Tuesday to rebuild the old harbour wall before the winter "
+           "storms arrive, after engineers found the stones loose along forty metres.")
+COMMENT_1 = "Great news for the town, my grandfather helped build that wall in the fifties."
+COMMENT_2 = "About time too, the council ignored the warnings for years and years now."
+PAGE = f"""<html lang="en-GB"><head><title>Wall to be rebuilt | Harbour News</title>
+<meta property="og:title" content="Wall to be rebuilt">
+<meta name="author" content="Ann Reporter">
+<script type="application/ld+json">{{"@type": "NewsArticle",
+ "datePublished": "2026-11-02T09:00:00Z"}}</script></head>
+<body><nav><a href="/">Home</a> <a href="/news">News</a> <a href="/sport">Sport</a></nav>
+<main><article><h1>Wall to be rebuilt</h1><p class="byline">By Ann Reporter</p>
+<p>{ARTICLE}</p></article>
+<section class="comments"><h2>Comments</h2><div class="c"><p>{COMMENT_1}</p></div>
+<div class="c"><p>{COMMENT_2}</p></div></section></main>
+<footer>Copyright Harbour News, all rights reserved.</footer></body></html>"""
+
+
+def _table(page: str = PAGE):
+    return build_table(tidy(page))
+
+
+def test_split_truth_at_the_marker():
+    article, comments = split_truth(f"{ARTICLE}\n{MARKER}\n{COMMENT_1}")
+    assert (article.strip(), comments.strip()) == (ARTICLE, COMMENT_1)
+    assert split_truth(ARTICLE) == (ARTICLE, "")
+
+
+def test_labels_from_a_truth_with_comments_mark_the_thread_as_comment():
+    table = _table()
+    paths = table.paths()
+    labels = label_table(table, f"{ARTICLE}\n{MARKER}\n{COMMENT_1}\n{COMMENT_2}").labels
+    by_path = dict(zip(paths, labels.tolist()))
+    section = next(p for p in paths if p.endswith("/section"))
+    article = next(p for p in paths if p.endswith("/article"))
+    assert by_path[section] == COMMENT
+    assert by_path[next(p for p in paths if p.endswith("/nav"))] == NOISE
+    assert by_path[article + "/p[2]"] == DATA
+    # Without the marker the same page labels the thread as content (a forum's posts).
+    whole = label_table(table, f"{ARTICLE}\n{COMMENT_1}\n{COMMENT_2}").labels
+    assert COMMENT not in whole.tolist()
+    assert dict(zip(paths, whole.tolist()))[article + "/p[2]"] == DATA
+
+
+def test_oracle_keeps_comments_only_when_asked():
+    body = tidy(PAGE)
+    table = build_table(body)
+    labels = label_table(table, f"{ARTICLE}\n{MARKER}\n{COMMENT_1}\n{COMMENT_2}")
+
+    def text(comments: bool) -> str:
+        removed, dropped = oracle(table, labels, comments=comments)
+        return render_text(body, {table.elements[i] for i in removed},
+                           {table.elements[i] for i in dropped})
+
+    without, with_comments = text(False), text(True)
+    assert ARTICLE[:40] in without and COMMENT_1[:40] not in without
+    assert COMMENT_1[:40] in with_comments
+
+
+class _TagScores(Cleaner):
+    """A cleaner whose scores come from a table of tag → class probabilities."""
+
+    def __init__(self, scores: dict[str, tuple[float, ...]], **kwargs):
+        n = len(FEATURE_NAMES)
+        dummy = Model(weights=[np.zeros((len(LABELS), n), np.float32)],
+                      biases=[np.zeros(len(LABELS), np.float32)], columns=np.arange(n),
+                      mean=np.zeros(n), scale=np.ones(n), output_activation="softmax")
+        super().__init__(dummy, **kwargs)
+        self.by_tag = scores
+
+    def scores(self, table):
+        default = (0.1, 0.1, 0.8, 0.0)
+        return np.array([self.by_tag.get(tag, default) for tag in table.tags],
+                        dtype=np.float32)
+
+
+SCORES = {"nav": (0.9, 0.05, 0.05, 0.0), "footer": (0.9, 0.05, 0.05, 0.0),
+          "section": (0.2, 0.05, 0.05, 0.7), "p": (0.05, 0.95, 0.0, 0.0),
+          "h1": (0.05, 0.95, 0.0, 0.0)}
+
+
+def test_comments_are_apart_unless_asked_for():
+    result = _TagScores(SCORES).clean(PAGE)
+    assert ARTICLE[:40] in result.text and COMMENT_1[:40] not in result.text
+    assert COMMENT_1[:40] in result.comments and COMMENT_2[:40] in result.comments
+    labels = {d.path.rsplit("/", 1)[-1]: d.label for d in result.decisions}
+    assert labels["section"] == "comment" and labels["nav"] == "noise"
+    payload = json.loads(result.to_json())
+    assert payload["comments"] == result.comments
+    kept = _TagScores(SCORES, comments=True).clean(PAGE)
+    assert kept.text.index(ARTICLE[:40]) < kept.text.index(COMMENT_1[:40])
+    assert kept.comments == result.comments
+
+
+def test_headline_and_metadata_are_not_body_text():
+    result = _TagScores(SCORES).clean(PAGE)
+    assert result.title == "Wall to be rebuilt"
+    assert "Wall to be rebuilt" not in result.text
+    assert result.author == "Ann Reporter" and result.date.startswith("2026-11-02")
+    assert result.lang == "en-GB"
+    document = lxml_html.document_fromstring(result.html)
+    assert document.findtext(".//title") == "Wall to be rebuilt | Harbour News"
+    assert document.get("lang") == "en-GB"
+
+
+def test_metadata_from_time_and_h1_when_nothing_is_declared():
+    body = tidy("<body><h1>Plain headline</h1><time datetime='2025-01-05'>5 Jan</time>"
+                "<p>Text.</p></body>")
+    meta = page_metadata(body)
+    assert meta.title == "Plain headline" and meta.date == "2025-01-05" and meta.author is None
+
+
+def test_a_page_whose_container_is_scored_noise_falls_back_to_its_data():
+    scores = {**SCORES, "main": (0.9, 0.05, 0.05, 0.0)}  # the whole main container: noise
+    body = " ".join(["The harbour wall will be rebuilt before winter."] * 12)
+    page = PAGE.replace(f"<p>{ARTICLE}</p>", f"<p>{body}</p>")
+    result = _TagScores(scores).clean(page)
+    assert result.fallback and "harbour wall will be rebuilt" in result.text
+    assert "Copyright" not in result.text and "Home" not in result.text
+    # A page whose text really is tiny is not rescued: it stays as the walk left it.
+    tiny = _TagScores({"p": (0.9, 0.05, 0.05, 0.0)}).clean("<body><p>Just a few words.</p>"
+                                                           "</body>")
+    assert tiny.text == "" and not tiny.fallback
+
+
+def test_favor_modes_come_from_the_model_and_lean_as_named():
+    cleaner = Cleaner()
+    modes = {favor: model_thresholds(cleaner.model, favor)
+             for favor in ("precision", "balanced", "recall")}
+    assert modes["precision"]["noise"] <= modes["balanced"]["noise"] <= modes["recall"]["noise"]
+    with pytest.raises(ValueError, match="favor"):
+        Cleaner(favor="speed")
+    # A model carrying its own modes: the cleaner takes them.
+    model = cleaner.model
+    own = Model(weights=model.raw_weights(), biases=model.biases, columns=model.columns,
+                mean=model.mean, scale=model.scale,
+                metadata={**model.metadata, "modes": {"precision": {"noise": 0.11}}})
+    assert Cleaner(own, favor="precision").noise_threshold == 0.11
+
+
+def test_cli_comments_and_favor(tmp_path):
+    page = tmp_path / "page.html"
+    page.write_text(PAGE)
+    runner = CliRunner()
+    out = runner.invoke(noisecbr_cli, ["clean", str(page), "-f", "json"])
+    assert out.exit_code == 0, out.output
+    payload = json.loads(out.output)
+    assert {"comments", "title", "author", "date", "fallback"} <= set(payload)
+    for favor in ("precision", "recall"):
+        assert runner.invoke(noisecbr_cli, ["clean", str(page), "--favor", favor]).exit_code == 0
+    bad = runner.invoke(noisecbr_cli, ["clean", str(page), "--favor", "speed"])
+    assert bad.exit_code == 2
+    with_comments = runner.invoke(noisecbr_cli, ["clean", str(page), "--comments"])
+    assert with_comments.exit_code == 0
+

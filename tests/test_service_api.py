@@ -1,0 +1,352 @@
+"""The web service's API (``noisecbr serve``) through FastAPI's TestClient: answers, limits,
+error answers (never a traceback, never a 500 for bad input) and the correction flow."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the serve extra is not installed")
+pytest.importorskip("httpx", reason="TestClient needs httpx (dev extra)")
+
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+
+from casebase.cli import cli as casebase_cli
+from casebase.service.app import Settings, create_app
+from noisecbr.cleaner import Cleaner
+
+FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
+TRUTH = json.loads((FIXTURE / "ground-truth.json").read_text())
+TOKEN = "test-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+BYLINE = "/html/body/main/div/div"  # "Posted in tips": kept by the model on both news pages
+
+
+def _page(name: str) -> bytes:
+    return gzip.decompress((FIXTURE / "html" / f"{name}.html.gz").read_bytes())
+
+
+@pytest.fixture(scope="module")
+def readonly():
+    with TestClient(create_app(Settings(max_body=200_000))) as client:
+        yield client
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A server on a case base holding the dataset's blog pages (no page of the news site)."""
+    db = tmp_path / "cb.sqlite"
+    pages = tmp_path / "blogs"
+    (pages / "html").mkdir(parents=True)
+    for name in ("blog-1", "blog-2"):
+        (pages / "html" / f"{name}.html.gz").write_bytes((FIXTURE / "html" /
+                                                          f"{name}.html.gz").read_bytes())
+    (pages / "ground-truth.json").write_text(json.dumps({k: v for k, v in TRUTH.items()
+                                                         if k.startswith("blog")}))
+    result = CliRunner().invoke(casebase_cli, ["--db", str(db), "import", str(pages), "-q",
+                                               "-j", "0", "--no-oracle"])
+    assert result.exit_code == 0, result.output
+    with TestClient(create_app(Settings(db=str(db), token=TOKEN))) as client:
+        yield client
+
+
+def _one_line(answer) -> str:
+    detail = answer.json()["detail"]
+    assert isinstance(detail, str) and "\n" not in detail and "Traceback" not in detail
+    return detail
+
+
+def test_clean_answers_text_html_or_json_like_the_cli(readonly):
+    page = _page("news-1")
+    text = readonly.post("/clean", content=page, params={"format": "text"},
+                         headers={"Content-Type": "text/html"})
+    assert text.status_code == 200 and text.headers["content-type"].startswith("text/plain")
+    assert text.text.startswith("Work to repair") and "Most read" not in text.text
+    assert "Harbour wall repairs" not in text.text  # the headline is the title, not body text
+    html = readonly.post("/clean", json={"html": page.decode(), "options": {"format": "html"}})
+    assert html.status_code == 200 and "<script" not in html.text
+    assert "sandbox" in html.headers["content-security-policy"]  # opened in a browser: inert
+    as_json = readonly.post("/clean", json={"html": page.decode(), "url": "https://a.test/x"}
+                            ).json()
+    assert as_json["url"] == "https://a.test/x" and as_json["text"] == text.text.rstrip("\n")
+    assert as_json == json.loads(Cleaner().clean(page, url="https://a.test/x").to_json())
+    smooth = readonly.post("/clean", json={"html": page.decode(), "options": {"smooth": 2.0}})
+    assert smooth.json()["text"] == Cleaner(smooth=2.0).clean(page).text
+
+
+def test_clean_options_reach_the_cleaner(readonly):
+    page = _page("news-1")
+    for options in ({"comments": True}, {"favor": "precision"}, {"favor": "recall"}):
+        answer = readonly.post("/clean", json={"html": page.decode(), "options": options})
+        assert answer.status_code == 200
+        assert answer.json()["text"] == Cleaner(**options).clean(page).text
+    bad = readonly.post("/clean", json={"html": page.decode(), "options": {"favor": "speed"}})
+    assert bad.status_code == 422 and "favor" in _one_line(bad)
+
+
+@pytest.mark.parametrize("body, headers, status, says", [
+    # Refused by its signature, with the format named (noisecbr.sniff).
+    (b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8, {"Content-Type": "text/html"}, 422,
+     "PNG image"),
+    (b"GIF89a", {"Content-Type": "image/gif"}, 415, "not image/gif"),
+    (b"", {"Content-Type": "text/html"}, 422, "not a page"),
+    (b"{not json", {"Content-Type": "application/json"}, 422, "JSON"),
+    (b'{"url": "https://a.test"}', {"Content-Type": "application/json"}, 422, "html"),
+    (b'{"html": "<p>x</p>", "options": {"fomat": "text"}}', {"Content-Type":
+                                                              "application/json"}, 422, "fomat"),
+    (b'{"html": "<p>x</p>", "options": {"smooth": -1}}', {"Content-Type": "application/json"},
+     422, "smooth"),
+])
+def test_bad_input_gets_a_4xx_with_one_line(readonly, body, headers, status, says):
+    answer = readonly.post("/clean", content=body, headers=headers)
+    assert answer.status_code == status
+    assert says in _one_line(answer)
+
+
+def test_an_oversized_body_is_refused_while_it_is_read(readonly):
+    big = b"<p>" + b"x" * 300_000 + b"</p>"
+    declared = readonly.post("/clean", content=big, headers={"Content-Type": "text/html"})
+    assert declared.status_code == 413 and "200,000 bytes" in _one_line(declared)
+    # Without a Content-Length (chunked), the count stops the read past the limit.
+    chunks = iter([b"<p>" + b"y" * 80_000] * 4)
+    streamed = readonly.post("/clean", content=chunks, headers={"Content-Type": "text/html"})
+    assert streamed.status_code == 413
+    assert readonly.post("/review", json={"html": "<p>" + "z" * 250_000}).status_code == 413
+
+
+def test_a_page_over_the_time_limit_is_stopped_and_the_next_is_served(readonly):
+    slow = "<html><body>" + "".join(
+        f'<div class="c{i % 7}"><p>word {i}</p><a href="/x{i}">link</a></div>'
+        for i in range(40_000)) + "</body></html>"
+    with TestClient(create_app(Settings(timeout=0.3))) as client:
+        answer = client.post("/clean", content=slow.encode(), params={"format": "text"},
+                             headers={"Content-Type": "text/html"})
+        assert answer.status_code == 503 and "limit of 0.3 s" in _one_line(answer)
+        again = client.post("/clean", content=b"<p>A short page.</p>",
+                            params={"format": "text"}, headers={"Content-Type": "text/html"})
+        assert again.status_code == 200 and "short page" in again.text
+
+
+def test_without_a_case_base_cleaning_works_and_the_rest_says_why_not(readonly):
+    assert readonly.get("/healthz").json()["casebase"] == "none"
+    for method, path, body in [("post", "/explain", {"html": "<p>x</p>"}),
+                               ("get", "/cases/1", None)]:
+        answer = getattr(readonly, method)(path, **({"json": body} if body else {}))
+        assert answer.status_code == 503 and "--db" in _one_line(answer)
+    memory = readonly.post("/clean", json={"html": "<p>x</p>", "options": {"memory": True}})
+    assert memory.status_code == 503 and "--db" in _one_line(memory)
+    write = readonly.post("/pages", json={"html": "<p>x</p>", "labels": {}}, headers=AUTH)
+    assert write.status_code == 403 and "--token" in _one_line(write)
+
+
+def test_write_endpoints_need_the_token(served):
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+        answer = served.post("/cases/1/label", json={"label": "noise"}, headers=headers)
+        assert answer.status_code == 401 and "token" in _one_line(answer)
+        assert answer.headers["www-authenticate"] == "Bearer"
+        stored = served.post("/pages", json={"html": "<p>x</p>", "labels": {}}, headers=headers)
+        assert stored.status_code == 401
+
+
+def test_unknown_cases_and_pages_are_404(served):
+    assert served.get("/cases/999999").status_code == 404
+    answer = served.post("/cases/999999/label", json={"label": "noise"}, headers=AUTH)
+    assert answer.status_code == 404 and "no case with id 999999" in _one_line(answer)
+    labels = served.post("/pages/999999/labels", json={"labels": {"/html/body": "data"}},
+                         headers=AUTH)
+    assert labels.status_code == 404 and "no page" in _one_line(labels)
+    assert served.get("/cases/0").status_code == 422
+    assert served.get("/cases/abc").status_code == 422
+
+
+@pytest.mark.parametrize("labels, says", [({"/html/body": "spam"}, "not one of"),
+                                          ({"/html/body[": "noise"}, "invalid XPath")])
+def test_bad_labels_are_422(served, labels, says):
+    answer = served.post("/pages", json={"html": "<p>x</p>", "labels": labels}, headers=AUTH)
+    assert answer.status_code == 422 and says in _one_line(answer)
+    assert served.post("/cases/1/label", json={"label": "spam"},
+                       headers=AUTH).status_code == 422
+
+
+def test_an_unreadable_case_base_is_503_not_500(tmp_path):
+    db = tmp_path / "broken.sqlite"
+    db.write_bytes(b"this is not a database file" * 100)
+    with TestClient(create_app(Settings(db=str(db), token=TOKEN))) as client:
+        assert client.get("/healthz").json()["casebase"].startswith("unavailable")
+        for answer in (
+            client.get("/cases/1"),
+            client.post("/cases/1/label", json={"label": "noise"}, headers=AUTH),
+            client.post("/clean", json={"html": "<p>x</p>", "url": "https://a.test/",
+                                        "options": {"memory": True}}),
+            client.post("/explain", json={"html": "<p>x</p>"}),
+            client.post("/pages", json={"html": "<p>x</p>", "labels": {}}, headers=AUTH),
+        ):
+            assert answer.status_code == 503, answer.text
+            assert "case base" in _one_line(answer)
+
+
+def test_an_unexpected_error_is_a_one_line_500(served):
+    class Broken:
+        def get_case(self, case_id):
+            raise RuntimeError("a bug\nwith a second line")
+
+    served.app.state.casebase, real = Broken(), served.app.state.casebase
+    try:
+        answer = served.get("/cases/1")
+    finally:
+        served.app.state.casebase = real
+    assert answer.status_code == 500
+    assert _one_line(answer) == "internal error (RuntimeError), logged by the server"
+
+
+def test_a_correction_over_the_api_cleans_the_sites_next_page(served):
+    url1, url2 = TRUTH["news-1"]["url"], TRUTH["news-2"]["url"]
+    second = {"html": _page("news-2").decode(), "url": url2,
+              "options": {"memory": True, "format": "text"}}
+    before = served.post("/clean", json=second)
+    assert before.status_code == 200 and "Posted in" in before.text
+    assert before.headers["x-noisecbr-memory-pages"] == "0"
+    stored = served.post("/pages", headers=AUTH, json={
+        "html": _page("news-1").decode(), "url": url1, "labels": {BYLINE: "noise"}}).json()
+    assert stored["page_id"] and stored["counts"] == {"noise": 1}
+    case_id = stored["cases"][BYLINE]["id"]
+    after = served.post("/clean", json=second)
+    assert "Posted in" not in after.text and "The Victorian market hall" in after.text
+    assert after.headers["x-noisecbr-memory-pages"] == "1"
+    # Storing the same page again stores nothing; more labels go to the stored page.
+    again = served.post("/pages", headers=AUTH, json={
+        "html": _page("news-1").decode(), "url": url1, "labels": {BYLINE: "noise"}}).json()
+    assert again["page_id"] is None and again["duplicate_of"] == stored["page_id"]
+    more = served.post(f"/pages/{stored['page_id']}/labels", headers=AUTH,
+                       json={"labels": {"/html/body/main/div/article": "data",
+                                        "/html/body/nav": "noise"}}).json()
+    assert more["added"] == 1 and more["unknown_paths"] == ["/html/body/nav"]
+    # A relabelling keeps the history, as `casebase label` does, and acts at once.
+    relabelled = served.post(f"/cases/{case_id}/label", headers=AUTH,
+                             json={"label": "data", "note": "the byline is content"})
+    assert relabelled.json() == {"id": case_id, "old_label": "noise", "label": "data",
+                                 "source": "human"}
+    case = served.get(f"/cases/{case_id}").json()
+    assert case["label"] == "data" and case["path"] == BYLINE and "Posted in" in case["html"]
+    assert [(h["old_label"], h["new_label"], h["note"]) for h in case["history"]] == [
+        ("noise", "data", "the byline is content")]
+    assert "Posted in" in served.post("/clean", json=second).text
+
+
+def test_explain_lists_the_nearest_stored_cases(served):
+    answer = served.post("/explain", json={"html": _page("news-2").decode(),
+                                           "url": TRUTH["news-2"]["url"], "options": {"k": 2}})
+    assert answer.status_code == 200
+    items = {item["path"]: item for item in answer.json()}
+    footer = items["/html/body/footer"]
+    assert footer["decision"] == "noise" and len(footer["neighbours"]) == 2
+    assert all(n["site"].endswith("workshop-blog.test") for n in footer["neighbours"])
+    assert served.post("/explain", json={"html": "<p>x</p>", "options": {"k": 0}}
+                       ).status_code == 422
+
+
+HOSTILE = """<html><head><link rel="stylesheet" href="https://evil.test/a.css">
+<meta http-equiv="refresh" content="0;url=https://evil.test/"></head><body onload="steal()">
+<main><h1 onclick="steal()">A title</h1><p>Words of the story, <a href="javascript:steal()">
+a link</a> and <a href="https://evil.test/page">another</a>.</p>
+<img src="https://evil.test/pixel.gif" onerror="steal()" srcset="https://evil.test/b.png 2x">
+<iframe src="https://evil.test/frame"></iframe><object data="https://evil.test/o.swf"></object>
+<form action="https://evil.test/post"><input name="q"></form>
+<svg><script>steal()</script><image href="https://evil.test/c.png"/></svg>
+<div style="background: url(https://evil.test/bg.png)">styled</div>
+<style>@import url(https://evil.test/d.css); p { color: red }</style>
+<script>steal()</script></main></body></html>"""
+
+
+def test_the_review_page_draws_a_sanitised_page(readonly):
+    answer = readonly.post("/review", json={"html": HOSTILE, "url": "https://news.test/a"})
+    assert answer.status_code == 200
+    data = answer.json()
+    frame = data["frame"]
+    for bad in ("<script", "steal()", "evil.test", "<iframe", "<object", "<form", " on",
+                "javascript:", "http-equiv"):
+        assert bad not in frame, bad
+    assert "A title" in frame and "Words of the story" in frame
+    marked = re.findall(r'data-ncbr="(\d+)" data-ncbr-label="(\w+)"', frame)
+    decisions = data["decisions"]
+    drawn = [int(i) for i, _ in marked]
+    # Every decided subtree is drawn with its label, but those the sanitiser removes whole.
+    assert [label for _, label in marked] == [decisions[i]["label"] for i in drawn]
+    assert {decisions[i]["tag"] for i in set(range(len(decisions))) - set(drawn)} == {
+        "iframe", "form"}
+    assert data["casebase"] is False and "neighbours" not in data
+    page = readonly.get("/review")
+    assert page.status_code == 200 and "review.js" in page.text
+    policy = page.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src 'self'" in policy
+
+
+def test_the_openapi_document_describes_the_endpoints(readonly):
+    document = readonly.get("/openapi.json").json()
+    assert {"/clean", "/explain", "/cases/{case_id}", "/cases/{case_id}/label", "/pages",
+            "/pages/{page_id}/labels", "/review", "/healthz"} <= set(document["paths"])
+    body = document["paths"]["/clean"]["post"]["requestBody"]["content"]
+    assert {"text/html", "application/json"} <= set(body)
+    assert "CleanOptions" in document["components"]["schemas"]
+    assert readonly.get("/docs").status_code == 200
+
+
+def test_settings_reach_the_workers_through_the_environment():
+    settings = Settings(db="sqlite:///x.sqlite", token="t", max_body=5, timeout=2.5, pool=2)
+    assert Settings.from_env(settings.to_env()) == settings
+    assert Settings.from_env({}) == Settings()
+
+
+def test_serve_command(tmp_path):
+    import subprocess
+    import sys
+
+    from noisecbr.cli import main
+
+    runner = CliRunner()
+    shown = runner.invoke(main, ["serve", "--help"])
+    assert shown.exit_code == 0 and "--workers" in shown.output and "--token" in shown.output
+    broken = tmp_path / "broken.sqlite"
+    broken.write_bytes(b"not a database" * 100)
+    failed = runner.invoke(main, ["serve", "--db", str(broken)])
+    assert failed.exit_code == 4 and "cannot open the case base" in failed.output
+    # noisecbr itself never imports the case base: `serve` is found lazily.
+    code = "import sys, noisecbr.cli; assert 'casebase' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_explain_on_an_empty_case_base_says_so(tmp_path):
+    from casebase.store import CaseBase
+
+    CaseBase.open(str(tmp_path / "empty.sqlite")).close()  # as serve creates it
+    with TestClient(create_app(Settings(db=str(tmp_path / "empty.sqlite")))) as client:
+        answer = client.post("/explain", json={"html": "<p>x</p>"})
+    assert answer.status_code == 409 and "no cases" in _one_line(answer)
+
+
+def test_a_loopback_server_answers_only_to_loopback_names(monkeypatch):
+    from casebase.service import app as service_app
+
+    app = create_app(Settings(hosts="127.0.0.1,localhost"))
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        assert client.get("/healthz").status_code == 200
+        # A page of another site reaching it by DNS rebinding names its own host.
+        assert client.get("/healthz", headers={"Host": "evil.test"}).status_code == 400
+        # Past the bound of waiting pages, a clear 503 instead of an ever longer queue.
+        monkeypatch.setattr(service_app, "MAX_PENDING", 0)
+        busy = client.post("/clean", content=b"<p>x</p>", headers={"Content-Type": "text/html"})
+        assert busy.status_code == 503 and "busy" in _one_line(busy)
+
+
+def test_a_very_deep_page_is_reviewed_without_recursion_errors(readonly):
+    deep = "<html><body>" + "<div>" * 5_000 + "deep text" + "</div>" * 5_000
+    answer = readonly.post("/review", json={"html": deep + "</body></html>"})
+    assert answer.status_code == 200
+    data = answer.json()
+    assert len(data["decisions"]) > 1_000  # tidy keeps libxml2's 1 500 levels
+    assert data["frame"].count("data-ncbr-label=") == len(data["decisions"])

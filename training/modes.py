@@ -1,0 +1,178 @@
+"""The walk's threshold sets — ``favor="balanced" | "precision" | "recall"`` — chosen on
+site-grouped folds.
+
+Every page of the development sets is scored once by the model of the site-grouped fold that
+held its site out (so no page is scored by a model that saw its site). The walk is then re-run
+on those scores with every threshold set of :data:`GRID`, and each set gets the macro shingle
+precision and recall of all pages against their main content (dragnet's reader comments, after
+its ``COMMENTS`` marker, are not main content). The modes are the sets of best F-score:
+
+- **balanced**: best F1;
+- **precision**: best F0.5 (precision weighs twice recall);
+- **recall**: best F2.
+
+They are stored in the model's metadata (``modes``), where :class:`noisecbr.Cleaner` reads them.
+
+    python -m training.modes ../shared/data --model noisecbr/data/default.safetensors
+
+trains the fold models (or reads them from ``--cache``), sweeps, prints the table of every set
+and writes the chosen modes into the model file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from noisecbr.cleaner import Cleaner
+from noisecbr.layout import LabelledPage, read_dataset, split_truth
+from noisecbr.metric import score_page
+from noisecbr.model import Model, load_model, save_model
+from noisecbr.subtrees import build_table
+from noisecbr.tidy import InputError, tidy
+
+__all__ = ["GRID", "BETAS", "Sweep", "sweep", "choose_modes", "main"]
+
+#: Threshold values tried for each walk threshold (every combination: 6 × 5 × 4 = 120 sets).
+#: The ranges bracket the hand-set defaults (0.5 / 0.9 / 0.5) and the values earlier sweeps on
+#: single thresholds found best on either side (0.3–0.7 noise, 0.8–0.98 keep).
+GRID = {
+    "noise": (0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
+    "keep": (0.7, 0.8, 0.9, 0.95, 0.98),
+    "leaf": (0.3, 0.4, 0.5, 0.7),
+}
+#: The F-score each mode maximises: β < 1 weighs precision more, β > 1 recall.
+BETAS = {"balanced": 1.0, "precision": 0.5, "recall": 2.0}
+#: Training sets whose pages choose the modes (those the embedded default learns from).
+MODE_SETS = ("modernweb-dev", "dragnet")
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Macro precision and recall of every threshold set (rows of ``sets``) over ``pages``."""
+
+    sets: list[dict[str, float]]
+    precision: np.ndarray
+    recall: np.ndarray
+    pages: int
+
+    def f(self, beta: float) -> np.ndarray:
+        """F-beta of each set (from the macro P and R, as the bench's F1 is)."""
+        b2 = beta * beta
+        p, r = self.precision, self.recall
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = (1 + b2) * p * r / (b2 * p + r)
+        return np.nan_to_num(out)
+
+
+def _grid() -> list[dict[str, float]]:
+    names = list(GRID)
+    return [dict(zip(names, values)) for values in itertools.product(*GRID.values())]
+
+
+def sweep(pages: Sequence[LabelledPage], model_of: dict[tuple[str, str], Model],
+          sets: list[dict[str, float]] | None = None, progress: bool = False) -> Sweep:
+    """Each page scored by ``model_of[(dataset, id)]``, walked with every threshold set."""
+    sets = sets or _grid()
+    total = np.zeros((len(sets), 2))
+    counted = 0
+    cleaners: dict[int, list[Cleaner]] = {}
+    for n, page in enumerate(pages):
+        model = model_of[(page.dataset, page.id)]
+        walkers = cleaners.setdefault(id(model), [
+            Cleaner(model, noise_threshold=t["noise"], keep_threshold=t["keep"],
+                    leaf_threshold=t["leaf"]) for t in sets])
+        try:
+            body = tidy(page.html)
+        except InputError:
+            continue  # the bench counts such pages as failures for every set alike
+        table = build_table(body)
+        proba = walkers[0].scores(table)
+        article = split_truth(page.truth)[0]
+        for row, walker in enumerate(walkers):
+            score = score_page(walker.finish(body, table, proba).text, article)
+            total[row] += (score.precision, score.recall)
+        counted += 1
+        if progress and n % 100 == 0:
+            print(f"  {n}/{len(pages)} pages", file=sys.stderr, flush=True)
+    mean = total / max(counted, 1)
+    return Sweep(sets, mean[:, 0], mean[:, 1], counted)
+
+
+def choose_modes(result: Sweep) -> dict[str, dict[str, float]]:
+    """The threshold set of best F-beta for each mode (:data:`BETAS`)."""
+    return {mode: result.sets[int(np.argmax(result.f(beta)))] for mode, beta in BETAS.items()}
+
+
+def _fold_models(pages: list[LabelledPage], folds: int, seed: int,
+                 cache: Path | None) -> dict[tuple[str, str], Model]:
+    """The model of each page's held-out fold: read from ``cache`` if it holds them, else
+    trained (and written there)."""
+    index = cache / "folds.json" if cache else None
+    if index is None or not index.is_file():
+        from .crossval import fold_models
+
+        trained = fold_models(pages, folds=folds, seed=seed)
+        if cache:
+            cache.mkdir(parents=True, exist_ok=True)
+            for k, (_, model) in enumerate(trained):
+                save_model(model, cache / f"fold{k}.safetensors")
+            json.dump({page: k for k, (ids, _) in enumerate(trained) for page in ids},
+                      index.open("w"))
+        fold_of = {page: k for k, (ids, _) in enumerate(trained) for page in ids}
+        models = [model for _, model in trained]
+    else:
+        fold_of = json.loads(index.read_text())
+        models = [load_model(cache / f"fold{k}.safetensors")
+                  for k in range(max(fold_of.values()) + 1)]
+    return {(page.dataset, page.id): models[fold_of[page.id]] for page in pages}
+
+
+def _table(result: Sweep, modes: dict[str, dict[str, float]]) -> str:
+    chosen = {json.dumps(t, sort_keys=True): mode for mode, t in modes.items()}
+    order = np.argsort(-result.f(1.0))
+    lines = ["noise  keep  leaf      P      R     F1   F0.5     F2"]
+    for i in order:
+        t = result.sets[i]
+        mark = chosen.get(json.dumps(t, sort_keys=True), "")
+        lines.append(f"{t['noise']:5.2f} {t['keep']:5.2f} {t['leaf']:5.2f} "
+                     f"{result.precision[i]:6.3f} {result.recall[i]:6.3f} "
+                     f"{result.f(1.0)[i]:6.3f} {result.f(0.5)[i]:6.3f} {result.f(2.0)[i]:6.3f}"
+                     f"  {mark}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m training.modes DATA_DIR --model FILE``: choose and store the modes."""
+    parser = argparse.ArgumentParser(prog="python -m training.modes", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("data_dir", type=Path, help="the folder holding the dev sets")
+    parser.add_argument("--model", type=Path, help="write the chosen modes into this model")
+    parser.add_argument("--sets", nargs="+", default=list(MODE_SETS))
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cache", type=Path, help="fold models: read from / written to here")
+    args = parser.parse_args(argv)
+    pages = [page for name in args.sets for page in read_dataset(args.data_dir / name)]
+    result = sweep(pages, _fold_models(pages, args.folds, args.seed, args.cache),
+                   progress=True)
+    modes = choose_modes(result)
+    print(f"{result.pages} pages of {', '.join(args.sets)}, site-grouped {args.folds} folds")
+    print(_table(result, modes))
+    if args.model:
+        model = load_model(args.model)
+        model.metadata["modes"] = modes
+        model.metadata["thresholds"] = modes["balanced"]
+        save_model(model, args.model)
+        print(f"modes written to {args.model}: {json.dumps(modes)}")
+
+
+if __name__ == "__main__":
+    main()
