@@ -1,10 +1,12 @@
 """A seeded corpus run: N hostile inputs through noisecbr.clean and every attribute of its result.
 
-    python benchmarks/fuzz.py N [--seed S] [--failures DIR]
+    python benchmarks/fuzz.py N [--seed S] [--start I] [--failures DIR]
 
 The inputs come from the generators of tests/fuzzing.py (random bytes, mutated fixture pages,
 tag soup, control characters, bad charsets, deep nesting), input i of family f from
-``random.Random(f"{S}:{f}:{i}")``, so any one of them can be made again alone. Prints the
+``random.Random(f"{S}:{f}:{i}")``, so any one of them can be made again alone, and a long run
+can be split across processes (``--start 0`` and ``--start 50000`` of N=50000 make the same
+100 000 inputs as one run of N=100000). Prints the
 refusals by InputError type, the unexpected exceptions by type (each input saved under
 ``--failures``), the slowest input with its CPU time, and the process's peak RSS.
 """
@@ -28,7 +30,7 @@ from fuzzing import FAMILIES, clean_everything, generate
 _REPORT_EVERY = 10_000
 
 
-def run(n: int, seed: int, failures: Path) -> int:
+def run(n: int, seed: int, failures: Path, start: int = 0) -> int:
     """Run the corpus; returns the number of unexpected exceptions."""
     families = list(FAMILIES)
     outcomes: collections.Counter = collections.Counter()
@@ -36,7 +38,7 @@ def run(n: int, seed: int, failures: Path) -> int:
     by_family: collections.Counter = collections.Counter()
     slowest = (0.0, "")
     started = time.process_time()
-    for i in range(n):
+    for i in range(start, start + n):
         family = families[i % len(families)]
         name = f"{seed}:{family}:{i}"
         page = generate(random.Random(name), family)
@@ -54,11 +56,12 @@ def run(n: int, seed: int, failures: Path) -> int:
         elapsed = time.process_time() - t0
         if elapsed > slowest[0]:
             slowest = (elapsed, f"{name} ({len(page):,} {type(page).__name__})")
-        if (i + 1) % _REPORT_EVERY == 0:
-            print(f"{i + 1:,} inputs, {sum(unexpected.values())} unexpected, "
+        if (i + 1 - start) % _REPORT_EVERY == 0:
+            print(f"{i + 1 - start:,} inputs, {sum(unexpected.values())} unexpected, "
                   f"{time.process_time() - started:.0f} s CPU", file=sys.stderr, flush=True)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"inputs: {n:,} (seed {seed}; per family: {dict(by_family)})")
+    print(f"inputs: {n:,} (seed {seed}, numbers {start:,} to {start + n - 1:,}; per family: "
+          f"{dict(by_family)})")
     print(f"outcomes: {dict(outcomes.most_common())}")
     print(f"unexpected exceptions: {sum(unexpected.values())} {dict(unexpected)}")
     print(f"slowest input: {slowest[1]}: {slowest[0]:.3f} s CPU")
@@ -70,10 +73,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("n", type=int, help="number of inputs")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--start", type=int, default=0, help="number of the first input")
     parser.add_argument("--failures", type=Path, default=Path("fuzz-failures"),
                         help="where the inputs that raised unexpectedly are saved")
     args = parser.parse_args()
-    sys.exit(1 if run(args.n, args.seed, args.failures) else 0)
+    sys.exit(1 if run(args.n, args.seed, args.failures, args.start) else 0)
 
 
 if __name__ == "__main__":
