@@ -17,6 +17,7 @@ import argparse
 import collections
 import random
 import resource
+import signal
 import sys
 import time
 import traceback
@@ -31,42 +32,53 @@ _REPORT_EVERY = 10_000
 
 
 def run(n: int, seed: int, failures: Path, start: int = 0) -> int:
-    """Run the corpus; returns the number of unexpected exceptions."""
+    """Run the corpus; returns the number of unexpected exceptions. Interrupted (Ctrl-C or
+    SIGTERM), it stops and reports the inputs it has finished."""
     families = list(FAMILIES)
     outcomes: collections.Counter = collections.Counter()
     unexpected: collections.Counter = collections.Counter()
-    by_family: collections.Counter = collections.Counter()
     slowest = (0.0, "")
     started = time.process_time()
-    for i in range(start, start + n):
-        family = families[i % len(families)]
-        name = f"{seed}:{family}:{i}"
-        page = generate(random.Random(name), family)
-        by_family[family] += 1
-        t0 = time.process_time()
-        try:
-            outcomes[clean_everything(page) or "result"] += 1
-        except Exception as error:  # noqa: BLE001 - what the run is looking for
-            kind = type(error).__name__
-            unexpected[kind] += 1
-            failures.mkdir(parents=True, exist_ok=True)
-            data = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
-            (failures / f"{kind}-{i}.bin").write_bytes(data)
-            (failures / f"{kind}-{i}.txt").write_text(traceback.format_exc())
-        elapsed = time.process_time() - t0
-        if elapsed > slowest[0]:
-            slowest = (elapsed, f"{name} ({len(page):,} {type(page).__name__})")
-        if (i + 1 - start) % _REPORT_EVERY == 0:
-            print(f"{i + 1 - start:,} inputs, {sum(unexpected.values())} unexpected, "
-                  f"{time.process_time() - started:.0f} s CPU", file=sys.stderr, flush=True)
+    try:
+        for i in range(start, start + n):
+            family = families[i % len(families)]
+            name = f"{seed}:{family}:{i}"
+            page = generate(random.Random(name), family)
+            t0 = time.process_time()
+            try:
+                outcomes[clean_everything(page) or "result"] += 1
+            except Exception as error:  # noqa: BLE001 - what the run is looking for
+                unexpected[type(error).__name__] += 1
+                _save(failures, type(error).__name__, i, page)
+            elapsed = time.process_time() - t0
+            if elapsed > slowest[0]:
+                slowest = (elapsed, f"{name} ({len(page):,} {type(page).__name__})")
+            if (i + 1 - start) % _REPORT_EVERY == 0:
+                print(f"{i + 1 - start:,} inputs, {sum(unexpected.values())} unexpected, "
+                      f"{time.process_time() - started:.0f} s CPU", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        print("interrupted: reporting the inputs finished so far", file=sys.stderr)
+    done = sum(outcomes.values()) + sum(unexpected.values())
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"inputs: {n:,} (seed {seed}, numbers {start:,} to {start + n - 1:,}; per family: "
-          f"{dict(by_family)})")
+    print(f"inputs: {done:,} of {n:,} (seed {seed}, numbers {start:,} to {start + done - 1:,}; "
+          f"families in turn: {', '.join(families)})")
     print(f"outcomes: {dict(outcomes.most_common())}")
     print(f"unexpected exceptions: {sum(unexpected.values())} {dict(unexpected)}")
     print(f"slowest input: {slowest[1]}: {slowest[0]:.3f} s CPU")
     print(f"CPU time: {time.process_time() - started:.0f} s; peak RSS: {peak:.0f} MB")
     return sum(unexpected.values())
+
+
+def _save(failures: Path, kind: str, i: int, page: bytes | str) -> None:
+    """Keep an input that raised unexpectedly, and its traceback, to replay it."""
+    failures.mkdir(parents=True, exist_ok=True)
+    data = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
+    (failures / f"{kind}-{i}.bin").write_bytes(data)
+    (failures / f"{kind}-{i}.txt").write_text(traceback.format_exc())
+
+
+def _interrupt(_signum, _frame) -> None:
+    raise KeyboardInterrupt
 
 
 def main() -> None:
@@ -77,6 +89,7 @@ def main() -> None:
     parser.add_argument("--failures", type=Path, default=Path("fuzz-failures"),
                         help="where the inputs that raised unexpectedly are saved")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill PID` stops the run with its report
     sys.exit(1 if run(args.n, args.seed, args.failures, args.start) else 0)
 
 
