@@ -47,11 +47,14 @@ def copy_dataset(target: Path, tag: str) -> Path:
     return target
 
 
-def start_import(url: str, dataset: Path, cwd: Path) -> subprocess.Popen:
+def start_import(url: str, dataset: Path, cwd: Path, gate: Path | None = None,
+                 *options: str) -> subprocess.Popen:
+    """An import in its own process; with ``gate``, each page waits until that file exists."""
+    env = _environment() if gate is None else {**_environment(), "NOISECBR_TEST_GATE": str(gate)}
     return subprocess.Popen(
         [sys.executable, "-c", _SLOW_IMPORT, "--db", url, "import", "--quiet", "--jobs", "0",
-         "--no-oracle", str(dataset)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_environment(), cwd=cwd, text=True)
+         "--no-oracle", *options, str(dataset)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd, text=True)
 
 
 def wait_for_pages(process: subprocess.Popen, pages: int) -> None:
@@ -97,18 +100,31 @@ def test_a_relabel_during_an_import_waits_and_succeeds(tmp_path, db_url):
     with CaseBase.open(url) as cb:
         case = cb.list_cases(limit=1)[0]
     target = "noise" if case.label != "noise" else "data"
-    importing = start_import(url, copy_dataset(tmp_path / "more", "more"), tmp_path)
+    gate = tmp_path / "go"
+    # --batch-rows 1: each page's rows are written as it is read, so from the second page on
+    # the import holds the write lock (and an open transaction) until it commits.
+    importing = start_import(url, copy_dataset(tmp_path / "more", "more"), tmp_path, gate,
+                             "--batch-rows", "1")
+    relabel = None
     try:
-        wait_for_pages(importing, 1)
+        wait_for_pages(importing, 2)
         # Mid-import: a reader is answered at once, a writer waits for the import to commit.
         listed = casebase_process(url, "stats", "--json", cwd=tmp_path)
         assert listed.returncode == 0 and json.loads(listed.stdout)["pages"] == 4
-        relabel = casebase_process(url, "label", str(case.id), target, cwd=tmp_path)
+        relabel = subprocess.Popen(
+            [sys.executable, "-c", "from casebase.cli import main; main()", "--db", url,
+             "label", str(case.id), target], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=_environment(), cwd=tmp_path, text=True)
+        time.sleep(2)
+        assert relabel.poll() is None, "the relabel did not wait for the import"
+        gate.touch()
         importing.communicate(timeout=120)
+        relabel.communicate(timeout=120)
     finally:
-        if importing.poll() is None:
-            importing.kill()
-            importing.wait()
+        for process in (importing, relabel):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
     assert relabel.returncode == 0, relabel.stderr
     assert importing.returncode == 0
     with CaseBase.open(url) as cb:
