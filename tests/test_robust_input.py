@@ -61,6 +61,22 @@ def test_an_undecodable_declared_charset_falls_back():
     assert noisecbr.clean('<meta charset="undefined"><p>caf\u00e9</p>'.encode()).text == "caf\u00e9"
 
 
+WORDS = b"<p>" + b"word " * 60 + b"</p>"
+
+
+@pytest.mark.parametrize("head, title", [
+    # <title> text reaches the cleaned HTML: lxml refuses control characters there
+    (b"<title>a&#1;b \x0c c</title>", "ab c"),
+    # JSON-LD escapes can spell any code point, lone surrogates too (not UTF-8 encodable)
+    (b'<script type="application/ld+json">{"headline": "x\\u0001y\\ud800"}</script>', "xy"),
+])
+def test_control_characters_in_the_page_metadata_are_dropped(head, title):
+    result = noisecbr.clean(b"<html><head>" + head + b"</head><body>" + WORDS + b"</body></html>")
+    assert result.title == title
+    result.html.encode()
+    json.loads(result.to_json().encode())
+
+
 def test_drop_elements_with_a_control_character_in_the_parents_text():
     body = tidy(b"<div><b>x</b>\x01tail</div>")
     div = body[0]
