@@ -37,8 +37,8 @@ TOKENS = (
     # .date, .lang, .comments), with control characters and lone surrogates in JSON escapes.
     "<h1>", "</h1>", "<html lang='e&#1;n'>", "<meta property=og:title content='t&#1;'>",
     "<meta name=author content='\x01'>", "<time datetime='\x0c'>", "<a rel=author>",
-    '<script type="application/ld+json">{"headline": "h\\u0001\\ud800", '
-    '"author": {"name": "\\u0000"}, "datePublished": ["\\udfff"]}</script>',
+    ('<script type="application/ld+json">{"headline": "h\\u0001\\ud800", '
+     '"author": {"name": "\\u0000"}, "datePublished": ["\\udfff"]}</script>'),
     '<script type="application/ld+json">[{"@graph": 5}, 3, "x"]</script>',
     "<section id=comments>", "<div class='comment'>", "</section>",
 )
