@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cleaner import FAVOR, Cleaner
+from .cleaner import FAVOR, Cleaner, default_model
 from .layout import LabelledPage, read_dataset, split_truth
 from .memory import SiteMemory
 from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page, tokens
@@ -180,12 +180,17 @@ def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
 
 def _cv_models(pages: Sequence[LabelledPage], folds: int, seed: int, progress: bool,
                extra: Sequence[LabelledPage] = ()) -> dict:
-    """The model of each page: the model of the fold that held the page's site out."""
+    """The model of each page: the model of the fold that held the page's site out. The fold
+    models walk with the modes stored in the embedded default: the modes are part of the
+    training recipe, chosen once on site-grouped folds (:mod:`training.modes`)."""
     from training.crossval import fold_models
 
+    modes = default_model().metadata.get("modes")
     models = {}
     for held_out_ids, model in fold_models(pages, folds=folds, seed=seed, progress=progress,
                                            extra=extra):
+        if modes and "modes" not in model.metadata:
+            model.metadata["modes"] = modes
         models.update(dict.fromkeys(held_out_ids, model))
     return models
 

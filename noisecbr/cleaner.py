@@ -217,17 +217,29 @@ class Cleaner:
                url: str | None = None, forced: set[int] | None = None,
                recalled: np.ndarray | None = None, stored=None) -> CleanResult:
         """The walk, the fallback and the result of a page whose scores ``proba`` are known
-        (:meth:`scores`): what :meth:`clean_body` does after the network. Walking the same
-        scores again with other thresholds costs no network pass (how :mod:`training.modes`
-        compares threshold sets)."""
+        (:meth:`scores`): what :meth:`clean_body` does after the network."""
+        decision, fell_back = self.settle(table, proba, forced, recalled)
+        return self.result(body, table, decision, proba, fell_back, url, recalled, stored)
+
+    def settle(self, table: ElementTable, proba: np.ndarray, forced: set[int] | None = None,
+               recalled: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+        """The page's decisions from its scores (the walk, then the fallback when the walk
+        kept almost nothing), and whether it fell back. Walking the same scores again with
+        other thresholds costs no network pass (how :mod:`training.modes` compares them)."""
         decision = self.walk(table, proba, forced, recalled)
-        fell_back = False
-        if kept_words(table, decision) < FALLBACK_MIN_WORDS:
-            root = fallback_subtree(table, proba)
-            if root is not None:
-                walked = self.walk(table, proba, forced, recalled, start=root)
-                decision = fall_back(table, walked, root)
-                fell_back = True
+        if kept_words(table, decision) >= FALLBACK_MIN_WORDS:
+            return decision, False
+        root = fallback_subtree(table, proba)
+        if root is None:
+            return decision, False
+        walked = self.walk(table, proba, forced, recalled, start=root)
+        return fall_back(table, walked, root), True
+
+    def result(self, body: etree._Element, table: ElementTable, decision: np.ndarray,
+               proba: np.ndarray, fell_back: bool = False, url: str | None = None,
+               recalled: np.ndarray | None = None, stored=None) -> CleanResult:
+        """The :class:`CleanResult` of a decided page: the headline out of the body text,
+        the comments apart (after the text with ``comments=True``)."""
         metadata = _xml_safe_metadata(page_metadata(body))
         headline = headline_element(body, metadata.title)
         return _result(table, body, decision, proba, url, metadata, headline, fell_back,

@@ -128,12 +128,12 @@ def test_signatures_of_a_very_deep_page():
     assert (memory.recall(table)[1:] == NOISE).all()
 
 
-def test_one_labelled_page_of_a_site_cleans_its_next_page():
+def test_one_labelled_page_of_a_site_cleans_its_next_page(flawed_model):
     truth = TRUTH["news-2"]["articleBody"]
     first = _table(_page("news-1"))
     memory = SiteMemory()
     memory.add(first, label_table(first, TRUTH["news-1"]["articleBody"]).labels.tolist())
-    cleaner = Cleaner()
+    cleaner = Cleaner(flawed_model)
     plain = cleaner.clean(_page("news-2"))
     adapted = cleaner.clean(_page("news-2"), memory=memory)
     by_memory = {d.path: d.label for d in adapted.decisions if d.source == "memory"}
@@ -262,10 +262,10 @@ def test_clean_command_with_a_memory(tmp_path):
     assert unknown.exit_code == 0 and "no labelled page of b.test" in unknown.output
 
 
-def test_bench_adapt_scores_sites_with_enough_pages():
+def test_bench_adapt_scores_sites_with_enough_pages(flawed_model):
     from noisecbr.bench import BenchUsageError, bench
 
-    rows = bench(str(FIXTURE), ["noisecbr", "none"], adapt=1)
+    rows = bench(str(FIXTURE), ["noisecbr", "none"], adapt=1, model=flawed_model)
     assert [row.name for row in rows] == [
         "noisecbr", "noisecbr + 1 labelled page of the site", "none"]
     assert all(row.scores.pages == 4 for row in rows)
@@ -308,7 +308,8 @@ def test_explain_lists_the_same_markup_behind_a_decision_by_memory(tmp_path):
                          input=_page("news-2")).exit_code == 2
 
 
-def test_a_users_correction_of_one_page_cleans_the_next_page_of_the_site(tmp_path):
+def test_a_users_correction_of_one_page_cleans_the_next_page_of_the_site(tmp_path,
+                                                                          flawed_model):
     from noisecbr.cli import main
 
     def page(story: str, promo: str) -> str:
@@ -323,7 +324,7 @@ def test_a_users_correction_of_one_page_cleans_the_next_page_of_the_site(tmp_pat
     second.write_text(page("Market hall reopens", "Members get a free tote bag with every "
                                                   "yearly plan."), encoding="utf-8")
     runner = CliRunner()
-    before = runner.invoke(main, ["clean", str(second)])
+    before = runner.invoke(main, ["clean", str(second), "--model", flawed_model])
     assert before.exit_code == 0 and "tote bag" in before.stdout  # the network keeps the promo
     labels = tmp_path / "labels.json"
     labels.write_text(json.dumps({"/html/body/main/div": "noise"}))
@@ -332,7 +333,7 @@ def test_a_users_correction_of_one_page_cleans_the_next_page_of_the_site(tmp_pat
                                             "--url", "https://news.example/a",
                                             "--labels", str(labels)])
     assert imported.exit_code == 0, imported.output
-    after = runner.invoke(main, ["clean", str(second), "--memory", str(db),
-                                 "--url", "https://news.example/b"])
+    after = runner.invoke(main, ["clean", str(second), "--memory", str(db), "--model",
+                                 flawed_model, "--url", "https://news.example/b"])
     assert after.exit_code == 0, after.output
     assert "tote bag" not in after.stdout and "The story of market hall" in after.stdout

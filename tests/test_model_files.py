@@ -27,6 +27,12 @@ def _parts() -> tuple[dict[str, np.ndarray], dict]:
     return tensors, dict(model.metadata)
 
 
+def _other_labels(labels) -> tuple[str, ...]:
+    """Of the two class sets a model may have (3 or 4), the one that is not ``labels``."""
+    return (model_module.PAPER_LABELS if tuple(labels) == model_module.LABELS
+            else model_module.LABELS)
+
+
 def write(tmp_path, tensors: dict, metadata: str | dict) -> str:
     path = tmp_path / "model.safetensors"
     text = metadata if isinstance(metadata, str) else json.dumps(metadata)
@@ -75,8 +81,8 @@ def _break(case: str) -> tuple[dict, str | dict]:
         metadata["labels"] = ["noise", "data", "other"]
     elif case == "labels-not-a-list":
         metadata["labels"] = "noise,data,mixture"
-    elif case == "labels-and-width-disagree":
-        metadata["labels"] = ["noise", "data", "mixture", "comment"]
+    elif case == "labels-and-width-disagree":  # the other class set than the output's
+        metadata["labels"] = list(_other_labels(metadata["labels"]))
     elif case == "mode-threshold-string":
         metadata["modes"] = {"precision": {"noise": "0.35", "keep": 0.95, "leaf": 0.35}}
     elif case == "modes-not-an-object":
@@ -96,14 +102,14 @@ CASES = {
     "inf-mean": "norm.mean holds NaN or infinite values",
     "zero-scale": "norm.scale must be positive",
     "negative-scale": "norm.scale must be positive",
-    "output-width": "the output layer has 5 units; one per class (noise, data, mixture) is 3",
+    "output-width": "the output layer has 5 units; one per class ({labels}) is {n}",
     "missing-tensor": "lacks tensor 'norm.scale'",
     "layer-gap": "layers must be numbered 0, 1, 2…",
     "string-column-dtype": "columns must be a 1-D array of integers",
     "unknown-labels": "has label order ['noise', 'data', 'other'], expected",
     "labels-not-a-list": "has label order noise,data,mixture, expected",
-    "labels-and-width-disagree": "the output layer has 3 units; one per class (noise, data, "
-                                 "mixture, comment) is 4",
+    "labels-and-width-disagree": "the output layer has {n} units; one per class ({other}) is "
+                                 "{other_n}",
     "mode-threshold-string": "mode 'precision': threshold 'noise' must be a number in [0, 1]",
     "modes-not-an-object": "modes must be a JSON object of threshold sets",
 }
@@ -115,7 +121,10 @@ def test_malformed_model_files_are_model_errors(tmp_path, case):
     with pytest.raises(ModelError) as caught:
         load_model(path)
     message = str(caught.value)
-    assert CASES[case] in message
+    labels = default_model().labels  # the embedded model's: 3 or 4 classes
+    other = _other_labels(labels)
+    assert CASES[case].format(labels=", ".join(labels), n=len(labels), other=", ".join(other),
+                              other_n=len(other)) in message
     assert "\n" not in message
 
 

@@ -38,7 +38,7 @@ def readonly():
 
 
 @pytest.fixture
-def served(tmp_path):
+def served(tmp_path, flawed_model):
     """A server on a case base holding the dataset's blog pages (no page of the news site)."""
     db = tmp_path / "cb.sqlite"
     pages = tmp_path / "blogs"
@@ -51,7 +51,7 @@ def served(tmp_path):
     result = CliRunner().invoke(casebase_cli, ["--db", str(db), "import", str(pages), "-q",
                                                "-j", "0", "--no-oracle"])
     assert result.exit_code == 0, result.output
-    with TestClient(create_app(Settings(db=str(db), token=TOKEN))) as client:
+    with TestClient(create_app(Settings(db=str(db), token=TOKEN, model=flawed_model))) as client:
         yield client
 
 

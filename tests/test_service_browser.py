@@ -33,7 +33,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
 TRUTH = json.loads((FIXTURE / "ground-truth.json").read_text())
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 TOKEN = "browser-test-token"
-BYLINE = "/html/body/main/div/div"  # "Posted in tips": a box the model keeps on both pages
+BYLINE = "/html/body/main/div/div"  # "Posted in tips": kept by the flawed model on both pages
 #: Seconds to wait for the server to answer, and for the page to show a result.
 START_WAIT, PAGE_WAIT = 60, 30
 
@@ -49,13 +49,14 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def server(tmp_path):
+def server(tmp_path, flawed_model):
     """`noisecbr serve` on an empty case base, on a free loopback port."""
     port = _free_port()
     log = (tmp_path / "serve.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "noisecbr.cli", "serve", "--db", str(tmp_path / "cb.sqlite"),
-         "--port", str(port), "--token", TOKEN, "--log-level", "warning"],
+         "--port", str(port), "--token", TOKEN, "--log-level", "warning",
+         "--model", flawed_model],
         stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + START_WAIT

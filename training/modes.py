@@ -96,9 +96,16 @@ def sweep(pages: Sequence[LabelledPage], model_of: dict[tuple[str, str], Model],
         table = build_table(body)
         proba = walkers[0].scores(table)
         article = split_truth(page.truth)[0]
+        # Most threshold sets decide a page alike: each distinct outcome is rendered once.
+        rates: dict[bytes, tuple[float, float]] = {}
         for row, walker in enumerate(walkers):
-            score = score_page(walker.finish(body, table, proba).text, article)
-            total[row] += (score.precision, score.recall)
+            decision, fell_back = walker.settle(table, proba)
+            key = decision.tobytes() + bytes([fell_back])
+            if key not in rates:
+                text = walker.result(body, table, decision, proba, fell_back).text
+                score = score_page(text, article)
+                rates[key] = (score.precision, score.recall)
+            total[row] += rates[key]
         counted += 1
         if progress and n % 100 == 0:
             print(f"  {n}/{len(pages)} pages", file=sys.stderr, flush=True)
