@@ -23,6 +23,8 @@ EXIT_PARTIAL = 1
 EXIT_MODEL = 4
 EXIT_CASEBASE = 5
 _FORMATS = {"text": ".txt", "html": ".html", "json": ".json"}
+#: The formats of WARC input: one row per page (noisecbr.warc.FORMATS).
+_CRAWL_FORMATS = {"jsonl": ".jsonl", "parquet": ".parquet"}
 _HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".gz")
 
 
@@ -30,7 +32,7 @@ class _LazyGroup(click.Group):
     """Commands from :mod:`training` are imported on first use: torch is slow to import."""
 
     _lazy = {"train": ("training.cli", "train"), "runs": ("training.cli", "runs"),
-             "serve": ("casebase.service.cli", "serve")}
+             "spark": ("noisecbr.spark", "spark"), "serve": ("casebase.service.cli", "serve")}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self._lazy])
@@ -109,9 +111,9 @@ def _init_worker(model: str | None, parser: str, smooth: float | None, memory=No
     _worker_memory = memory
 
 
-def _page_memories(database: str, site: str | None, url: str | None):
+def _page_memories(database: str, site: str | None, url: str | None, warc: bool = False):
     """The memories of ``--memory DB``: of ``--site`` (or the host of ``--url``) for every
-    input, or else of the site each page declares."""
+    input, or else of the site each page declares (of a WARC record: its target URI)."""
     from sqlalchemy.exc import SQLAlchemyError
 
     from casebase.reuse import PageMemories
@@ -127,8 +129,9 @@ def _page_memories(database: str, site: str | None, url: str | None):
     try:
         if memories.host is None:
             memories.check()
-            click.echo("noisecbr: --memory: each page's site is the host of the URL it declares "
-                       "(<link rel=canonical> or og:url)", err=True)
+            click.echo("noisecbr: --memory: each page's site is the host of "
+                       + ("its WARC-Target-URI" if warc else
+                          "the URL it declares (<link rel=canonical> or og:url)"), err=True)
             return memories
         memory = memories.memory(memories.host)
     except (CaseBaseError, SQLAlchemyError, OSError) as error:
@@ -171,9 +174,10 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("-o", "--output", type=click.Path(path_type=Path),
               help="Output file (one input) or directory (several). Default: standard output.")
-@click.option("-f", "--format", "fmt", type=click.Choice(list(_FORMATS)), default="text",
-              show_default=True, help="text: main content; html: cleaned page; json: both plus "
-              "every decision.")
+@click.option("-f", "--format", "fmt", type=click.Choice([*_FORMATS, *_CRAWL_FORMATS]),
+              default=None, help="text (the default): main content; html: cleaned page; json: "
+              "both plus every decision. WARC input: jsonl (the default) or parquet, one row per "
+              "page (also chosen by the name of -o: out.jsonl, out.parquet).")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False),
               help="A model artifact (.safetensors). Default: the embedded model.")
 @click.option("--url", help="The page's URL (recorded in JSON output).")
@@ -194,14 +198,15 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
 @click.option("--site", help="With --memory: the site of the inputs (default: the host of "
               "--url, else of the URL each page declares in <link rel=canonical> or og:url).")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES,
-              show_default=True, help="Refuse a page larger than this (after gunzipping; a "
-              ".gz is decompressed only up to it).")
+              show_default=True, help="Refuse a page (or WARC record) larger than this (after "
+              "gunzipping; a .gz is decompressed only up to it).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | None,
+def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: str | None,
           url: str | None, parser: str, smooth: float | None, favor: str, comments: bool,
           jobs: int, memory_db: str | None, site: str | None, max_bytes: int,
           quiet: bool) -> None:
-    """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin.
+    """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin; or
+    WARC files (.warc, .warc.gz), whose HTML responses are written one row per page.
 
     With --memory, pages of a site whose labelled pages are in the case base (imported, or
     corrected with `casebase label`) are cleaned with what those pages say, without retraining."""
@@ -209,10 +214,24 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
 
     from .model import ModelError
     from .tidy import InputError
+    from .warc import is_warc
 
     items = list(_expand(inputs))
     if not items:
         _fail("no HTML files found in the inputs", 2)
+    warcs = [item for item in items if item != "-" and is_warc(item)]
+    if warcs:
+        if len(warcs) < len(items):
+            _fail("give WARC files alone, not with HTML pages", 2)
+        from .crawl import CleanSettings
+
+        memory = _page_memories(memory_db, site, url, warc=True) if memory_db else None
+        _clean_crawl(warcs, output, fmt, CleanSettings(
+            model, parser, smooth, max_bytes, memory, favor, comments), jobs, quiet)
+        return
+    fmt = fmt or "text"
+    if fmt in _CRAWL_FORMATS:
+        _fail(f"-f {fmt} is for WARC input (one row per page): give .warc or .warc.gz files", 2)
     if items.count("-") > 1:
         _fail("standard input can be read only once", 2)
     many = len(items) > 1
@@ -272,6 +291,83 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str, model: str | N
     if failures:
         click.echo(f"noisecbr: {len(failures)} of {len(items)} inputs failed:", err=True)
         for item, error in failures:
+            click.echo(f"  {item}: {error}", err=True)
+        sys.exit(EXIT_PARTIAL)
+
+
+def _crawl_targets(warcs: list[str], output: Path | None, fmt: str) -> list:
+    """Where each WARC's rows go: stdout, one file for all, or one file per WARC in a folder."""
+    if output is None:
+        if fmt == "parquet":
+            _fail("Parquet is written to a file: give -o out.parquet or -o a folder", 2)
+        return [sys.stdout] * len(warcs)
+    from .warc import warc_stem
+
+    if output.suffix.lower() in _CRAWL_FORMATS.values() and not output.is_dir():
+        return [output] * len(warcs)
+    output.mkdir(parents=True, exist_ok=True)
+    names = [warc_stem(item) for item in warcs]
+    if len(set(names)) < len(names):
+        _fail("two WARC inputs have the same name: write them to different folders", 2)
+    return [output / (name + _CRAWL_FORMATS[fmt]) for name in names]
+
+
+def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, settings,
+                 jobs: int, quiet: bool) -> None:
+    """``noisecbr clean`` of WARC files: one row per HTML page, a summary per file on stderr."""
+    from tqdm import tqdm
+
+    from .crawl import clean_warc, worker_pool
+    from .model import ModelError
+    from .warc import CrawlStats, RowWriter, output_format
+
+    fmt = output_format(output, fmt)
+    if fmt not in _CRAWL_FORMATS:
+        _fail(f"WARC input is written as jsonl or parquet, not {fmt}", 2)
+    targets = _crawl_targets(warcs, output, fmt)
+    try:
+        settings.cleaner()
+    except ModelError as error:
+        _fail(str(error), EXIT_MODEL)
+    except ImportError as error:
+        _fail(str(error), 2)
+    total, failed = CrawlStats(), []
+    pool = worker_pool(jobs, settings) if jobs > 1 else None
+    writer = None
+    bar = tqdm(unit="page", disable=quiet or None, file=sys.stderr)
+    try:
+        for item, target in zip(warcs, targets):
+            if writer is None or writer.target != target:
+                if writer is not None:
+                    writer.close()
+                writer = RowWriter(target, fmt)
+            try:
+                stream = open(item, "rb")  # noqa: SIM115 - closed by the with below
+            except OSError as error:
+                failed.append((item, f"cannot read: {error.strerror or error}"))
+                continue
+            with stream:
+                stats = clean_warc(stream, writer, settings, pool, jobs, bar.update)
+            total.add(stats)
+            bar.clear()
+            click.echo(f"noisecbr: {item}: {stats.summary()}", err=True)
+            if stats.damaged:
+                failed.append((item, "damaged archive: the records after the damage are lost"))
+    except ImportError as error:
+        _fail(str(error), 2)
+    except OSError as error:  # the output: a full disk, a folder not writable
+        _fail(f"cannot write {writer.target if writer else output}: {error}", EXIT_PARTIAL)
+    finally:
+        bar.close()
+        if writer is not None:
+            writer.close()
+        if pool is not None:
+            pool.shutdown()
+    if len(warcs) > 1:
+        click.echo(f"noisecbr: {len(warcs)} WARC files: {total.summary()}", err=True)
+    if failed:
+        click.echo(f"noisecbr: {len(failed)} of {len(warcs)} WARC files failed:", err=True)
+        for item, error in failed:
             click.echo(f"  {item}: {error}", err=True)
         sys.exit(EXIT_PARTIAL)
 

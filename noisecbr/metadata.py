@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lxml import etree
@@ -110,6 +111,17 @@ def _first(*values: str | None) -> str | None:
     return next((v for v in values if v), None)
 
 
+def _first_found(*finders: Callable[[], str | None]) -> str | None:
+    """The first truthy value of ``finders``, called in turn: the later ones (searches of the
+    whole body) run only for pages that declare nothing earlier."""
+    return next((v for finder in finders if (v := finder())), None)
+
+
+def _heading_text(body: etree._Element) -> str | None:
+    h1 = body.find(".//h1")
+    return _clean("".join(h1.itertext())) if h1 is not None else None
+
+
 def page_metadata(body: etree._Element) -> PageMetadata:
     """The metadata of the page whose tidied ``<body>`` is ``body`` (its head is still in the
     tree: tidying removes invisible elements from the body only)."""
@@ -118,14 +130,18 @@ def page_metadata(body: etree._Element) -> PageMetadata:
     objects = _json_ld(root)
     title_element = root.find(".//title")
     document_title = _clean(title_element.text if title_element is not None else None)
-    h1 = body.find(".//h1")
-    title = _first(*(meta.get(k) for k in _META_TITLE), _ld_value(objects, "headline"),
-                   _SITE_SUFFIX.sub("", document_title) if document_title else None,
-                   _clean("".join(h1.itertext())) if h1 is not None else None)
-    author = _first(*(v for k in _META_AUTHOR if (v := meta.get(k)) and "://" not in v),
-                    _ld_value(objects, "author"), _rel_author(body))
-    date = _first(*(meta.get(k) for k in _META_DATE), _ld_value(objects, "datePublished"),
-                  _ld_value(objects, "dateCreated"), _time_element(body))
+    title = _first_found(
+        lambda: _first(*(meta.get(k) for k in _META_TITLE)),
+        lambda: _ld_value(objects, "headline"),
+        lambda: _SITE_SUFFIX.sub("", document_title) if document_title else None,
+        lambda: _heading_text(body))
+    author = _first_found(
+        lambda: _first(*(v for k in _META_AUTHOR if (v := meta.get(k)) and "://" not in v)),
+        lambda: _ld_value(objects, "author"), lambda: _rel_author(body))
+    date = _first_found(
+        lambda: _first(*(meta.get(k) for k in _META_DATE)),
+        lambda: _ld_value(objects, "datePublished"), lambda: _ld_value(objects, "dateCreated"),
+        lambda: _time_element(body))
     return PageMetadata(title=title, author=author, date=date,
                         lang=_clean(root.get("lang") or root.get("xml:lang")),
                         document_title=document_title)

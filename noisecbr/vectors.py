@@ -216,14 +216,31 @@ def _per_tag(function, tags: list[str], dtype=np.int64) -> np.ndarray:
     return np.fromiter(map(known.__getitem__, tags), dtype=dtype, count=len(tags))
 
 
-def leaf_counts(table: ElementTable) -> np.ndarray:
-    """S_n for every subtree: an (elements × leaf types) count matrix (float64)."""
+def _tag_columns(tags: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per element: its leaf type, its tag group and its landmark bit (0 if none), from one
+    pass over the tags (each distinct tag looked up once, then numpy gathers): three
+    ``_per_tag`` passes cost three Python-level maps over every element."""
+    distinct = list(set(tags))
+    slot = {tag: k for k, tag in enumerate(distinct)}
+    index = np.fromiter(map(slot.__getitem__, tags), dtype=np.int64, count=len(tags))
+    leaf = np.fromiter(map(leaf_type, distinct), dtype=np.int64, count=len(distinct))
+    group = np.fromiter(map(_tag_group, distinct), dtype=np.int64, count=len(distinct))
+    landmark = np.fromiter((_LANDMARK_BIT.get(tag, 0) for tag in distinct), dtype=np.uint64,
+                           count=len(distinct))
+    return leaf[index], group[index], landmark[index]
+
+
+def leaf_counts(table: ElementTable, leaf_types: np.ndarray | None = None) -> np.ndarray:
+    """S_n for every subtree: an (elements × leaf types) count matrix (float64).
+    ``leaf_types``: every element's :func:`leaf_type`, if already known."""
     n = len(table)
     # Counted in int32 (whole numbers, so the same sums as in float64, in half the memory),
     # handed back as float64.
     own = np.zeros((n, len(LEAF_TYPES)), dtype=np.int32)
     childless = np.flatnonzero(table.n_children == 0)
-    types = _per_tag(leaf_type, table.tags)[childless]
+    if leaf_types is None:
+        leaf_types = _per_tag(leaf_type, table.tags)
+    types = leaf_types[childless]
     own[childless, types] = 1
     # Text pieces owned by elements that have element children are ``text`` leaves (bincount
     # counts in C what np.add.at adds one by one).
@@ -249,10 +266,11 @@ _LANDMARK_BIT = {tag: 1 << (len(KEYWORDS) + j) for j, tag in enumerate(_LANDMARK
 _N_MASK_BITS = len(KEYWORDS) + len(_LANDMARKS)
 
 
-def _own_masks(table: ElementTable, classes: list[str | None]) -> np.ndarray:
+def _own_masks(table: ElementTable, classes: list[str | None],
+               landmarks: np.ndarray | None = None) -> np.ndarray:
     """Per element, the keywords of its class (``classes``, read by the caller) / id / role /
-    aria-label and its landmark tag, as the bits of one uint64: attribute reads and cached mask
-    lookups."""
+    aria-label and its landmark tag (``landmarks``: the bits, if known), as the bits of one
+    uint64: attribute reads and cached mask lookups."""
     elements = table.elements
     n = len(elements)
     # The four attributes' values one after the other, looked up in one pass (C-level maps:
@@ -262,7 +280,9 @@ def _own_masks(table: ElementTable, classes: list[str | None]) -> np.ndarray:
         values += map(_GET, elements, itertools.repeat(attribute))
     own = np.bitwise_or.reduce(_keyword_mask_array(values).reshape(len(_ATTRIBUTES), n),
                                axis=0)
-    own |= _per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags, np.uint64)
+    if landmarks is None:
+        landmarks = _per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags, np.uint64)
+    own |= landmarks
     return own
 
 
@@ -368,7 +388,8 @@ def vectorize(table: ElementTable) -> np.ndarray:
     index = np.arange(n)
     size = (table.end - index).astype(np.float64)
     depth = table.depth.astype(np.float64)
-    out[:, _SLICES["leaf"]] = leaf_shares(leaf_counts(table))
+    leaf_types, tag_groups, landmarks = _tag_columns(table.tags)
+    out[:, _SLICES["leaf"]] = leaf_shares(leaf_counts(table, leaf_types))
     # Subtree characters and sizes serve the text and the candidate features alike.
     chars = table.subtree(table.piece_chars)
     own_chars = table.own(table.piece_chars)
@@ -385,10 +406,10 @@ def vectorize(table: ElementTable) -> np.ndarray:
     structure[:, 6] = size / n
     tag = out[:, _SLICES["tag"]]
     tag[:] = 0.0
-    tag[index, _per_tag(_tag_group, table.tags)] = 1.0
+    tag[index, tag_groups] = 1.0
     # The class attribute serves the keywords and the page group's repeated signatures.
     classes = list(map(_GET, table.elements, itertools.repeat(b"class")))
-    own = _own_masks(table, classes)
+    own = _own_masks(table, classes, landmarks)
     out[:, _SLICES["attributes"]] = _bits(own, len(KEYWORDS))
     context = out[:, _SLICES["context"]]
     context[:, :_N_MASK_BITS] = _bits(_inherited_masks(table, own.tolist()), _N_MASK_BITS)

@@ -99,14 +99,17 @@ def test_a_warc_file_is_sent_to_the_warc_reader(data):
         noisecbr.clean(data)
 
 
-def test_cli_names_the_warc_and_the_pdf(tmp_path):
+def test_cli_names_the_pdf_and_reads_a_warc_with_the_warc_reader(tmp_path):
     (tmp_path / "crawl.warc.gz").write_bytes(gzip.compress(WARC))
     (tmp_path / "paper.pdf").write_bytes(PDF)
-    result = CliRunner().invoke(main, ["clean", str(tmp_path / "crawl.warc.gz"),
-                                       str(tmp_path / "paper.pdf"), "-q"])
+    (tmp_path / "page.html").write_bytes(b"<p>a page</p>")
+    result = CliRunner().invoke(main, ["clean", str(tmp_path / "paper.pdf"),
+                                       str(tmp_path / "page.html"), "-q"])
     assert result.exit_code == 1
-    assert "crawl.warc.gz: input is a WARC file" in result.stderr
     assert "paper.pdf: input is a PDF document, not HTML" in result.stderr
+    warc = CliRunner().invoke(main, ["clean", str(tmp_path / "crawl.warc.gz"), "-q"])
+    assert warc.exit_code == 0, warc.stderr  # given alone, the WARC reader takes it
+    assert "input is a WARC file" not in warc.stderr
 
 
 RUSSIAN = ("Съешь же ещё этих мягких французских булок, да выпей чаю. Москва — столица России, "

@@ -1,0 +1,74 @@
+"""Hashes of every dev page's vectors, decisions and text: run before and after a speed change,
+and the two files must be equal (the change is then bit-identical on every page).
+
+    python benchmarks/identity.py ../shared/data -o /tmp/before.json
+    # … change the code …
+    python benchmarks/identity.py ../shared/data -o /tmp/after.json --compare /tmp/before.json
+
+Pages of modernweb-dev, dragnet, cleaneval-dev and readability are hashed (nothing is tuned on
+them here: the hashes only say whether the output changed). A page the cleaner refuses is
+recorded by its error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from noisecbr.cleaner import Cleaner
+from noisecbr.subtrees import build_table
+from noisecbr.tidy import InputError, tidy
+from noisecbr.vectors import vectorize
+
+SETS = ("modernweb-dev", "dragnet", "cleaneval-dev", "readability")
+
+
+def page_hashes(cleaner: Cleaner, html: bytes) -> dict[str, str]:
+    """SHA-1 of the page's vectors (float32 bytes), decisions (int8 bytes), text and the
+    rest of the result (title, author, date, language, comments)."""
+    try:
+        table = build_table(tidy(html))
+        vectors = vectorize(table)
+        decision, _ = cleaner.decide(table)
+        result = cleaner.clean(html)
+    except InputError as error:
+        return {"error": type(error).__name__}
+    return {
+        "vectors": hashlib.sha1(vectors.tobytes()).hexdigest(),
+        "decisions": hashlib.sha1(decision.tobytes()).hexdigest(),
+        "text": hashlib.sha1(result.text.encode()).hexdigest(),
+        "rest": hashlib.sha1(json.dumps([result.title, result.author, result.date, result.lang,
+                                         result.comments, result.fallback]).encode()).hexdigest(),
+    }
+
+
+def main() -> None:
+    """Hash every page; with --compare, list the pages whose hashes differ (exit 1 if any)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", type=Path)
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument("--compare", type=Path, help="an earlier output to compare with")
+    args = parser.parse_args()
+    cleaner = Cleaner()
+    hashes: dict[str, dict[str, str]] = {}
+    for name in SETS:
+        for path in sorted((args.data / name / "html").glob("*.html.gz")):
+            hashes[f"{name}/{path.name}"] = page_hashes(cleaner, gzip.decompress(
+                path.read_bytes()))
+    args.output.write_text(json.dumps(hashes, indent=0, sort_keys=True))
+    print(f"{len(hashes)} pages hashed into {args.output}")
+    if args.compare:
+        before = json.loads(args.compare.read_text())
+        differ = sorted(k for k in before.keys() | hashes.keys() if before.get(k) != hashes.get(k))
+        for key in differ:
+            print(f"  differs: {key}")
+        print(f"{len(differ)} of {len(hashes)} pages differ")
+        sys.exit(1 if differ else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""CPU milliseconds per page of each stage of ``Cleaner.clean``, median and mean over a set.
+
+    python benchmarks/stages.py ../shared/data/dragnet
+    python benchmarks/stages.py ../shared/data/modernweb-dev --limit 300
+    python benchmarks/stages.py ../shared/data/dragnet --against main   # before → after
+
+The stages as ``Cleaner.clean`` runs them: tidy (decode + parse + remove the invisible), the
+element table, the vectors, the network (scores, with the cleaner's one BLAS thread), the walk
+(with the fallback), the page's metadata and headline, the text (and comments), and freeing the
+page's tree and table. Every page is cleaned once to warm the caches, then timed
+(``time.process_time``) a second time.
+
+``--against REV`` also times the ``noisecbr`` package of git revision REV (extracted and
+imported under another name), page by page alternately with the working tree's: on a shared
+machine the load then hits both alike, where two runs minutes apart differ by more than a
+speed change does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+STAGES = ("tidy", "table", "vectors", "network", "walk", "metadata", "text", "free")
+#: The name a revision's package is imported under, beside the working tree's ``noisecbr``.
+AGAINST_PACKAGE = "noisecbr_against"
+
+
+def load_api(package: str) -> SimpleNamespace:
+    """The functions the stages call, from ``package`` (``noisecbr`` or a revision's copy)."""
+    module = {name: importlib.import_module(f"{package}.{name}") for name in
+              ("cleaner", "fallback", "metadata", "subtrees", "tidy", "vectors")}
+    return SimpleNamespace(
+        Cleaner=module["cleaner"].Cleaner, blas=module["cleaner"]._blas_controller,
+        result=module["cleaner"]._result, tidy=module["tidy"].tidy,
+        InputError=module["tidy"].InputError, build_table=module["subtrees"].build_table,
+        vectorize=module["vectors"].vectorize, fallback=module["fallback"],
+        page_metadata=module["metadata"].page_metadata,
+        headline_element=module["metadata"].headline_element)
+
+
+def _walk(api: SimpleNamespace, cleaner, table, proba: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The walk and the fallback, as Cleaner.finish runs them."""
+    decision = cleaner.walk(table, proba)
+    fallback = api.fallback
+    if fallback.kept_words(table, decision) < fallback.FALLBACK_MIN_WORDS:
+        root = fallback.fallback_subtree(table, proba)
+        if root is not None:
+            return fallback.fall_back(table, cleaner.walk(table, proba, start=root), root), True
+    return decision, False
+
+
+def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
+    """CPU ms of each stage for one page (the same steps as Cleaner.clean_body and finish)."""
+    clock = time.process_time
+    ms: dict[str, float] = {}
+    start = clock()
+
+    def lap(stage: str) -> None:
+        nonlocal start
+        now = clock()
+        ms[stage] = (now - start) * 1000
+        start = now
+
+    body = api.tidy(html)
+    lap("tidy")
+    table = api.build_table(body)
+    lap("table")
+    vectors = api.vectorize(table)
+    lap("vectors")
+    with api.blas().limit(limits=1, user_api="blas"):
+        cleaner.model.predict_proba(vectors)
+    lap("network")
+    proba = cleaner.scores(table)  # the padded scores the cleaner walks (computed again: untimed)
+    start = clock()
+    decision, fell_back = _walk(api, cleaner, table, proba)
+    lap("walk")
+    metadata = api.page_metadata(body)
+    headline = api.headline_element(body, metadata.title)
+    lap("metadata")
+    api.result(table, body, decision, proba, None, metadata, headline, fell_back,
+               cleaner.comments, None, None)
+    lap("text")
+    del body, table, vectors, proba, decision
+    lap("free")
+    ms["total"] = sum(ms[stage] for stage in STAGES)
+    return ms
+
+
+def extract_revision(revision: str, folder: Path) -> None:
+    """Write git revision ``revision``'s ``noisecbr/`` to ``folder/AGAINST_PACKAGE``."""
+    archive = subprocess.run(["git", "archive", revision, "noisecbr"], check=True,
+                             capture_output=True, cwd=Path(__file__).resolve().parents[1]).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    (folder / "noisecbr").rename(folder / AGAINST_PACKAGE)
+
+
+def main() -> None:
+    """Print the median and mean ms of every stage (before → after with --against)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dataset", type=Path)
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--against", metavar="REV", help="also time this git revision's code")
+    args = parser.parse_args()
+    paths = sorted((args.dataset / "html").glob("*.html.gz"))[: args.limit]
+    pages = [gzip.decompress(path.read_bytes()) for path in paths]
+    versions = {"": load_api("noisecbr")}
+    if args.against:
+        folder = Path(tempfile.mkdtemp(prefix="stages-"))
+        extract_revision(args.against, folder)
+        sys.path.insert(0, str(folder))
+        versions = {args.against: load_api(AGAINST_PACKAGE), "working tree": versions[""]}
+    cleaners = {name: api.Cleaner() for name, api in versions.items()}
+    rows: dict[str, list[dict[str, float]]] = {name: [] for name in versions}
+    input_errors = tuple(api.InputError for api in versions.values())
+    names = list(versions)
+    for k, html in enumerate(pages):
+        try:
+            for cleaner in cleaners.values():
+                cleaner.clean(html)
+        except input_errors:
+            continue
+        for name in names if k % 2 else names[::-1]:  # alternate who goes first
+            rows[name].append(time_page(versions[name], cleaners[name], html))
+    print(f"{args.dataset.name}: {len(rows[names[0]])} pages, CPU ms per page, median (mean)"
+          + (f": {' → '.join(versions)}" if args.against else ""))
+    for stage in (*STAGES, "total"):
+        cells = [f"{statistics.median(values):6.2f} ({statistics.mean(values):6.2f})"
+                 for values in ([row[stage] for row in rows[name]] for name in versions)]
+        print(f"  {stage:8s} " + "  →  ".join(cells))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""The Spark job: WARC files (local paths or any Hadoop filesystem URL) → one Parquet row per page.
+
+``python -m noisecbr.spark WARC... -o OUT`` (or ``noisecbr spark``), run as it is in Spark local
+mode or unchanged by ``spark-submit`` on a cluster (see docs/crawl.md). As in cc-pyspark, each
+task reads whole WARC files (one partition per file by default) and cleans their records with
+``mapPartitions``; each executor's Python worker keeps one :class:`noisecbr.Cleaner` in a module
+cache (:func:`noisecbr.warc.cached_cleaner`), so the model is loaded once per process, not per
+record. Files are opened with :mod:`pyarrow.fs` (``s3://``, ``gs://``, ``hdfs://``, ``file://``,
+or a plain local path).
+
+pyspark is imported only when the job runs: the ``[spark]`` extra.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import click
+
+from .crawl import CleanSettings
+from .warc import CrawlStats, clean_pages, columns, iter_pages
+
+__all__ = ["spark", "clean_partition", "open_warc"]
+
+#: The counter of records read and pages cleaned in the job's accumulator (the skip reasons are
+#: counted beside them under their own names).
+RECORDS, CLEANED = "records read", "pages cleaned"
+#: The CPU seconds the executors' Python workers spent reading and cleaning the files.
+CPU = "cpu"
+UNOPENED = "WARC file unreadable"
+
+
+def open_warc(path: str):
+    """A binary stream of the WARC at ``path``: a local path or a filesystem URL pyarrow knows.
+    Compressed archives are left compressed: FastWARC reads gzip members itself."""
+    from pyarrow import fs
+
+    if "://" in path:
+        filesystem, inner = fs.FileSystem.from_uri(path)
+    else:
+        filesystem, inner = fs.LocalFileSystem(), os.path.abspath(path)
+    # A random-access file: FastWARC asks the stream for its position.
+    return filesystem.open_input_file(inner)
+
+
+def clean_partition(paths: Iterable[str], settings: CleanSettings,
+                    counts: Any = None) -> Iterator[tuple]:
+    """The rows (tuples in :func:`noisecbr.warc.columns` order) of every page of the WARC files
+    ``paths``; what was read and skipped is added to the accumulator ``counts`` per file."""
+    cleaner = settings.cleaner()
+    names = [name for name, _ in columns()]
+    for path in paths:
+        stats = CrawlStats()
+        cpu = time.process_time()
+        try:
+            with open_warc(path) as stream:
+                pages = iter_pages(stream, stats, settings.max_bytes)
+                for row in clean_pages(cleaner, pages, stats, settings.memories):
+                    yield tuple(row[name] for name in names)
+        except OSError:
+            stats.skip(UNOPENED)
+        if counts is not None:
+            counts.add(Counter({RECORDS: stats.records, CLEANED: stats.cleaned,
+                                CPU: time.process_time() - cpu, **stats.skipped}))
+
+
+def _spark_schema():
+    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+    types = {"string": StringType(), "int": IntegerType()}
+    return StructType([StructField(name, types[kind], nullable=True)
+                       for name, kind in columns()])
+
+
+def _counter_param():
+    from pyspark.accumulators import AccumulatorParam
+
+    class CounterParam(AccumulatorParam):
+        """Adds up :class:`collections.Counter` values across tasks."""
+
+        def zero(self, value: Counter) -> Counter:
+            return Counter()
+
+        def addInPlace(self, first: Counter, second: Counter) -> Counter:
+            first.update(second)
+            return first
+
+    return CounterParam()
+
+
+def _read_paths(inputs: tuple[str, ...], paths_from: str | None) -> list[str]:
+    """The WARC paths: the arguments, then the lines of ``--paths-from`` (local or a URL)."""
+    paths = list(inputs)
+    if paths_from:
+        with open_warc(paths_from) as stream:
+            data = stream.read()
+        if data[:2] == b"\x1f\x8b":  # Common Crawl's warc.paths.gz
+            import gzip
+
+            data = gzip.decompress(data)
+        paths += [line.strip() for line in data.decode().splitlines() if line.strip()]
+    # The executors' working directory is not the driver's: local paths go absolute.
+    return [path if "://" in path else os.path.abspath(path) for path in paths]
+
+
+def _summary(counts: Counter) -> str:
+    cpu = counts.pop(CPU, 0.0)
+    stats = CrawlStats(records=counts.pop(RECORDS, 0), cleaned=counts.pop(CLEANED, 0),
+                       skipped=counts)
+    return f"{stats.summary()} (executors' Python CPU {cpu:.1f} s)"
+
+
+@click.command("spark")
+@click.argument("inputs", nargs=-1)
+@click.option("-o", "--output", required=True,
+              help="Parquet output folder (a local path or a Hadoop filesystem URL).")
+@click.option("--paths-from", help="A file listing one WARC path or URL a line (may be .gz, "
+              "like Common Crawl's warc.paths.gz).")
+@click.option("--model", help="A model artifact (.safetensors) every executor can read. "
+              "Default: the embedded model.")
+@click.option("--memory", "memory_db", metavar="DB",
+              help="A case base URL every executor can reach: pages of its labelled sites are "
+              "cleaned with their site memory (the site is the host of WARC-Target-URI).")
+@click.option("--site", help="With --memory: one site's memory for every page.")
+@click.option("--max-bytes", type=int, default=None, help="Skip records larger than this.")
+@click.option("--favor", type=click.Choice(["balanced", "precision", "recall"]),
+              default="balanced", show_default=True, help="As for noisecbr clean.")
+@click.option("--comments", is_flag=True, help="Keep the reader comments after the main "
+              "text too (the comments column has them either way).")
+@click.option("--partitions", type=int, default=None,
+              help="Spark partitions (default: one per WARC file).")
+@click.option("--master", default=None, help="Spark master (default: spark-submit's, or "
+              "local[*] when run with python).")
+@click.option("--overwrite", is_flag=True, help="Replace an existing output folder.")
+def spark(inputs: tuple[str, ...], output: str, paths_from: str | None, model: str | None,
+          memory_db: str | None, site: str | None, max_bytes: int | None, favor: str,
+          comments: bool, partitions: int | None, master: str | None, overwrite: bool) -> None:
+    """Clean WARC files on Spark: INPUTS are WARC paths or URLs; writes Parquet to OUTPUT."""
+    paths = _read_paths(inputs, paths_from)
+    if not paths:
+        raise click.UsageError("give WARC paths, or --paths-from FILE")
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as error:
+        raise click.ClickException(f"the Spark job needs {error.name}: "
+                                   "pip install 'noisecbr[spark]'") from error
+    memories = None
+    if memory_db:
+        from casebase.reuse import PageMemories  # lazily: noisecbr never imports casebase
+
+        memories = PageMemories(memory_db, site)
+    settings = CleanSettings(model=model, max_bytes=max_bytes, memories=memories, favor=favor,
+                             comments=comments)
+    builder = SparkSession.builder.appName("noisecbr")
+    if master:
+        builder = builder.master(master)
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started this driver
+    if (master or "local").startswith("local") and not submitted:
+        # Local workers must run this Python, where noisecbr is installed.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = builder.getOrCreate()
+    try:
+        session.sparkContext.setLogLevel("WARN")
+        counts = session.sparkContext.accumulator(Counter(), _counter_param())
+        started = time.perf_counter()
+        rdd = session.sparkContext.parallelize(paths, partitions or len(paths))
+        rows = rdd.mapPartitions(lambda part: clean_partition(part, settings, counts))
+        frame = session.createDataFrame(rows, _spark_schema())
+        frame.write.mode("overwrite" if overwrite else "errorifexists").parquet(output)
+        click.echo(f"noisecbr spark: {len(paths)} WARC files: {_summary(counts.value)} "
+                   f"in {time.perf_counter() - started:.1f} s after Spark started", err=True)
+    finally:
+        session.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    spark()

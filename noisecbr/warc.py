@@ -1,0 +1,396 @@
+"""WARC in, one row per cleaned page out: the crawl side of ``noisecbr clean`` and the Spark job.
+
+Records are read with FastWARC (the ``[warc]`` extra), one at a time: a crawl is never held in
+memory. A page is a ``response`` record with a 2xx HTTP status and an HTML content type
+(``text/html``, ``application/xhtml+xml``; a response without a Content-Type is sniffed). Chunked
+and gzip/deflate/brotli transfer and content encodings are undone by FastWARC. The charset the
+HTTP ``Content-Type`` declares is honoured, as a browser honours it over ``<meta charset>``: the
+payload is decoded with it (WHATWG labels, so ``iso-8859-1`` reads as windows-1252) and handed to
+the cleaner as text; a charset Python does not know, or one the bytes do not decode in, hands the
+bytes over instead and the cleaner detects the encoding as it does for a file.
+
+A record that is not a page (request, metadata, a PDF, a redirect) or a bad one (truncated,
+over the size limit, undecodable) is counted by reason in :class:`CrawlStats`, never fatal.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from .result import LABELS
+from .tidy import DEFAULT_MAX_BYTES, InputError
+
+__all__ = ["HTML_TYPES", "WarcPage", "CrawlStats", "is_warc", "iter_pages", "page_row",
+           "clean_pages", "columns", "RowWriter", "output_format", "warc_stem", "cached_cleaner",
+           "response_record"]
+
+#: Content types of the HTTP responses that are cleaned.
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+#: Skip reasons, as counted and reported.
+NOT_HTML = "not HTML"
+HTTP_STATUS = "HTTP status not 2xx"
+TRUNCATED = "truncated"
+TOO_LARGE = "over the size limit"
+UNREADABLE = "unreadable page"
+FAILED = "cleaning failed"
+BAD_RESPONSE = "unreadable HTTP response"
+DAMAGED = "damaged archive (rest of the file unread)"
+
+#: How many bytes of a response without a Content-Type are sniffed for HTML markup: a page's
+#: doctype or <html> comes first, after at most a comment or whitespace.
+SNIFF_BYTES = 1024
+_HTML_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body")
+_WARC_SUFFIXES = (".warc", ".warc.gz")
+_MAGIC = b"WARC/1."
+
+#: Output formats of a crawl, by the suffix of the output file.
+FORMATS = {"jsonl": ".jsonl", "parquet": ".parquet"}
+#: Rows per Parquet row group: 1 000 pages' text is a few MB, small enough to keep the writer's
+#: memory flat and large enough for Parquet's column compression to work.
+ROW_GROUP = 1000
+
+
+def _missing(error: ImportError) -> ImportError:
+    return ImportError(f"WARC input needs {error.name}: pip install 'noisecbr[warc]'")
+
+
+@dataclass(frozen=True)
+class WarcPage:
+    """One HTML response of a WARC: its identity and its payload (text when the HTTP charset
+    decoded it, else bytes for the cleaner to decode)."""
+
+    url: str
+    record_id: str
+    date: str
+    payload: str | bytes
+
+
+@dataclass
+class CrawlStats:
+    """Counts of one run over WARC files: records read, pages cleaned and skips by reason."""
+
+    records: int = 0
+    cleaned: int = 0
+    skipped: Counter = field(default_factory=Counter)
+
+    def skip(self, reason: str, n: int = 1) -> None:
+        self.skipped[reason] += n
+
+    def add(self, other: CrawlStats) -> None:
+        self.records += other.records
+        self.cleaned += other.cleaned
+        self.skipped.update(other.skipped)
+
+    @property
+    def damaged(self) -> bool:
+        """Whether an archive was damaged, so that its records after the damage were lost."""
+        return DAMAGED in self.skipped
+
+    def summary(self) -> str:
+        """One line for stderr: ``N records read, M pages cleaned; skipped: reason n, …``."""
+        line = f"{self.records} records read, {self.cleaned} pages cleaned"
+        if self.skipped:
+            line += "; skipped: " + ", ".join(f"{reason} {n}" for reason, n
+                                              in sorted(self.skipped.items()))
+        return line
+
+
+# -- reading ------------------------------------------------------------------------------------
+def warc_stem(name: str) -> str:
+    """The name of a WARC file without ``.warc``/``.warc.gz`` (or ``.gz``)."""
+    name = name.rsplit("/", 1)[-1]
+    for suffix in (".warc.gz", ".warc", ".gz"):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def is_warc(path: str | Path) -> bool:
+    """Whether ``path`` names a WARC file: by its name, else by the ``WARC/1.`` magic at the
+    start of its (gunzipped) content."""
+    name = str(path).lower()
+    if name.endswith(_WARC_SUFFIXES):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(64)
+            if head[:2] == b"\x1f\x8b":
+                handle.seek(0)
+                with gzip.GzipFile(fileobj=handle) as unzipped:
+                    head = unzipped.read(len(_MAGIC))
+    except (OSError, EOFError):
+        return False
+    return head.startswith(_MAGIC)
+
+
+def _charset_decoded(payload: bytes, label: str | None) -> str | bytes:
+    """The payload decoded with the HTTP charset, or the bytes when that cannot be done."""
+    if not label or payload.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return payload  # no declaration, or a BOM, which overrides HTTP (as in browsers)
+    import webencodings  # html5lib's dependency: the WHATWG encoding labels
+
+    encoding = webencodings.lookup(label)
+    if encoding is None:
+        return payload
+    try:
+        return payload.decode(encoding.codec_info.name)
+    except (UnicodeDecodeError, LookupError):
+        return payload
+
+
+def _looks_html(payload: bytes) -> bool:
+    head = payload[:SNIFF_BYTES].lstrip().lower()
+    return any(marker in head for marker in _HTML_MARKERS)
+
+
+def _read_page(record: Any, limit: int, stats: CrawlStats) -> WarcPage | None:
+    """The page of one response record, or None (the reason counted in ``stats``)."""
+    headers = record.headers
+    declared = int(headers.get("Content-Length") or 0)
+    if declared > limit:
+        stats.skip(TOO_LARGE)
+        return None
+    if headers.get("WARC-Truncated"):
+        stats.skip(TRUNCATED)
+        return None
+    # The block is read whole first, to tell a record cut short (a partial download) from a
+    # complete one: FastWARC hands back what there is without complaint.
+    record.freeze()
+    reader = record.reader
+    if len(reader.read()) < declared:
+        stats.skip(TRUNCATED)
+        return None
+    reader.seek(0)
+    # The HTTP response is parsed and decoded in a copy of the record: when decoding fails on
+    # the iterator's own record (a corrupt gzip body), FastWARC 2.0 loses its place in the file.
+    buffer = io.BytesIO()
+    record.write(buffer)
+    response = type(record).from_bytes(buffer.getvalue())
+    response.parse_http(auto_decode="all")
+    http = response.http_headers
+    if http is None or not 200 <= (http.status_code or 0) < 300:
+        stats.skip(HTTP_STATUS if http is not None else NOT_HTML)
+        return None
+    payload = response.reader.read(limit + 1)
+    content_type = response.http_content_type
+    if content_type not in HTML_TYPES and (content_type or not _looks_html(payload)):
+        stats.skip(NOT_HTML)
+        return None
+    if len(payload) > limit:
+        stats.skip(TOO_LARGE)
+        return None
+    return WarcPage(url=headers.get("WARC-Target-URI") or "", record_id=record.record_id or "",
+                    date=headers.get("WARC-Date") or "",
+                    payload=_charset_decoded(payload, response.http_charset))
+
+
+def iter_pages(stream: IO[bytes] | str, stats: CrawlStats,
+               max_bytes: int | None = None) -> Iterator[WarcPage]:
+    """The HTML pages of a WARC (a path or a binary stream, gzipped or not), one at a time.
+
+    Every record read is counted in ``stats``, every record that is not a page by its reason.
+    A damaged archive (a header that does not parse) ends the file, counted as damaged."""
+    try:
+        from fastwarc.warc import ArchiveIterator, WarcRecordType
+    except ImportError as error:
+        raise _missing(error) from error
+    limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    try:
+        for record in ArchiveIterator(stream, parse_http=False):
+            stats.records += 1
+            if record.record_type != WarcRecordType.response:
+                continue
+            try:
+                page = _read_page(record, limit, stats)
+            except OSError:  # bad HTTP headers, a corrupt gzip body: this record only
+                stats.skip(BAD_RESPONSE)
+                continue
+            if page is not None:
+                yield page
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException:  # noqa: BLE001 - FastWARC's Rust panics are BaseExceptions
+        # OSError for a header that does not parse; a panic for worse. Either way the rest of
+        # the file cannot be found again (the record boundaries are lost).
+        stats.skip(DAMAGED)
+
+
+# -- writing a WARC (tests, benchmarks) --------------------------------------------------------
+def response_record(url: str, body: bytes, headers: Iterable[tuple[str, str]] = (
+        ("Content-Type", "text/html; charset=utf-8"),), status: str = "200 OK",
+        compress: bool = True, warc_headers: Iterable[tuple[str, str]] = ()) -> bytes:
+    """One WARC ``response`` record of an HTTP response with ``body``, as bytes (a gzip member of
+    its own when ``compress``, as in a ``.warc.gz``), with its block digest and any further
+    ``warc_headers``."""
+    try:
+        from fastwarc.warc import WarcRecord, WarcRecordType
+    except ImportError as error:
+        raise _missing(error) from error
+    import uuid
+
+    http = f"HTTP/1.1 {status}\r\n" + "".join(f"{name}: {value}\r\n" for name, value in headers)
+    record = WarcRecord()
+    record.init_headers(record_type=WarcRecordType.response,
+                        record_urn=uuid.uuid4().urn[4:].encode())
+    record.headers["WARC-Target-URI"] = url
+    record.headers["Content-Type"] = "application/http; msgtype=response"
+    for name, value in warc_headers:
+        record.headers[name] = value
+    record.set_bytes_content(http.encode("latin-1") + b"\r\n" + body)
+    buffer = io.BytesIO()
+    record.write(buffer, checksum_data=True)
+    return gzip.compress(buffer.getvalue(), mtime=0) if compress else buffer.getvalue()
+
+
+# -- cleaning -----------------------------------------------------------------------------------
+_cleaners: dict[tuple, Any] = {}
+
+
+def cached_cleaner(model: str | None = None, parser: str = "lxml", smooth: float | None = None,
+                   max_bytes: int | None = None, favor: str = "balanced", comments: bool = False):
+    """This process's :class:`noisecbr.Cleaner` for these settings: the model is loaded once
+    per process (a pool worker, a Spark executor's Python worker), not once per record."""
+    key = (model, parser, smooth, max_bytes, favor, comments)
+    if key not in _cleaners:
+        from .cleaner import Cleaner
+
+        _cleaners[key] = Cleaner(model, parser=parser, smooth=smooth, max_bytes=max_bytes,
+                                 favor=favor, comments=comments)
+    return _cleaners[key]
+
+
+def columns() -> list[tuple[str, str]]:
+    """The output columns and their types (``string`` or ``int``): one count column per label
+    the library knows (``decisions_noise`` …)."""
+    return [("url", "string"), ("warc_record_id", "string"), ("warc_date", "string"),
+            ("title", "string"), ("author", "string"), ("date", "string"), ("lang", "string"),
+            ("text", "string"), ("comments", "string"),
+            *((f"decisions_{label}", "int") for label in LABELS)]
+
+
+def page_row(cleaner: Any, page: WarcPage, memories: Callable | None = None) -> dict[str, Any]:
+    """Clean one page: its output row. Raises :class:`noisecbr.tidy.InputError` for a payload
+    that is not HTML after all."""
+    memory = _memory_for(memories, page.url) if memories is not None else None
+    result = cleaner.clean(page.payload, url=page.url or None, memory=memory)
+    counts = Counter(decision.label for decision in result.decisions)
+    row: dict[str, Any] = {
+        "url": page.url, "warc_record_id": page.record_id, "warc_date": page.date,
+        "title": result.title, "author": result.author, "date": result.date,
+        "lang": result.lang, "text": result.text, "comments": result.comments,
+    }
+    for label in LABELS:
+        row[f"decisions_{label}"] = counts.get(label, 0)
+    return row
+
+
+def _memory_for(memories: Any, url: str):
+    """The site memory of a page: of the memories' fixed site, else of the record URL's host."""
+    host = memories.host
+    if host is None:
+        from casebase.reuse import site_host  # lazily: noisecbr never imports casebase at load
+
+        try:
+            host = site_host(url) if url else None
+        except ValueError:
+            host = None
+    return None if host is None else memories.memory(host)
+
+
+def clean_pages(cleaner: Any, pages: Iterable[WarcPage], stats: CrawlStats,
+                memories: Callable | None = None) -> Iterator[dict[str, Any]]:
+    """The rows of the pages that clean; the others counted in ``stats`` by reason."""
+    for page in pages:
+        try:
+            row = page_row(cleaner, page, memories)
+        except InputError:
+            stats.skip(UNREADABLE)
+            continue
+        except Exception:  # noqa: BLE001 - one page never stops a crawl; counted and reported
+            stats.skip(FAILED)
+            continue
+        stats.cleaned += 1
+        yield row
+
+
+# -- writing ------------------------------------------------------------------------------------
+def output_format(path: str | Path | None, fmt: str | None) -> str:
+    """The output format: ``fmt`` if given, else by the output's suffix, else JSONL."""
+    if fmt is not None:
+        return fmt
+    name = str(path or "").lower()
+    return "parquet" if name.endswith(".parquet") else "jsonl"
+
+
+class RowWriter:
+    """Writes rows to a JSONL or Parquet file (or JSONL to a text stream), a batch at a time."""
+
+    def __init__(self, target: str | Path | IO[str], fmt: str) -> None:
+        self.fmt = fmt
+        self.target = target
+        self._rows: list[dict[str, Any]] = []
+        self._parquet = None
+        self._handle: IO[str] | None = None
+        self._owned = isinstance(target, (str, Path))  # a stream given is the caller's to close
+        if fmt == "parquet":
+            self._parquet = _parquet_writer(target)
+        elif isinstance(target, (str, Path)):
+            self._handle = open(target, "w", encoding="utf-8")  # noqa: SIM115 - closed in close
+        else:
+            self._handle = target
+
+    def write(self, row: dict[str, Any]) -> None:
+        if self._handle is not None:
+            self._handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            return
+        self._rows.append(row)
+        if len(self._rows) >= ROW_GROUP:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        writer = self._parquet
+        writer.write_table(pa.Table.from_pylist(self._rows, schema=writer.schema))
+        self._rows = []
+
+    def close(self) -> None:
+        """Write what is buffered and close the file (an empty crawl still gets its schema)."""
+        if self._parquet is not None:
+            if self._rows:
+                self._flush()
+            self._parquet.close()
+        elif self._handle is not None and self._owned:
+            self._handle.close()
+
+    def __enter__(self) -> RowWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def arrow_schema():
+    """The Parquet schema of the rows (:func:`columns`)."""
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "int": pa.int32()}
+    return pa.schema([(name, types[kind]) for name, kind in columns()])
+
+
+def _parquet_writer(target: str | Path | IO[str]):
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as error:
+        raise _missing(error) from error
+    if not isinstance(target, (str, Path)):
+        raise ValueError("Parquet is written to a file: give -o out.parquet or a directory")
+    return pq.ParquetWriter(str(target), arrow_schema(), compression="zstd")
