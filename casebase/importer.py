@@ -244,6 +244,8 @@ def _prepare_labelled(raw: bytes, truth: str, digest: str, parser: str,
         cases = page_cases(raw, truth=truth, parser=parser, digest=digest, **thresholds)
     except InputError as error:
         return _Prepared(error=str(error))
+    except Exception as error:  # noqa: BLE001 - one page never stops an import: it is reported
+        return _Prepared(error=f"unexpected {type(error).__name__}: {error}")
     page = cases.page
     rows = case_rows(page, 0, cases.labels, "ground_truth")
     score = None
@@ -490,6 +492,9 @@ def import_site(
                 page = prepare_page(raw, parser, digest)
             except InputError as error:
                 report.failed.append((path.name, str(error)))
+                continue
+            except Exception as error:  # noqa: BLE001 - reported, the other pages go on
+                report.failed.append((path.name, f"unexpected {type(error).__name__}: {error}"))
                 continue
             page_id = _insert_page(session, page.html, digest, url="", source=source,
                                    external_id=path.name, host=host, truth=None,

@@ -32,7 +32,7 @@ def site_memory(casebase: CaseBase, host: str) -> SiteMemory:
     (hand-written paths) are left out rather than guessed, and so is a stored page that cannot
     be read back."""
     memory = SiteMemory()
-    with casebase.session() as session:
+    with casebase.reading() as session:
         site = session.execute(select(Site.id).where(Site.host == site_host(host))).scalar()
         if site is None:
             return memory
@@ -101,7 +101,7 @@ class PageMemories:
 
     def check(self) -> None:
         """Read the case base once, so that an unreadable one fails here, not on every page."""
-        with CaseBase.open(self.database, upgrade=False) as casebase, casebase.session() as s:
+        with CaseBase.open(self.database, upgrade=False) as casebase, casebase.reading() as s:
             s.execute(select(Site.id).limit(1)).all()
 
     def memory(self, host: str) -> SiteMemory:

@@ -11,7 +11,9 @@ installed with the package (``casebase.migrations``), so an installed wheel need
 ``alembic.ini``. SQLite connections run in WAL mode (readers never block the writer), with
 foreign keys on, ``synchronous=NORMAL`` and a 30 s busy timeout. Every write goes through
 :meth:`CaseBase.session`, one transaction that commits when the block ends and rolls back when it
-raises (Ctrl-C included).
+raises (Ctrl-C included); on SQLite it begins IMMEDIATE, so that a second writer waits for the
+first instead of failing. Reads (:meth:`CaseBase.reading`, ``engine.connect()``) begin deferred
+and never wait.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ __all__ = [
     "RevectorizeReport",
     "default_url",
     "normalize_url",
+    "writer",
 ]
 
 DEFAULT_DB_NAME = "casebase.sqlite"
@@ -110,6 +113,8 @@ def _sqlite_file(engine: Engine) -> Path | None:
 
 def _create_engine(url: str) -> Engine:
     engine = create_engine(url)
+    if engine.dialect.name == "postgresql":
+        _serialise_postgresql_writers(engine)
     if engine.dialect.name != "sqlite":
         return engine
     on_disk = _sqlite_file(engine) is not None
@@ -134,9 +139,44 @@ def _create_engine(url: str) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection) -> None:
-        connection.exec_driver_sql("BEGIN")
+        # A writer takes SQLite's write lock when its transaction begins, waiting out the busy
+        # timeout for another writer to finish. Under a deferred BEGIN a transaction that reads
+        # first cannot upgrade to writing once another connection wrote: SQLite fails it at
+        # once ("database is locked") without waiting. Readers begin deferred and, in WAL
+        # mode, read their snapshot without ever waiting for a writer.
+        writing = connection.get_execution_options().get(_WRITES, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if writing else "BEGIN")
 
     return engine
+
+
+#: Key of the PostgreSQL advisory lock every write transaction holds (any constant: it only has
+#: to be the same in every process; these are the bytes "noisecbr").
+_WRITE_LOCK_KEY = int.from_bytes(b"noisecbr", "big") & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def _serialise_postgresql_writers(engine: Engine) -> None:
+    """Give write transactions on PostgreSQL SQLite's semantics: one writer at a time, the
+    others wait (up to the same busy timeout), readers never wait (MVCC). Without it two
+    imports of pages of one site both find the site missing and both insert it, and the second
+    fails on the unique host."""
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection) -> None:
+        if connection.get_execution_options().get(_WRITES, False):
+            connection.exec_driver_sql(f"SET LOCAL lock_timeout = {BUSY_TIMEOUT_MS}")
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_WRITE_LOCK_KEY})")
+
+
+#: Execution option of the connections that write (see :func:`writer`).
+_WRITES = "casebase_writes"
+
+
+def writer(engine: Engine) -> Engine:
+    """The engine whose transactions write: on SQLite they begin IMMEDIATE, on PostgreSQL they
+    take an advisory lock; either way they hold the case base's write lock from their start,
+    waiting for another writer up to the busy timeout."""
+    return engine.execution_options(**{_WRITES: True})
 
 
 def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) -> None:
@@ -148,7 +188,9 @@ def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) 
     with as_file(files("casebase.migrations")) as location:
         config = Config()
         config.set_main_option("script_location", str(location))
-        with engine.connect() as connection:
+        if not downgrade and revision == "head" and _at_head(engine, config):
+            return  # nothing to write: a reader opening the case base takes no write lock
+        with writer(engine).connect() as connection:
             sqlite = connection.dialect.name == "sqlite"
             if sqlite:
                 # SQLite's procedure for schema changes: a table rebuilt in batch mode is
@@ -157,6 +199,8 @@ def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) 
                 # pragma does nothing) and the keys are checked before the commit instead.
                 connection.connection.driver_connection.execute("PRAGMA foreign_keys = OFF")
             try:
+                # A write transaction (BEGIN IMMEDIATE on SQLite, the advisory lock on
+                # PostgreSQL): a second process migrating at the same time waits for this one.
                 with connection.begin():
                     config.attributes["connection"] = connection
                     if downgrade:
@@ -170,6 +214,17 @@ def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) 
             finally:
                 if sqlite:
                     connection.connection.driver_connection.execute("PRAGMA foreign_keys = ON")
+
+
+def _at_head(engine: Engine, config) -> bool:
+    """Whether the database is already at the newest revision (read without a write lock)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    heads = set(ScriptDirectory.from_config(config).get_heads())
+    with engine.connect() as connection:
+        current = set(MigrationContext.configure(connection).get_current_heads())
+    return current == heads
 
 
 @dataclass(frozen=True)
@@ -265,6 +320,7 @@ class CaseBase:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._writer = writer(engine)
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -305,8 +361,16 @@ class CaseBase:
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """A session in one transaction: committed at the end of the block, rolled back if
-        the block raises."""
+        """A session in one write transaction: committed at the end of the block, rolled back
+        if the block raises. On SQLite it waits (up to the busy timeout) for another writer to
+        finish, then holds the write lock until the block ends."""
+        with Session(self._writer, expire_on_commit=False) as session, session.begin():
+            yield session
+
+    @contextmanager
+    def reading(self) -> Iterator[Session]:
+        """A session in one read transaction (a consistent snapshot), for reading only: it
+        never waits for a writer, and a writer never waits for it."""
         with Session(self.engine, expire_on_commit=False) as session, session.begin():
             yield session
 

@@ -57,7 +57,7 @@ def _line(record: dict[str, Any]) -> str:
 def export_jsonl(cb: CaseBase, out: IO[str]) -> Counter:
     """Write the whole case base to ``out`` (one read transaction). Returns counts per type."""
     counts: Counter = Counter()
-    with cb.session() as session:
+    with cb.reading() as session:
         out.write(_line({"type": "casebase", "format": FORMAT, "revision": cb.revision(),
                          "exported_at": datetime.now(timezone.utc).isoformat()}))
         hosts: dict[int, str] = {}

@@ -15,7 +15,15 @@ from .memory import SiteMemory
 from .model import Model, ModelError, SchemaMismatchError, load_model, save_model
 from .result import LABELS, CleanResult, Decision
 from .smoothing import isotonic_smooth
-from .tidy import BinaryInputError, EmptyInputError, InputError, InputTooLargeError, tidy
+from .tidy import (
+    BinaryInputError,
+    EmptyInputError,
+    InputError,
+    InputTooLargeError,
+    NotHTMLError,
+    WARCInputError,
+    tidy,
+)
 
 __version__ = "0.1.0"
 
@@ -31,9 +39,11 @@ __all__ = [
     "InputTooLargeError",
     "Model",
     "ModelError",
+    "NotHTMLError",
     "SchemaMismatchError",
     "SiteMemory",
     "SiteStyleTree",
+    "WARCInputError",
     "clean",
     "default_model",
     "isotonic_smooth",

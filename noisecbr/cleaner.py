@@ -28,6 +28,7 @@ scored noisier than its least noisy child and isolated flips are evened out.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from importlib import resources
@@ -38,12 +39,12 @@ from lxml import etree
 
 from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_words
 from .memory import SiteMemory
-from .metadata import headline_element, page_metadata
+from .metadata import PageMetadata, headline_element, page_metadata
 from .model import Model, load_model
 from .render import render_html, render_text
 from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
 from .subtrees import ElementTable, build_table
-from .tidy import Parser, drop_elements, tidy
+from .tidy import Parser, drop_elements, tidy, xml_safe
 from .vectors import vectorize
 
 __all__ = ["DEFAULT_MODEL", "FAVOR", "Cleaner", "clean", "default_model"]
@@ -239,7 +240,7 @@ class Cleaner:
                recalled: np.ndarray | None = None, stored=None) -> CleanResult:
         """The :class:`CleanResult` of a decided page: the headline out of the body text,
         the comments apart (after the text with ``comments=True``)."""
-        metadata = page_metadata(body)
+        metadata = _xml_safe_metadata(page_metadata(body))
         headline = headline_element(body, metadata.title)
         return _result(table, body, decision, proba, url, metadata, headline, fell_back,
                        self.comments, recalled, stored)
@@ -256,6 +257,16 @@ class Cleaner:
         return self.clean_body(body, url=url, extra_noise=extra_noise, memory=memory)
 
 
+def _xml_safe_metadata(metadata: PageMetadata) -> PageMetadata:
+    """``metadata`` without the characters lxml refuses (control characters, lone surrogates):
+    the page's own text, or JSON-LD's ``\\u0001`` escapes, may hold them, and the title is
+    written into the cleaned HTML and every field into the JSON output."""
+    return dataclasses.replace(metadata, **{
+        field.name: xml_safe(value) or None
+        for field in dataclasses.fields(metadata)
+        if isinstance(value := getattr(metadata, field.name), str)})
+
+
 def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, proba: np.ndarray,
             url: str | None, metadata, headline: etree._Element | None, fell_back: bool,
             with_comments: bool, recalled: np.ndarray | None, stored) -> CleanResult:
@@ -267,8 +278,11 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
     removed.update(comment_roots)
     if headline is not None:
         removed.add(headline)
-    text = render_text(body, removed)
-    comments = "\n\n".join(filter(None, (render_text(root) for root in comment_roots)))
+    # Control characters the parser left in the text (from raw bytes or references such as
+    # &#1;) are not text, and would reach a terminal as they are.
+    text = xml_safe(render_text(body, removed))
+    comments = xml_safe("\n\n".join(filter(None, (render_text(root)
+                                                     for root in comment_roots))))
     if with_comments and comments:
         text = f"{text}\n\n{comments}" if text else comments
 
@@ -325,6 +339,10 @@ def clean(html: str | bytes, url: str | None = None, *, model: Model | str | Pat
     of its site if a ``memory`` of them is given.
 
     ``favor``: ``"balanced"`` (default), ``"precision"`` or ``"recall"``; ``comments=True``
-    keeps the reader comments after the main text (they are in ``.comments`` either way)."""
+    keeps the reader comments after the main text (they are in ``.comments`` either way).
+
+    Raises an :class:`noisecbr.tidy.InputError` subclass with a one-line reason for input that
+    is not a page, and :class:`noisecbr.tidy.InputTooLargeError` over ``max_bytes`` bytes
+    (default :data:`noisecbr.limits.DEFAULT_MAX_BYTES`) or the element limit."""
     return Cleaner(model, parser=parser, favor=favor, comments=comments,
                    max_bytes=max_bytes).clean(html, url=url, memory=memory)

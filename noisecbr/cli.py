@@ -11,7 +11,6 @@ case base of ``--memory`` cannot be read.
 
 from __future__ import annotations
 
-import gzip
 import os
 import sys
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from pathlib import Path
 import click
 
 from .exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_PARTIAL, EXIT_USAGE
+from .limits import DEFAULT_MAX_BYTES
 
 _FORMATS = {"text": ".txt", "html": ".html", "json": ".json"}
 #: The formats of WARC input: one row per page (noisecbr.warc.FORMATS).
@@ -79,11 +79,16 @@ def _expand(inputs: tuple[str, ...]) -> Iterator[str]:
             yield item
 
 
-def _read(item: str) -> bytes:
-    data = sys.stdin.buffer.read() if item == "-" else Path(item).read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    return data
+def _read(item: str, max_bytes: int | None = None) -> bytes:
+    """The page bytes of a file (or ``-``: standard input), gunzipped; read and decompressed
+    in steps that stop at ``max_bytes`` (:class:`noisecbr.tidy.InputTooLargeError`)."""
+    from .limits import DEFAULT_MAX_BYTES, read_limited
+
+    limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    if item == "-":
+        return read_limited(sys.stdin.buffer, limit)
+    with open(item, "rb") as handle:
+        return read_limited(handle, limit)
 
 
 def _output_name(item: str, fmt: str) -> str:
@@ -152,21 +157,22 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
     from .tidy import InputError
 
     try:
-        data = _read(item) if data is None else data
+        data = _read(item, _worker_cleaner.max_bytes) if data is None else data
         memory = _worker_memory(data) if _worker_memory is not None else None
         unnamed = _worker_memory is not None and memory is None
         result = _worker_cleaner.clean(data, url=url, memory=memory)
+        # Rendered here, inside the guard: the HTML and the decisions are built on access.
+        if fmt == "json":
+            out = result.to_json() + "\n"
+        else:
+            out = result.html if fmt == "html" else result.text + "\n"
     except InputError as error:
         return item, None, str(error), False
     except OSError as error:
         return item, None, f"cannot read: {error.strerror or error}", False
     except Exception as error:  # noqa: BLE001 - reported per page, the batch goes on
         return item, None, f"{type(error).__name__}: {error}", False
-    if fmt == "json":
-        return item, result.to_json() + "\n", None, unnamed
-    if fmt == "html":
-        return item, result.html, None, unnamed
-    return item, result.text + "\n", None, unnamed
+    return item, out, None, unnamed
 
 
 @main.command()
@@ -196,13 +202,13 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
               "the same site agree on a subtree with the same markup, their label decides.")
 @click.option("--site", help="With --memory: the site of the inputs (default: the host of "
               "--url, else of the URL each page declares in <link rel=canonical> or og:url).")
-@click.option("--max-bytes", type=int, default=None,
-              help="Refuse pages (and WARC records) larger than this many bytes "
-              "(default: 50 MB).")
+@click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES,
+              show_default=True, help="Refuse a page (or WARC record) larger than this (after "
+              "gunzipping; a .gz is decompressed only up to it).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: str | None,
           url: str | None, parser: str, smooth: float | None, favor: str, comments: bool,
-          jobs: int, memory_db: str | None, site: str | None, max_bytes: int | None,
+          jobs: int, memory_db: str | None, site: str | None, max_bytes: int,
           quiet: bool) -> None:
     """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin; or
     WARC files (.warc, .warc.gz), whose HTML responses are written one row per page.
@@ -210,6 +216,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
     With --memory, pages of a site whose labelled pages are in the case base (imported, or
     corrected with `casebase label`) are cleaned with what those pages say, without retraining."""
     from .model import ModelError
+    from .tidy import InputError
     from .warc import is_warc
 
     items = list(_expand(inputs))
@@ -241,7 +248,12 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
         _init_worker(model, parser, smooth, memory, favor, comments, max_bytes)
     except ModelError as error:
         _fail(str(error), EXIT_MODEL)
-    stdin_data = _read("-") if "-" in items else None
+    stdin_data = None
+    if "-" in items:
+        try:
+            stdin_data = _read("-", max_bytes)
+        except InputError as error:
+            _fail(f"-: {error}", EXIT_PARTIAL)
     _clean_files(items, output, fmt, url, stdin_data, jobs, quiet,
                  (model, parser, smooth, memory, favor, comments, max_bytes))
 

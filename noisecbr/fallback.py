@@ -2,8 +2,9 @@
 
 When the walk removes a page's main container (the network scored it noise), the result is
 (almost) empty although the page has text. Then the cleaner falls back to the subtree with the
-most *data mass*: each text piece weighs its words times how much more its element is data than
-not (``2·p_data − 1``), and the subtree whose pieces weigh most (a contiguous range of pieces,
+most *data mass* among those with at least :data:`FALLBACK_MIN_WORDS` words: each text piece
+weighs its words times how much more its element is data than not (``2·p_data − 1``), and the
+subtree whose pieces weigh most (a contiguous range of pieces,
 so one difference of cumulative sums per subtree) is where the reader's text is. The walk is
 run again inside it, with its root kept; everything outside it is removed. If that walk too
 keeps almost nothing, the subtree is kept whole. A page whose text really is tiny (under
@@ -51,9 +52,12 @@ def fallback_subtree(table: ElementTable, proba: np.ndarray) -> int | None:
     if words.sum() < FALLBACK_PAGE_WORDS:
         return None
     data = proba[table.piece_owner, DATA].astype(np.float64)
-    mass = table.subtree(words * (2.0 * data - 1.0))
-    if mass.max() <= 0.0:  # no piece leans data: the most data-weighted words instead
-        mass = table.subtree(words * data)
+    # Only subtrees with words enough to be a result: the mass of a lone heading can beat a
+    # long list whose words lean noise, and keeping it would be as near-empty as the walk.
+    big = table.subtree(words) >= FALLBACK_MIN_WORDS
+    mass = np.where(big, table.subtree(words * (2.0 * data - 1.0)), -np.inf)
+    if mass.max() <= 0.0:  # no such subtree leans data: the most data-weighted words instead
+        mass = np.where(big, table.subtree(words * data), -np.inf)
     return int(np.argmax(mass))
 
 

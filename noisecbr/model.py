@@ -11,6 +11,7 @@ and keeps torch out of the cleaning hot path.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,66 @@ def _activate(x: np.ndarray, name: str) -> np.ndarray:
     return x
 
 
+def _check_layers(weights: list[np.ndarray], biases: list[np.ndarray], columns: np.ndarray,
+                  mean: np.ndarray, scale: np.ndarray) -> None:
+    """Raise :class:`ModelError` unless the arrays make one MLP: 2-D weights whose shapes
+    chain from the input columns to the output layer, a bias per layer of its width,
+    a mean and a positive scale per column, and finite numbers throughout."""
+    if len(weights) != len(biases) or not weights:
+        raise ModelError("a model needs as many bias vectors as weight matrices (≥ 1)")
+    columns, mean, scale = np.asarray(columns), np.asarray(mean), np.asarray(scale)
+    if columns.ndim != 1 or not np.issubdtype(columns.dtype, np.integer):
+        raise ModelError(f"columns must be a 1-D array of integers, not {columns.dtype} "
+                         f"of shape {columns.shape}")
+    width = len(columns)
+    for k, (weight, bias) in enumerate(zip(weights, biases)):
+        weight, bias = np.asarray(weight), np.asarray(bias)
+        if weight.ndim != 2 or bias.ndim != 1:
+            raise ModelError(f"layer {k}: weight must be 2-D and bias 1-D, not shapes "
+                             f"{weight.shape} and {bias.shape}")
+        if weight.shape[1] != width:
+            what = "input columns" if k == 0 else f"outputs of layer {k - 1}"
+            raise ModelError(f"layer {k}: weight {weight.shape} takes {weight.shape[1]} inputs, "
+                             f"but there are {width} {what}")
+        if len(bias) != weight.shape[0]:
+            raise ModelError(f"layer {k}: bias has {len(bias)} values for {weight.shape[0]} "
+                             "units")
+        _check_finite(f"layer {k} weight", weight)
+        _check_finite(f"layer {k} bias", bias)
+        width = weight.shape[0]
+    for name, values in (("norm.mean", mean), ("norm.scale", scale)):
+        if values.shape != (len(columns),):
+            raise ModelError(f"{name} has shape {values.shape}, expected ({len(columns)},)")
+        _check_finite(name, values)
+    if len(scale) and not np.all(scale > 0):
+        raise ModelError("norm.scale must be positive (a zero or negative scale divides by "
+                         "zero or flips a feature)")
+
+
+def _output_labels(declared: Any, width: int) -> tuple[str, ...]:
+    """The classes a network of ``width`` outputs stands for: the metadata's ``labels``, else
+    the first ``width`` of LABELS. The paper's three (:data:`PAPER_LABELS`) or all four; one
+    output unit per class."""
+    labels = tuple(declared) if isinstance(declared, (list, tuple)) else LABELS[:width]
+    if declared is not None and not isinstance(declared, (list, tuple)):
+        raise ModelError(f"labels must be a list of class names, not {declared!r}")
+    if labels not in (PAPER_LABELS, LABELS):
+        raise ModelError(f"a model's classes are {list(PAPER_LABELS)} or {list(LABELS)}, "
+                         f"not {list(labels)}")
+    if width != len(labels):
+        raise ModelError(f"the output layer has {width} units; one per class "
+                         f"({', '.join(labels)}) is {len(labels)}")
+    return labels
+
+
+def _check_finite(name: str, values: np.ndarray) -> None:
+    if not np.issubdtype(values.dtype, np.number) or np.issubdtype(values.dtype,
+                                                                   np.complexfloating):
+        raise ModelError(f"{name} must hold real numbers, not {values.dtype}")
+    if not np.all(np.isfinite(values)):
+        raise ModelError(f"{name} holds NaN or infinite values")
+
+
 @dataclass
 class Model:
     """An MLP over selected columns of the subtree vectors.
@@ -75,18 +136,8 @@ class Model:
         for name in (self.hidden_activation, self.output_activation):
             if name not in _ACTIVATIONS:
                 raise ModelError(f"unknown activation {name!r}")
-        if len(self.weights) != len(self.biases) or not self.weights:
-            raise ModelError("a model needs as many bias vectors as weight matrices (≥ 1)")
-        if self.weights[0].shape[1] != len(self.columns):
-            raise ModelError("first layer width does not match the number of input columns")
-        # The classes the outputs stand for: the metadata's, else the first LABELS by width.
-        self.labels = tuple(self.metadata.get("labels") or LABELS[:self.weights[-1].shape[0]])
-        if self.labels not in (PAPER_LABELS, LABELS):
-            raise ModelError(f"a model's classes are {PAPER_LABELS} or {LABELS}, "
-                             f"not {list(self.labels)}")
-        if self.weights[-1].shape[0] != len(self.labels):
-            raise ModelError(f"the output layer must have {len(self.labels)} units, one per "
-                             f"class {self.labels}")
+        _check_layers(self.weights, self.biases, self.columns, self.mean, self.scale)
+        self.labels = _output_labels(self.metadata.get("labels"), np.shape(self.weights[-1])[0])
         # float32 throughout: halves memory traffic, and the scores do not need more.
         self.weights = [np.ascontiguousarray(w.T, dtype=np.float32) for w in self.weights]
         self.biases = [np.asarray(b, dtype=np.float32) for b in self.biases]
@@ -114,10 +165,6 @@ class Model:
         folded = weight / scale[:, None]
         bias = self.biases[0].astype(np.float64) - (self.mean.astype(np.float64) / scale) @ weight
         return folded.astype(np.float32), bias.astype(np.float32)
-
-    @property
-    def n_inputs(self) -> int:
-        return len(self.columns)
 
     @property
     def thresholds(self) -> dict[str, float]:
@@ -178,6 +225,8 @@ class Model:
 
 
 def save_model(model: Model, path: str | Path) -> Path:
+    """Write ``model`` as a safetensors artifact (tensors + JSON metadata) at ``path``; returns
+    the path. :func:`load_model` reads it back."""
     from safetensors.numpy import save_file
 
     tensors: dict[str, np.ndarray] = {
@@ -203,8 +252,20 @@ def save_model(model: Model, path: str | Path) -> Path:
     return path
 
 
+#: Largest number of values a model file's tensors may hold together: the embedded model has
+#: about 16 000, the training presets well under a million; 50 million (200 MB of float32) leaves
+#: room for far larger networks and refuses a header that would make the loader allocate
+#: gigabytes.
+MAX_MODEL_VALUES = 50_000_000
+_LAYER_KEY = re.compile(r"layers\.(\d+)\.weight$")
+
+
 def load_model(path: str | Path) -> Model:
-    """Load an artifact written by :func:`save_model`; never unpickles."""
+    """Load an artifact written by :func:`save_model`; never unpickles.
+
+    Every malformed file is a :class:`ModelError` that says what is wrong: the metadata is
+    parsed and checked, tensor shapes are checked from the header before any data is read,
+    and tensors the model does not use are never read."""
     from safetensors import SafetensorError, safe_open
 
     path = Path(path)
@@ -212,22 +273,12 @@ def load_model(path: str | Path) -> Model:
         raise ModelError(f"no model file at {path}")
     try:
         with safe_open(str(path), framework="np") as handle:
-            header = handle.metadata() or {}
-            tensors = {key: handle.get_tensor(key) for key in handle.keys()}
-    except (SafetensorError, OSError, ValueError) as error:
+            metadata = _metadata(path, handle.metadata() or {})
+            tensors = _read_tensors(path, handle)
+    except ModelError:
+        raise
+    except (SafetensorError, OSError, ValueError, TypeError) as error:
         raise ModelError(f"{path} is not a safetensors model: {error}") from error
-    if _METADATA_KEY not in header:
-        raise ModelError(f"{path} has no noisecbr metadata")
-    metadata = json.loads(header[_METADATA_KEY])
-    schema = metadata.get("vector_schema")
-    if schema != VECTOR_SCHEMA:
-        raise SchemaMismatchError(
-            f"{path} was trained on vector schema {schema}, this code computes schema "
-            f"{VECTOR_SCHEMA}: retrain it (noisecbr train) or use a matching noisecbr version"
-        )
-    if tuple(metadata.get("labels", ())) not in (PAPER_LABELS, LABELS):
-        raise ModelError(f"{path} has label order {metadata.get('labels')}, expected "
-                         f"{list(PAPER_LABELS)} or {list(LABELS)}")
     n_layers = sum(1 for key in tensors if key.endswith(".weight"))
     try:
         return Model(
@@ -240,5 +291,70 @@ def load_model(path: str | Path) -> Model:
             output_activation=metadata.get("output_activation", "softmax"),
             metadata=metadata,
         )
-    except KeyError as error:
-        raise ModelError(f"{path} lacks tensor {error}") from error
+    except ModelError as error:
+        raise ModelError(f"{path}: {error}") from None
+
+
+def _metadata(path: Path, header: dict[str, str]) -> dict[str, Any]:
+    """The noisecbr metadata of a file's header, parsed and checked."""
+    if _METADATA_KEY not in header:
+        raise ModelError(f"{path} has no noisecbr metadata")
+    try:
+        metadata = json.loads(header[_METADATA_KEY])
+    except json.JSONDecodeError as error:
+        raise ModelError(f"{path}: the noisecbr metadata is not JSON ({error})") from None
+    if not isinstance(metadata, dict):
+        raise ModelError(f"{path}: the noisecbr metadata must be a JSON object, not "
+                         f"{type(metadata).__name__}")
+    schema = metadata.get("vector_schema")
+    if schema != VECTOR_SCHEMA:
+        raise SchemaMismatchError(
+            f"{path} was trained on vector schema {schema}, this code computes schema "
+            f"{VECTOR_SCHEMA}: retrain it (noisecbr train) or use a matching noisecbr version"
+        )
+    labels = metadata.get("labels", ())
+    if not isinstance(labels, list) or tuple(labels) not in (PAPER_LABELS, LABELS):
+        raise ModelError(f"{path} has label order {labels}, expected {list(PAPER_LABELS)} or "
+                         f"{list(LABELS)}")
+    for key in ("hidden_activation", "output_activation"):
+        if not isinstance(metadata.get(key, ""), str):
+            raise ModelError(f"{path}: {key} must be a string")
+    _check_thresholds(path, "", metadata.get("thresholds", {}))
+    modes = metadata.get("modes", {})
+    if not isinstance(modes, dict):
+        raise ModelError(f"{path}: modes must be a JSON object of threshold sets")
+    for mode, thresholds in modes.items():
+        _check_thresholds(path, f"mode {mode!r}: ", thresholds)
+    return metadata
+
+
+def _check_thresholds(path: Path, where: str, thresholds: Any) -> None:
+    """A set of walk thresholds (``where``: which, for the message) must be a mapping of
+    names to numbers in [0, 1]."""
+    if not isinstance(thresholds, dict):
+        raise ModelError(f"{path}: {where}thresholds must be a JSON object of numbers")
+    for name, value in thresholds.items():
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or not 0.0 <= value <= 1.0):
+            raise ModelError(f"{path}: {where}threshold {name!r} must be a number in [0, 1], not "
+                             f"{value!r}")
+
+
+def _read_tensors(path: Path, handle) -> dict[str, np.ndarray]:
+    """The tensors the model uses, checked for presence and size from the header before any
+    is read (safe_open reads a tensor only when asked for it)."""
+    keys = set(handle.keys())
+    layers = sorted(int(m.group(1)) for m in map(_LAYER_KEY.match, keys) if m)
+    if layers != list(range(len(layers))):
+        raise ModelError(f"{path}: layers must be numbered 0, 1, 2…, found {layers}")
+    wanted = ["columns", "norm.mean", "norm.scale",
+              *(f"layers.{k}.{part}" for k in layers for part in ("weight", "bias"))]
+    missing = [key for key in wanted if key not in keys]
+    if missing:
+        raise ModelError(f"{path} lacks tensor {missing[0]!r}")
+    total = sum(int(np.prod(handle.get_slice(key).get_shape(), dtype=np.int64))
+                for key in wanted)
+    if total > MAX_MODEL_VALUES:
+        raise ModelError(f"{path}: its tensors hold {total:,} values, over the limit of "
+                         f"{MAX_MODEL_VALUES:,}")
+    return {key: handle.get_tensor(key) for key in wanted}

@@ -28,6 +28,20 @@ needs_torch = pytest.mark.skipif(_torch_missing(), reason="torch is not installe
                                  "torch==2.13.0 'noisecbr[train]'")
 
 
+def dataset_with_page(directory: Path, page_id: str, html: bytes) -> Path:
+    """A copy of the casebase fixture dataset in ``directory`` with one more page."""
+    import gzip
+    import json
+    import shutil
+
+    shutil.copytree(FIXTURES / "casebase", directory)
+    truth = json.loads((directory / "ground-truth.json").read_text())
+    truth[page_id] = {"url": f"https://{page_id}.test/x", "articleBody": "a b"}
+    (directory / "ground-truth.json").write_text(json.dumps(truth))
+    (directory / "html" / f"{page_id}.html.gz").write_bytes(gzip.compress(html))
+    return directory
+
+
 @pytest.fixture
 def flawed_model() -> str:
     """A model that keeps the news fixture's "Posted in" byline and small promo boxes (the
@@ -47,3 +61,33 @@ def modernweb_dev() -> Path:
     if not (path / "ground-truth.json").is_file():
         pytest.skip(f"development data not found at {path} (set NOISECBR_SHARED_DATA)")
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A throwaway PostgreSQL server for the whole test session (see tests/postgres.py)."""
+    from postgres import PostgresServer, missing_reason
+
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(f"no PostgreSQL server for this test: {reason}")
+    server = PostgresServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server) -> str:
+    """The SQLAlchemy URL of a fresh, empty PostgreSQL database."""
+    return postgres_server.database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path) -> str:
+    """A fresh case base URL, once on SQLite and once on PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'cb.sqlite'}"
+    return request.getfixturevalue("postgres_url")

@@ -27,8 +27,8 @@ except ImportError:
     pass
 
 
-def test_models_and_migrations_agree(tmp_path):
-    cb = CaseBase.open(_url(tmp_path))
+def test_models_and_migrations_agree(db_url):
+    cb = CaseBase.open(db_url)
     with cb.engine.connect() as connection:
         context = MigrationContext.configure(
             connection, opts={"compare_type": True, "include_name": _ours})
@@ -50,8 +50,8 @@ def test_open_creates_every_table_with_sqlite_settings(tmp_path):
     cb.close()
 
 
-def test_downgrade_to_base_and_upgrade_again(tmp_path):
-    engine = _create_engine(_url(tmp_path))
+def test_downgrade_to_base_and_upgrade_again(db_url):
+    engine = _create_engine(db_url)
     migrate(engine)
     migrate(engine, "base", downgrade=True)
     assert set(inspect(engine).get_table_names()) <= {"alembic_version"}
@@ -60,8 +60,8 @@ def test_downgrade_to_base_and_upgrade_again(tmp_path):
     engine.dispose()
 
 
-def test_upgrade_to_head_keeps_data_written_at_0001(tmp_path):
-    engine = _create_engine(_url(tmp_path))
+def test_upgrade_to_head_keeps_data_written_at_0001(db_url):
+    engine = _create_engine(db_url)
     migrate(engine, "0001_initial")
     vector = np.arange(4, dtype="<f4").tobytes()
     with engine.begin() as connection:
@@ -79,7 +79,7 @@ def test_upgrade_to_head_keeps_data_written_at_0001(tmp_path):
             "VALUES (7, 'data', 'mixture', 'human', 'why')"))
     migrate(engine, "head")
     engine.dispose()
-    cb = CaseBase.open(_url(tmp_path))
+    cb = CaseBase.open(db_url)
     case = cb.get_case(7)
     assert (case.site, case.path, case.label, case.text, case.count) == (
         "example.com", "/html/body", "mixture", "words", 1)
@@ -104,20 +104,21 @@ def test_check_constraints_guard_the_enumerations(tmp_path):
     cb.close()
 
 
-def test_comment_label_needs_0003_and_blocks_its_downgrade(tmp_path):
+def test_comment_label_needs_0003_and_blocks_its_downgrade(db_url):
     import pytest
     from sqlalchemy.exc import IntegrityError
 
-    engine = _create_engine(_url(tmp_path))
+    engine = _create_engine(db_url)
     migrate(engine, "0002_runs")
     insert = text(
         "INSERT INTO cases (id, page_id, path, position, tag, label, label_source, text, vector, "
-        "schema_version) VALUES (1, 1, '/html/body', 0, 'body', 'comment', 'human', '', x'', 3)")
+        "schema_version) VALUES (1, 1, '/html/body', 0, 'body', 'comment', 'human', '', :blob, "
+        "3)").bindparams(blob=b"")
     with engine.begin() as connection:
         connection.execute(text("INSERT INTO sites (id, host) VALUES (1, 'example.com')"))
         connection.execute(text(
             "INSERT INTO pages (id, site_id, url, source, content_hash, parser, html) "
-            "VALUES (1, 1, '', 'ds', 'h', 'lxml', x'')"))
+            "VALUES (1, 1, '', 'ds', 'h', 'lxml', :blob)"), {"blob": b""})
     with pytest.raises(IntegrityError), engine.begin() as connection:
         connection.execute(insert)
     migrate(engine, "head")

@@ -24,8 +24,9 @@ FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
 
 
 @pytest.fixture
-def cb(tmp_path):
-    base = CaseBase.open(f"sqlite:///{tmp_path / 'cb.sqlite'}")
+def cb(db_url):
+    """A case base on SQLite and on PostgreSQL (the db_url fixture of conftest.py)."""
+    base = CaseBase.open(db_url)
     yield base
     base.close()
 

@@ -33,3 +33,37 @@ def test_the_length_check_can_fail():
     method = "\n".join("    " + line for line in f"def m(self):\n{body}".splitlines())
     assert long_functions(f"class C:\n{method}\n") == [("m", 81)]
     assert long_functions("def g():\n    return 1\n") == []
+
+
+def undocumented(source: str) -> list[str]:
+    """The public functions, classes and methods (of public classes) of ``source`` that have
+    no docstring."""
+    missing: list[str] = []
+
+    def visit(nodes: list[ast.stmt], prefix: str) -> None:
+        for node in nodes:
+            if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                    and not node.name.startswith("_")):
+                if ast.get_docstring(node) is None:
+                    missing.append(prefix + node.name)
+                if isinstance(node, ast.ClassDef):
+                    visit(node.body, f"{prefix}{node.name}.")
+
+    visit(ast.parse(source).body, "")
+    return missing
+
+
+def test_every_public_definition_has_a_docstring():
+    # Migrations are Alembic's upgrade/downgrade pairs, described by their module docstring.
+    found = [f"{path.relative_to(ROOT)}: {name}"
+             for package in ("noisecbr", "casebase", "training")
+             for path in sorted((ROOT / package).rglob("*.py"))
+             if "versions" not in path.parts
+             for name in undocumented(path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_the_docstring_check_can_fail():
+    source = 'def f():\n    """Doc."""\n\ndef g():\n    pass\n\nclass C:\n    def m(self):\n' \
+             '        pass\n    def _private(self):\n        pass\n'
+    assert undocumented(source) == ["g", "C", "C.m"]

@@ -175,3 +175,14 @@ def test_cli_comments_and_favor(tmp_path):
     with_comments = runner.invoke(noisecbr_cli, ["clean", str(page), "--comments"])
     assert with_comments.exit_code == 0
 
+
+
+def test_the_fallback_never_settles_on_a_subtree_too_small_to_be_a_result():
+    # A lone heading leans data, the long list of the page leans noise: the heading's data
+    # mass is the highest, but four words are as near-empty as the walk's result.
+    items = "".join(f"<li>Book number {i} by an author</li>" for i in range(20))
+    page = f"<body><div><h2>Best sellers in books</h2><ul>{items}</ul></div></body>"
+    scores = {"h2": (0.05, 0.95, 0.0, 0.0), "div": (0.6, 0.3, 0.1, 0.0),
+              "ul": (0.6, 0.3, 0.1, 0.0), "li": (0.6, 0.3, 0.1, 0.0)}
+    result = _TagScores(scores).clean(page)
+    assert result.fallback and len(result.text.split()) >= 10 and "Book number 7" in result.text

@@ -117,3 +117,12 @@ def test_html5lib_parser_matches_lxml_on_clean_page(article_html):
 def test_unknown_parser():
     with pytest.raises(ValueError):
         tidy("<p>x</p>", parser="regex")
+
+
+def test_a_hidden_noscript_is_dropped_once_and_its_tail_kept():
+    # <noscript hidden> is doomed twice (a short noscript, and a hidden element): removing it
+    # twice raised "Element is not a child of this node" (modernweb-dev page 2018).
+    from lxml import etree
+
+    body = tidy(b"<html><body><p>a</p><noscript hidden>x</noscript>tail<p>b</p></body></html>")
+    assert etree.tostring(body) == b"<body><p>a</p>tail<p>b</p></body>"

@@ -5,8 +5,8 @@ Revises: 0002_runs
 Create Date: 2026-11-23
 
 Widens the label CHECK constraints of ``cases`` and ``label_history``. SQLite cannot alter a
-constraint, so the tables are rebuilt in batch mode (copied within the migration's
-transaction: every row is kept). Downgrading refuses while a comment label is stored, rather
+constraint, so there the tables are rebuilt in batch mode (copied within the migration's
+transaction: every row is kept); other databases alter the constraints in place. Downgrading refuses while a comment label is stored, rather
 than drop or rewrite the user's labels.
 """
 
@@ -27,10 +27,13 @@ _NEW = "('noise', 'data', 'mixture', 'comment')"
 
 
 def _checks(labels: str) -> None:
-    with op.batch_alter_table("cases", recreate="always") as batch:
+    # SQLite rebuilds the tables; PostgreSQL alters the constraints in place (rebuilding
+    # `cases` there would drop the primary key that label_history's foreign key depends on).
+    recreate = "always" if op.get_bind().dialect.name == "sqlite" else "never"
+    with op.batch_alter_table("cases", recreate=recreate) as batch:
         batch.drop_constraint(op.f("ck_cases_label"), type_="check")
         batch.create_check_constraint(op.f("ck_cases_label"), f"label IN {labels}")
-    with op.batch_alter_table("label_history", recreate="always") as batch:
+    with op.batch_alter_table("label_history", recreate=recreate) as batch:
         batch.drop_constraint(op.f("ck_label_history_new_label"), type_="check")
         batch.drop_constraint(op.f("ck_label_history_old_label"), type_="check")
         batch.create_check_constraint(op.f("ck_label_history_new_label"),

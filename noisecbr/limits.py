@@ -1,0 +1,139 @@
+"""Bounds on the work one page may cost: bytes, elements, attributes of one element.
+
+Together with tidy's depth flattening (``MAX_PARSE_DEPTH``) these make the work of a page at
+most linear in its bytes with a small constant: a page of up to :data:`DEFAULT_MAX_BYTES` is
+cleaned in seconds and under 1 GB (``benchmarks/sizes.py``). Over the byte or element limit a
+page is refused with :class:`InputTooLargeError`; an element's attributes beyond
+:data:`MAX_ATTRIBUTES` are dropped before parsing (a degraded but complete result: no page has
+a reason to carry that many, and libxml2 checks each new attribute against all earlier ones
+of its element, so 100 000 of them took 17 s).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import zlib
+from typing import BinaryIO
+
+from lxml import etree
+
+from .errors import InputError, InputTooLargeError
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "MAX_ELEMENTS",
+    "MAX_ATTRIBUTES",
+    "check_size",
+    "check_elements",
+    "limit_attributes",
+    "read_limited",
+]
+
+#: Pages larger than this are refused (10 MB: the largest of the 2 171 modernweb-dev and
+#: dragnet pages is 5.3 MB; a bigger "page" is a data dump or an attack on memory, and at this
+#: size a page of tiny paragraphs still cleans within 5 s and 1 GB). ``max_bytes=`` raises it.
+DEFAULT_MAX_BYTES = 10_000_000
+
+#: Pages with more elements than this are refused: each element costs about 3 kB while the page
+#: is scored (its 217-feature vector and the network's layers), so this bounds memory to about
+#: 800 MB (10 MB of 40-byte paragraphs, 244 000 elements, peak at 756 MB). The most in the 2 171
+#: development pages is 15 793.
+MAX_ELEMENTS = 250_000
+
+#: Attributes of one element beyond this many are dropped before parsing (the most in the 2 171
+#: development pages is 151; libxml2's cost grows with the square of the count).
+MAX_ATTRIBUTES = 1_000
+
+#: A start tag is checked for too many attributes only when it runs this long without a ``<``
+#: or ``>``: 1 000 attributes take at least 2 000 characters, and finding such runs is one
+#: C-level regex scan of the page. (A tag whose quoted values hold ``<`` or ``>`` escapes the
+#: test: libxml2 then meets all its attributes.)
+_LONG_TAG_CHARS = 2 * MAX_ATTRIBUTES
+_LONG_TAG = re.compile(rf"<[a-zA-Z][^<>]{{{_LONG_TAG_CHARS},}}")
+_TAG_NAME = re.compile(r"<[a-zA-Z][^\s/>]*")
+#: One attribute as libxml2 reads it (separators optional: ``a="1"b="2"`` is two). Matched one
+#: at a time: a single pattern repeating it would backtrack exponentially on tags that fall
+#: short of the limit (``x=a/b`` splits two ways).
+_ATTRIBUTE = re.compile(r"""[\s/]*[^\s/>"'=][^\s/>=]*(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"'][^\s>]*))?""")
+_COUNT_ELEMENTS = etree.XPath("count(//*)")
+
+
+def check_size(size: int, max_bytes: int) -> None:
+    """Raise :class:`InputTooLargeError` when ``size`` bytes exceed ``max_bytes``."""
+    if size > max_bytes:
+        raise InputTooLargeError(f"input is {size:,} bytes, over the limit of {max_bytes:,} "
+                                 "(raise it with max_bytes= or --max-bytes)")
+
+
+def check_elements(root: etree._Element, max_elements: int | None = None) -> None:
+    """Raise :class:`InputTooLargeError` when the parsed page has more than ``max_elements``
+    (default :data:`MAX_ELEMENTS`) elements, counted by libxml2 without a Python object per
+    element."""
+    if max_elements is None:
+        max_elements = MAX_ELEMENTS
+    count = int(_COUNT_ELEMENTS(root))
+    if count > max_elements:
+        raise InputTooLargeError(f"page has {count:,} elements, over the limit of "
+                                 f"{max_elements:,}")
+
+
+def limit_attributes(text: str) -> str:
+    """``text`` with the attributes of each start tag beyond :data:`MAX_ATTRIBUTES` removed
+    (the text itself when no tag has that many, the common case, found by one regex scan)."""
+    out: list[str] = []
+    last = 0
+    for match in _LONG_TAG.finditer(text):
+        cut, end = _attribute_span(text, match.start())
+        if cut is not None:
+            out.append(text[last:cut])
+            last = end
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _attribute_span(text: str, start: int) -> tuple[int | None, int]:
+    """For the start tag at ``start``: where its MAX_ATTRIBUTES-th attribute ends (None when
+    it has no more than that many) and where its last attribute ends."""
+    position = _TAG_NAME.match(text, start).end()
+    count, cut = 0, None
+    while (attribute := _ATTRIBUTE.match(text, position)) is not None:
+        count += 1
+        position = attribute.end()
+        if count == MAX_ATTRIBUTES:
+            cut = position
+    return (cut if count > MAX_ATTRIBUTES else None), position
+
+
+#: Decompressed bytes read per step (1 MiB: few steps, little memory beyond the page).
+_CHUNK = 1 << 20
+
+
+def read_limited(stream: BinaryIO, max_bytes: int) -> bytes:
+    """Up to ``max_bytes`` of ``stream``, gunzipped as it is read when it starts with the gzip
+    magic; :class:`InputTooLargeError` as soon as there is more (a 1 GB gzip bomb is stopped
+    after ``max_bytes``, never decompressed whole). A damaged gzip stream is an
+    :class:`InputError`."""
+    if not hasattr(stream, "peek"):  # e.g. a BytesIO standing in for standard input
+        stream = io.BufferedReader(stream)
+    compressed = stream.peek(2)[:2] == b"\x1f\x8b"
+    data: BinaryIO = gzip.GzipFile(fileobj=stream, mode="rb") if compressed else stream
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= max_bytes:
+            chunk = data.read(min(_CHUNK, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise InputError(f"cannot decompress the gzip input: {error}") from error
+    if size > max_bytes:
+        what = "decompresses to" if compressed else "is"
+        raise InputTooLargeError(f"input {what} more than {max_bytes:,} bytes, the limit "
+                                 "(raise it with --max-bytes)")
+    return b"".join(chunks)
