@@ -117,3 +117,10 @@ def test_html5lib_parser_matches_lxml_on_clean_page(article_html):
 def test_unknown_parser():
     with pytest.raises(ValueError):
         tidy("<p>x</p>", parser="regex")
+
+
+def test_an_element_both_hidden_and_a_noscript_is_dropped_once():
+    # Found on a modernweb-dev page: a <noscript hidden> is doomed by both rules.
+    body = tidy(b"<html><body><p>alpha <noscript hidden>x</noscript> beta gamma</p>"
+                b"<div hidden><noscript hidden>y</noscript></div></body></html>")
+    assert " ".join(body.itertext()).split() == ["alpha", "beta", "gamma"]
