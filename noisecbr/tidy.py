@@ -297,11 +297,12 @@ def drop_elements(elements: Iterable[etree._Element]) -> None:
     children of each parent that loses some keeps the tails in document order whatever the
     order of ``elements``.
     """
-    by_parent: dict[etree._Element, list[etree._Element]] = {}
+    # Each element once: a hidden <noscript> is doomed twice over, and removing it twice fails.
+    by_parent: dict[etree._Element, dict[etree._Element, None]] = {}
     for element in elements:
         parent = element.getparent()
         if parent is not None:
-            by_parent.setdefault(parent, []).append(element)
+            by_parent.setdefault(parent, {})[element] = None
     for parent, children in by_parent.items():
         doomed = set(children)
         target, attribute, pieces = parent, "text", [parent.text or ""]
@@ -315,7 +316,7 @@ def drop_elements(elements: Iterable[etree._Element]) -> None:
             target, attribute, pieces = child, "tail", [child.tail or ""]
         if len(pieces) > 1:
             _set_text(target, attribute, "".join(pieces))
-        for child in doomed:  # a set: an element doomed twice (<noscript hidden>) goes once
+        for child in children:
             parent.remove(child)
 
 
