@@ -46,6 +46,14 @@ FIGURES: dict[str, Figure] = {
     "modernweb": Figure("modernweb-dev", (
         "--cv", "5", "-e", "noisecbr", "-e", "trafilatura", "-e", "readability",
         "-e", "resiliparse", "-e", "justext", "-e", "boilerpy3", "-e", "none")),
+    "dragnet-article": Figure("dragnet", (
+        "--cv", "5", "--truth", "article", "-e", "noisecbr", "-e", "trafilatura",
+        "-e", "readability", "--modes")),
+    # Never trained or tuned on: the embedded default, not fold models.
+    "cleaneval": Figure("cleaneval-dev", ("-e", "noisecbr", "-e", "trafilatura",
+                                          "-e", "readability")),
+    "readability": Figure("readability", ("-e", "noisecbr", "-e", "trafilatura",
+                                          "-e", "readability")),
 }
 
 _BLOCK = re.compile(r"(<!-- figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /figures -->)",
