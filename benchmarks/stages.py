@@ -52,7 +52,8 @@ def load_api(package: str) -> SimpleNamespace:
 
 
 def _walk(api: SimpleNamespace, cleaner, table, proba: np.ndarray) -> tuple[np.ndarray, bool]:
-    """The walk and the fallback, as Cleaner.finish runs them."""
+    """The walk and the fallback, as Cleaner.settle runs them (written out: ``--against`` times
+    revisions older than ``settle``)."""
     decision = cleaner.walk(table, proba)
     fallback = api.fallback
     if fallback.kept_words(table, decision) < fallback.FALLBACK_MIN_WORDS:
@@ -63,7 +64,7 @@ def _walk(api: SimpleNamespace, cleaner, table, proba: np.ndarray) -> tuple[np.n
 
 
 def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
-    """CPU ms of each stage for one page (the same steps as Cleaner.clean_body and finish)."""
+    """CPU ms of each stage for one page (the same steps as Cleaner.clean_body)."""
     clock = time.process_time
     ms: dict[str, float] = {}
     start = clock()

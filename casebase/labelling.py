@@ -19,12 +19,12 @@ A subtree without words takes its parent's label when the parent is data (an ima
 article) and is noise otherwise (an icon, a spacer, an empty ad slot): it holds nothing a reader
 came for. The body without words is noise.
 
-**Reader comments.** A ground truth that holds a comment thread after a marker line (dragnet's
-``!@#$%^&*()  COMMENTS``, :data:`COMMENTS_MARKER`) is split there: the text before it is the
-article, the text after it the comments, and words are matched against each separately. A
-subtree that is not noise, whose words are mostly comment text (share ≥ ``t_comment``, default
-0.5: a thread's names, dates and reply links are not in the ground truth) and that holds no
-article text piece is **comment**. Data must then hold no comment subtree either. Without the
+**Reader comments.** A ground truth that holds a comment thread after a marker line
+(dragnet's ``!@#$%^&*()  COMMENTS``, :data:`noisecbr.layout.COMMENTS_MARKER`) is split there:
+the text before it is the article, the text after it the comments, and words are matched
+against each separately. A subtree that is not noise, whose words are mostly comment text
+(share ≥ ``t_comment``, default 0.5: a thread's names, dates and reply links are not in the
+ground truth) and that holds no article text piece is **comment**. Data must then hold no comment subtree either. Without the
 marker nothing is labelled comment, so a forum thread that *is* the page's content stays data.
 
 The defaults were chosen on the oracle ceiling of modernweb-dev (keep data, descend mixture,
@@ -38,13 +38,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from noisecbr.layout import COMMENTS_MARKER, split_truth
+from noisecbr.layout import split_truth
 from noisecbr.metric import SHINGLE, shingles, tokens
 from noisecbr.result import COMMENT, DATA, MIXTURE, NOISE
 from noisecbr.subtrees import ElementTable
 
-__all__ = ["T_DATA", "T_NOISE", "T_COMMENT", "COMMENTS_MARKER", "NOISE", "DATA", "MIXTURE",
-           "COMMENT", "SubtreeLabels", "split_truth", "label_table", "oracle"]
+__all__ = ["T_DATA", "T_NOISE", "T_COMMENT", "NOISE", "DATA", "MIXTURE", "COMMENT",
+           "SubtreeLabels", "label_table", "oracle"]
 
 T_DATA = 0.8
 T_NOISE = 0.2
@@ -53,6 +53,8 @@ MAX_COVERAGE = 0.1
 #: article piece and is not noise). Half: in dragnet's threads the ground truth keeps the comment
 #: bodies but not the commenters' names, dates and "Reply" links around them.
 T_COMMENT = 0.5
+
+
 @dataclass
 class SubtreeLabels:
     """The labels of a page's subtrees from its ground truth, with the shares and word counts behind
@@ -63,8 +65,6 @@ class SubtreeLabels:
     share: np.ndarray  # matched words / words (0 where there are no words)
     words: np.ndarray  # words per subtree
     own_share: np.ndarray  # the same over the element's own text (text + children's tails)
-    #: the share of the subtree's words matched in the comments part of the ground truth
-    comment_share: np.ndarray | None = None
 
 
 def _matched_words(table: ElementTable, truth: str) -> np.ndarray:
@@ -153,8 +153,7 @@ def label_table(
     for i in np.flatnonzero(words == 0):
         inherited = labels[parent[i]] if parent[i] >= 0 else NOISE
         labels[i] = inherited if inherited in (DATA, COMMENT) else NOISE
-    return SubtreeLabels(labels=labels, share=share, words=words, own_share=own_share,
-                         comment_share=comment_share)
+    return SubtreeLabels(labels=labels, share=share, words=words, own_share=own_share)
 
 
 def _share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:

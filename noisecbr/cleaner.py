@@ -211,13 +211,7 @@ class Cleaner:
             forced = {int(i) for i in extra_noise(table)}
         recalled, stored = (memory.lookup(table) if memory is not None and len(memory)
                             else (None, None))
-        return self.finish(body, table, self.scores(table), url, forced, recalled, stored)
-
-    def finish(self, body: etree._Element, table: ElementTable, proba: np.ndarray,
-               url: str | None = None, forced: set[int] | None = None,
-               recalled: np.ndarray | None = None, stored=None) -> CleanResult:
-        """The walk, the fallback and the result of a page whose scores ``proba`` are known
-        (:meth:`scores`): what :meth:`clean_body` does after the network."""
+        proba = self.scores(table)
         decision, fell_back = self.settle(table, proba, forced, recalled)
         return self.result(body, table, decision, proba, fell_back, url, recalled, stored)
 
@@ -290,10 +284,9 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
         # Paths from the table: still those of the tidied page after the noise is detached.
         chars = table.subtree(table.piece_chars)[decided]
         all_paths = table.paths()
-        n_labels = proba.shape[1]
         return [
             Decision(path=all_paths[i], tag=table.tags[i], label=LABELS[decision[i]],
-                     probabilities=tuple(round(float(p), 4) for p in proba[i, :n_labels]),
+                     probabilities=tuple(round(float(p), 4) for p in proba[i]),
                      text_length=int(length),
                      **({"source": "memory", "cases": stored[i]}
                         if recalled is not None and recalled[i] >= 0 else {}))

@@ -41,7 +41,7 @@ class Decision:
     #: noise (removed) | data (kept whole) | mixture (descended into) | comment (removed from
     #: the main text into ``CleanResult.comments``)
     label: str
-    probabilities: tuple[float, ...]  # in LABELS order (3 for a model of the paper's classes)
+    probabilities: tuple[float, ...]  # in LABELS order (a 3-class model's comment: 0.0)
     text_length: int
     #: "model" (the network's scores decided) or "memory" (stored cases of the page's site with
     #: the same markup agreed on the label; see :mod:`noisecbr.memory`)
