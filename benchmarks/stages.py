@@ -52,8 +52,10 @@ def load_api(package: str) -> SimpleNamespace:
 
 
 def _walk(api: SimpleNamespace, cleaner, table, proba: np.ndarray) -> tuple[np.ndarray, bool]:
-    """The walk and the fallback, as Cleaner.settle runs them (written out: ``--against`` times
-    revisions older than ``settle``)."""
+    """The walk and the fallback: ``Cleaner.settle``, or for a revision older than ``settle``
+    (``--against``) the walk and fallback as that revision ran them."""
+    if hasattr(cleaner, "settle"):
+        return cleaner.settle(table, proba)
     decision = cleaner.walk(table, proba)
     fallback = api.fallback
     if fallback.kept_words(table, decision) < fallback.FALLBACK_MIN_WORDS:

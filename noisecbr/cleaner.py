@@ -39,7 +39,7 @@ from lxml import etree
 
 from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_words
 from .memory import SiteMemory
-from .metadata import PageMetadata, headline_element, page_metadata
+from .metadata import MAX_HEADLINE_WORDS, PageMetadata, headline_element, page_metadata
 from .model import Model, load_model
 from .render import render_html, render_text
 from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
@@ -245,21 +245,26 @@ class Cleaner:
         kept almost nothing), and whether it fell back. Walking the same scores again with
         other thresholds costs no network pass (how :mod:`training.modes` compares them)."""
         decision = self.walk(table, proba, forced, recalled)
-        if kept_words(table, decision) >= FALLBACK_MIN_WORDS:
+        if kept_words(table, decision) >= FALLBACK_MIN_WORDS + 2 * MAX_HEADLINE_WORDS:
             return decision, False
-        root = fallback_subtree(table, proba)
+        # A result this small may be little more than the headline (up to 40 distinct words,
+        # so twice that in tokens is ample), which the text leaves
+        # out (it is the result's title): count only the words the text will show.
+        headline = _headline_index(table)
+        if kept_words(table, decision, headline) >= FALLBACK_MIN_WORDS:
+            return decision, False
+        root = fallback_subtree(table, proba, headline)
         if root is None:
             return decision, False
         walked = self.walk(table, proba, forced, recalled, start=root)
-        return fall_back(table, walked, root), True
+        return fall_back(table, walked, root, without=headline), True
 
     def result(self, body: etree._Element, table: ElementTable, decision: np.ndarray,
                proba: np.ndarray, fell_back: bool = False, url: str | None = None,
                recalled: np.ndarray | None = None, stored=None) -> CleanResult:
         """The :class:`CleanResult` of a decided page: the headline out of the body text,
         the comments apart (after the text with ``comments=True``)."""
-        metadata = _xml_safe_metadata(page_metadata(body))
-        headline = headline_element(body, metadata.title)
+        metadata, headline = _headline(body)
         return _result(table, body, decision, proba, url, metadata, headline, fell_back,
                        self.comments, recalled, stored)
 
@@ -273,6 +278,20 @@ class Cleaner:
         kwargs = {} if self.max_bytes is None else {"max_bytes": self.max_bytes}
         body = tidy(html, parser=self.parser, **kwargs)
         return self.clean_body(body, url=url, extra_noise=extra_noise, memory=memory)
+
+
+def _headline(body: etree._Element) -> tuple[PageMetadata, etree._Element | None]:
+    """The page's metadata (as the result holds it) and its headline element, if found."""
+    metadata = _xml_safe_metadata(page_metadata(body))
+    return metadata, headline_element(body, metadata.title)
+
+
+def _headline_index(table: ElementTable) -> int | None:
+    """The table index of the headline the result will take out of the text, if any."""
+    if not len(table):
+        return None
+    headline = _headline(table.elements[0])[1]  # element 0 is the body
+    return next((i for i, element in enumerate(table.elements) if element is headline), None)
 
 
 def _xml_safe_metadata(metadata: PageMetadata) -> PageMetadata:

@@ -9,6 +9,9 @@ so one difference of cumulative sums per subtree) is where the reader's text is.
 run again inside it, with its root kept; everything outside it is removed. If that walk too
 keeps almost nothing, the subtree is kept whole. A page whose text really is tiny (under
 :data:`FALLBACK_PAGE_WORDS` words) stays as the walk left it.
+
+The words counted are those the text will show: the headline (``without``) goes to the
+result's title, so a walk that kept only the headline kept nothing of the text.
 """
 
 from __future__ import annotations
@@ -38,17 +41,25 @@ def _removed_pieces(table: ElementTable, decision: np.ndarray) -> np.ndarray:
     return np.cumsum(marks[:-1]) > 0
 
 
-def kept_words(table: ElementTable, decision: np.ndarray) -> int:
-    """Words of the page that the decisions keep."""
+def kept_words(table: ElementTable, decision: np.ndarray, without: int | None = None) -> int:
+    """Words of the page that the decisions keep, those in the subtree of element ``without``
+    (the headline) left out."""
     if not len(table):
         return 0
-    return int(table.piece_words[~_removed_pieces(table, decision)].sum())
+    kept = ~_removed_pieces(table, decision)
+    if without is not None:
+        kept[table.piece_start[without]:table.piece_end[without]] = False
+    return int(table.piece_words[kept].sum())
 
 
-def fallback_subtree(table: ElementTable, proba: np.ndarray) -> int | None:
-    """The element whose subtree holds the most data mass; None when the page has fewer than
-    :data:`FALLBACK_PAGE_WORDS` words or no text."""
+def fallback_subtree(table: ElementTable, proba: np.ndarray,
+                     without: int | None = None) -> int | None:
+    """The element whose subtree holds the most data mass, the words in the subtree of
+    element ``without`` (the headline) left out; None when the page has fewer than
+    :data:`FALLBACK_PAGE_WORDS` such words."""
     words = table.piece_words.astype(np.float64)
+    if without is not None:
+        words[table.piece_start[without]:table.piece_end[without]] = 0.0
     if words.sum() < FALLBACK_PAGE_WORDS:
         return None
     data = proba[table.piece_owner, DATA].astype(np.float64)
@@ -62,10 +73,11 @@ def fallback_subtree(table: ElementTable, proba: np.ndarray) -> int | None:
 
 
 def fall_back(table: ElementTable, decision: np.ndarray, root: int,
-              min_words: int = FALLBACK_MIN_WORDS) -> np.ndarray:
+              min_words: int = FALLBACK_MIN_WORDS, without: int | None = None) -> np.ndarray:
     """Decisions that keep only the subtree of ``root``: ``decision`` (a walk started at
     ``root``) inside it — or ``root`` kept whole if that walk keeps fewer than ``min_words``
-    words — its ancestors mixture, and every other subtree beside the path removed."""
+    words outside the subtree of ``without`` (the headline) — its ancestors mixture, and every
+    other subtree beside the path removed."""
     out = decision.copy()
     end = table.end
     parent = table.parent
@@ -83,7 +95,7 @@ def fall_back(table: ElementTable, decision: np.ndarray, root: int,
     beside = (~on_path) & np.isin(parent, ancestors)
     out[beside] = NOISE
     out[ancestors] = MIXTURE
-    if kept_words(table, out) < min_words:
+    if kept_words(table, out, without) < min_words:
         out[inside] = -1
         out[root] = DATA
     return out

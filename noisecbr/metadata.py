@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-__all__ = ["PageMetadata", "page_metadata", "headline_element"]
+__all__ = ["MAX_HEADLINE_WORDS", "PageMetadata", "page_metadata", "headline_element"]
 
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")

@@ -132,6 +132,20 @@ def test_metadata_from_time_and_h1_when_nothing_is_declared():
     assert meta.title == "Plain headline" and meta.date == "2025-01-05" and meta.author is None
 
 
+def test_a_walk_that_keeps_only_the_headline_falls_back_to_the_text():
+    # The headline is the result's title, not its text: a walk that keeps only a long
+    # headline has kept nothing of the text, and must fall back as an empty walk does.
+    title = "Council votes to rebuild the old harbour wall before the winter storms arrive"
+    body = " ".join(["The harbour wall will be rebuilt before winter."] * 12)
+    page = (PAGE.replace("Wall to be rebuilt", title)
+            .replace(f"<p>{ARTICLE}</p>", f"<p>{body}</p>"))
+    scores = {**SCORES, "h1": (0.05, 0.95, 0.0, 0.0), "article": (0.1, 0.1, 0.8, 0.0),
+              "p": (0.9, 0.05, 0.05, 0.0)}  # everything but the headline: noise
+    result = _TagScores(scores).clean(page)
+    assert result.title == title and title not in result.text
+    assert result.fallback and "harbour wall will be rebuilt" in result.text
+
+
 def test_a_page_whose_container_is_scored_noise_falls_back_to_its_data():
     scores = {**SCORES, "main": (0.9, 0.05, 0.05, 0.0)}  # the whole main container: noise
     body = " ".join(["The harbour wall will be rebuilt before winter."] * 12)
