@@ -29,7 +29,7 @@ import itertools
 
 import numpy as np
 
-from .subtrees import ElementTable
+from .subtrees import COMPILED, ElementTable
 
 __all__ = ["PAGE_FEATURES", "VOCABULARY_FEATURES", "VOCABULARIES", "STOP_WORDS", "page_features",
            "token_codes", "vocabulary_features"]
@@ -138,7 +138,7 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
     # classes become ints (an absent class the same as an empty one), then numpy counts the
     # signatures and the (parent, signature) pairs: no tuple per element.
     if classes is None:
-        classes = [element.get("class") for element in table.elements]
+        classes = table.keyword_values[0]
     class_id = _ids(classes, {None: 0, "": 0})
     signature = _ids(table.tags) * (int(class_id.max(initial=0)) + 1) + class_id
     _, kind, per_kind = np.unique(signature, return_inverse=True, return_counts=True)
@@ -203,7 +203,9 @@ def token_codes(table: ElementTable) -> np.ndarray:
     """The code of every token of the page, in document order (the pieces' tokens one after
     the other): its :data:`TITLE`, :data:`DIGIT` and :data:`STOP` bits and its vocabulary.
     Computed once per page for the ``text`` and ``vocabulary`` groups alike, by one cached
-    dict lookup per token."""
+    dict lookup per token (a C loop over the cache in the compiled kernel)."""
+    if COMPILED is not None:
+        return COMPILED.token_codes(table.piece_tokens, _codes, _code)
     tokens = list(itertools.chain.from_iterable(table.piece_tokens))
     codes = np.fromiter(map(_codes.get, tokens, itertools.repeat(-1)), dtype=np.int64,
                         count=len(tokens))
