@@ -424,3 +424,56 @@ def token_codes(list piece_tokens, dict cache, object code):
                 codes[at] = code(token)
             at += 1
     return out
+
+
+def lookup(list values, dict table, object missing, bint unsigned):
+    """``table.get(value, missing)`` of every value, as an int64 (uint64 if ``unsigned``) array:
+    ``np.fromiter(map(table.get, values, repeat(missing)))`` without a Python call per value."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(values), k
+    cdef PyObject* found
+    out = np.empty(n, dtype=np.uint64 if unsigned else np.int64)
+    cdef unsigned long long[::1] unsigned_out
+    cdef long long[::1] signed_out
+    cdef unsigned long long unsigned_missing = 0
+    cdef long long signed_missing = 0
+    if unsigned:
+        unsigned_out, unsigned_missing = out, missing
+        for k in range(n):
+            found = PyDict_GetItem(table, <object>PyList_GET_ITEM(values, k))
+            unsigned_out[k] = <object>found if found is not NULL else unsigned_missing
+    else:
+        signed_out, signed_missing = out, missing
+        for k in range(n):
+            found = PyDict_GetItem(table, <object>PyList_GET_ITEM(values, k))
+            signed_out[k] = <object>found if found is not NULL else signed_missing
+    return out
+
+
+def ids(list values, dict index):
+    """``map(index.setdefault, values, itertools.count(len(index) + 1))`` as an int64 array: a
+    value met first at position k is numbered len(index) + 1 + k (``index`` is filled)."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(values), k
+    cdef long long start = len(index) + 1
+    cdef PyObject* found
+    out = np.empty(n, dtype=np.int64)
+    cdef long long[::1] numbers = out
+    for k in range(n):
+        value = <object>PyList_GET_ITEM(values, k)
+        found = PyDict_GetItem(index, value)
+        if found is not NULL:
+            numbers[k] = <object>found
+        else:
+            index[value] = start + k
+            numbers[k] = start + k
+    return out
+
+
+def inherited(const int[::1] parent, const unsigned long long[::1] own):
+    """For every element, the OR of ``own`` over its strict ancestors (parents come before
+    their children: one forward pass)."""
+    cdef Py_ssize_t n = parent.shape[0], i
+    out = np.zeros(n, dtype=np.uint64)
+    cdef unsigned long long[::1] result = out
+    for i in range(1, n):
+        result[i] = result[parent[i]] | own[parent[i]]
+    return out

@@ -105,6 +105,8 @@ def _cumulative(values: np.ndarray, dtype=np.float64) -> np.ndarray:
 def _ids(values: list, known: dict | None = None) -> np.ndarray:
     """A number per value, the same for equal values (and for the ``known`` keys' values)."""
     index = dict(known or {})
+    if COMPILED is not None:
+        return COMPILED.ids(values, index)
     return np.fromiter(map(index.setdefault, values, itertools.count(len(index) + 1)),
                        dtype=np.int64, count=len(values))
 

@@ -44,7 +44,7 @@ from .pagefeatures import (
     token_codes,
     vocabulary_features,
 )
-from .subtrees import KEYWORD_ATTRIBUTES, ElementTable
+from .subtrees import COMPILED, KEYWORD_ATTRIBUTES, ElementTable
 
 __all__ = [
     "VECTOR_SCHEMA",
@@ -155,8 +155,9 @@ def _keyword_mask_array(values: list[str | None]) -> np.ndarray:
         _MASK_CACHE.clear()
     if not _MASK_CACHE:
         _MASK_CACHE.update({None: 0, "": 0})
-    masks = np.fromiter(map(_MASK_CACHE.get, values, itertools.repeat(_UNKNOWN)),
-                        dtype=np.uint64, count=len(values))
+    masks = (COMPILED.lookup(values, _MASK_CACHE, _UNKNOWN, True) if COMPILED is not None
+             else np.fromiter(map(_MASK_CACHE.get, values, itertools.repeat(_UNKNOWN)),
+                              dtype=np.uint64, count=len(values)))
     unknown = masks == _UNKNOWN
     if unknown.any():  # values not met before
         missing = [values[k] for k in np.flatnonzero(unknown).tolist()]
@@ -224,7 +225,8 @@ def _tag_columns(tags: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ``_per_tag`` passes cost three Python-level maps over every element."""
     distinct = list(set(tags))
     slot = {tag: k for k, tag in enumerate(distinct)}
-    index = np.fromiter(map(slot.__getitem__, tags), dtype=np.int64, count=len(tags))
+    index = (COMPILED.lookup(tags, slot, -1, False) if COMPILED is not None
+             else np.fromiter(map(slot.__getitem__, tags), dtype=np.int64, count=len(tags)))
     leaf = np.fromiter(map(leaf_type, distinct), dtype=np.int64, count=len(distinct))
     group = np.fromiter(map(_tag_group, distinct), dtype=np.int64, count=len(distinct))
     landmark = np.fromiter((_LANDMARK_BIT.get(tag, 0) for tag in distinct), dtype=np.uint64,
@@ -281,9 +283,12 @@ def _own_masks(table: ElementTable, landmarks: np.ndarray | None = None) -> np.n
     return own
 
 
-def _inherited_masks(table: ElementTable, own: list[int]) -> list[int]:
+def _inherited_masks(table: ElementTable, own: np.ndarray) -> np.ndarray | list[int]:
     """For each element, the OR of ``own`` over its strict ancestors. Parents come before their
     children in the table (document order), so one forward pass over ints suffices."""
+    if COMPILED is not None:
+        return COMPILED.inherited(table.parent, own)
+    own = own.tolist()
     parent = table.parent.tolist()
     inherited = [0] * len(own)
     for i in range(1, len(own)):
@@ -405,7 +410,7 @@ def vectorize(table: ElementTable) -> np.ndarray:
     own = _own_masks(table, landmarks)
     out[:, _SLICES["attributes"]] = _bits(own, len(KEYWORDS))
     context = out[:, _SLICES["context"]]
-    context[:, :_N_MASK_BITS] = _bits(_inherited_masks(table, own.tolist()), _N_MASK_BITS)
+    context[:, :_N_MASK_BITS] = _bits(_inherited_masks(table, own), _N_MASK_BITS)
     context[:, _N_MASK_BITS:] = text[np.maximum(table.parent, 0)]
     context[table.parent < 0, _N_MASK_BITS:] = 0.0
     out[:, _SLICES["candidate"]] = _candidate_features(table, chars, text[:, 2], own_chars)
