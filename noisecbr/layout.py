@@ -17,13 +17,15 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 __all__ = ["COMMENTS_MARKER", "LabelledPage", "site_host", "site_of", "split_truth", "read_dataset",
-           "dataset_size"]
+           "dataset_size", "repair_truth"]
 
 #: The line before a reader-comment thread in a ground truth (dragnet: ``!@#$%^&*()  COMMENTS``
 #: in 396 pages, with a few typos of the punctuation in 14 more).
 COMMENTS_MARKER = re.compile(r"^[ \t]*[!@#$%^&*()]{6,}[ \t]*COMMENTS[ \t]*$", re.MULTILINE)
 
-
+#: A UTF-16 byte-order mark read as Latin-1 (little- and big-endian): how a ground truth that
+#: was stored as UTF-16 bytes but decoded one byte per character begins (5 of dragnet's pages).
+_UTF16_AS_LATIN1 = ("\xff\xfe", "\xfe\xff")
 def split_truth(truth: str) -> tuple[str, str]:
     """(article, comments): a ground truth split at its comments marker line ("" when none).
 
@@ -75,6 +77,25 @@ def site_host(url_or_host: str) -> str:
     return host.lower()
 
 
+def repair_truth(text: str) -> str:
+    """The ground truth as it was written: a UTF-16 text whose bytes were decoded as Latin-1
+    (a BOM read as ``ÿþ``, then a NUL beside every ASCII letter) is decoded again as UTF-16;
+    any other text is returned as it is. Such a truth shares no word with any extractor's
+    output, so it scored every extractor 0 on the page and labelled all its subtrees noise.
+
+    >>> repair_truth("\\xff\\xfeH\\x00i\\x00")
+    'Hi'
+    >>> repair_truth("Plain text")
+    'Plain text'
+    """
+    if not text.startswith(_UTF16_AS_LATIN1) or "\x00" not in text:
+        return text
+    try:
+        return text.encode("latin-1").decode("utf-16")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return text  # not UTF-16 read as Latin-1 after all: left as written
+
+
 def _ground_truth(directory: Path) -> dict:
     path = directory / "ground-truth.json"
     if not path.is_file():
@@ -113,7 +134,7 @@ def read_dataset(directory: str | Path, ids: set[str] | None = None) -> Iterator
             url=url,
             site=site_of(url, f"{directory.name}/{page_id}"),
             html=data,
-            truth=record.get("articleBody") or "",
+            truth=repair_truth(record.get("articleBody") or ""),
             dataset=directory.name,
             page_type=str(record.get("page_type") or ""),
         )
