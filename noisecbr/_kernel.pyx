@@ -25,7 +25,7 @@ from cpython.unicode cimport (Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_
                               PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND,
                               PyUnicode_READ, PyUnicode_Substring)
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy, strcmp, strlen
+from libc.string cimport memcmp, memcpy, strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes.tree cimport (XML_CDATA_SECTION_NODE, XML_ELEMENT_NODE,
@@ -33,6 +33,9 @@ from lxml.includes.tree cimport (XML_CDATA_SECTION_NODE, XML_ELEMENT_NODE,
                                  xmlDoc, xmlDtd, xmlNode)
 
 import numpy as np
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)  # PEP 393: one byte per character, all below 128
 
 cdef extern from "libxml/tree.h":
     # Not in lxml's tree.pxd; numbered as in libxml2's xmlElementType (stable since 2.0).
@@ -403,9 +406,98 @@ cdef inline void _close(int j, Py_ssize_t at, xmlNode** nodes, unsigned char* in
             pieces.add(tail, parent[j], in_link[parent[j]])
 
 
-def token_codes(list piece_tokens, dict cache, object code):
-    """The code of every token of ``piece_tokens`` (a list of lists of str) in order, from
-    ``cache`` (token → int) or, for a token not in it, ``code(token)`` (which caches it)."""
+cdef enum:
+    #: Longest word (bytes) the table of listed words holds; longer tokens are in no list.
+    WORD_BYTES = 24
+    #: Slots of that table: a power of two, at least four times the listed words (~300).
+    WORD_SLOTS = 2048
+
+
+cdef class AsciiWords:
+    """The code bits of the listed words (stop words, boilerplate vocabularies: lower-case
+    ASCII), in a small C hash table: an ASCII token's code needs no Python dict lookup (the
+    token cache holds ~10⁵ tokens, and probing it misses the CPU caches)."""
+    cdef char keys[WORD_SLOTS][WORD_BYTES]
+    cdef unsigned char lengths[WORD_SLOTS]
+    cdef long long bits[WORD_SLOTS]
+    cdef readonly bint usable  # False if a word cannot be held: every token then takes the dict
+
+    def __cinit__(self, dict word_bits):
+        cdef Py_ssize_t length
+        cdef size_t slot
+        cdef int k
+        self.usable = True
+        for k in range(WORD_SLOTS):
+            self.lengths[k] = 0
+        if len(word_bits) * 4 > WORD_SLOTS:
+            self.usable = False
+            return
+        for word, bits in word_bits.items():
+            encoded = word.encode("utf-8") if isinstance(word, str) else b""
+            length = len(encoded)
+            if (length == 0 or length >= WORD_BYTES or not word.isascii()
+                    or word.lower() != word):
+                self.usable = False
+                return
+            slot = _word_hash(encoded, length) & (WORD_SLOTS - 1)
+            while self.lengths[slot] != 0:
+                slot = (slot + 1) & (WORD_SLOTS - 1)
+            memcpy(self.keys[slot], <const char*>encoded, length)
+            self.lengths[slot] = <unsigned char>length
+            self.bits[slot] = bits
+
+    cdef long long find(self, const char* lower, Py_ssize_t length) noexcept:
+        """The bits of the lower-cased word, 0 if it is not listed."""
+        cdef size_t slot = _word_hash(lower, length) & (WORD_SLOTS - 1)
+        while self.lengths[slot] != 0:
+            if self.lengths[slot] == length and memcmp(self.keys[slot], lower, length) == 0:
+                return self.bits[slot]
+            slot = (slot + 1) & (WORD_SLOTS - 1)
+        return 0
+
+
+cdef inline size_t _word_hash(const char* word, Py_ssize_t length) noexcept nogil:
+    # FNV-1a: a few dozen short words, no adversary.
+    cdef size_t h = 14695981039346656037ULL
+    cdef Py_ssize_t i
+    for i in range(length):
+        h = (h ^ <unsigned char>word[i]) * 1099511628211ULL
+    return h
+
+
+cdef long long _ascii_code(str token, AsciiWords words, long long title, long long digit):
+    """``pagefeatures._code`` of a token whose characters are ASCII word characters: Title Case
+    and digits by str.istitle's and str.isdigit's rules, then the listed word's bits."""
+    cdef const char* chars = <const char*>PyUnicode_DATA(token)
+    cdef Py_ssize_t length = PyUnicode_GET_LENGTH(token), i
+    cdef char lower[WORD_BYTES]
+    cdef char ch
+    cdef bint cased = False, previous_cased = False, titled = True, digits = True
+    for i in range(length):
+        ch = chars[i]
+        if b"A" <= ch <= b"Z":
+            titled = titled and not previous_cased
+            previous_cased = cased = True
+        elif b"a" <= ch <= b"z":
+            titled = titled and previous_cased
+            previous_cased = cased = True
+        else:
+            previous_cased = False
+        digits = digits and b"0" <= ch <= b"9"
+        if i < WORD_BYTES:
+            lower[i] = ch + 32 if b"A" <= ch <= b"Z" else ch
+    cdef long long code = (title if titled and cased else 0) | (digit if digits else 0)
+    if length < WORD_BYTES:
+        code |= words.find(lower, length)
+    return code
+
+
+def token_codes(list piece_tokens, dict cache, object code, AsciiWords words, long long title,
+                long long digit):
+    """The code of every token of ``piece_tokens`` (a list of lists of str) in order. Tokens of
+    ASCII word characters are coded here (``words``: the listed words' bits, ``title`` and
+    ``digit`` the Title Case and digit bits); the others come from ``cache`` (token → int) or,
+    when not in it, ``code(token)`` (which caches it)."""
     cdef Py_ssize_t total = 0, i, j, at = 0
     cdef list tokens
     cdef PyObject* found
@@ -417,11 +509,14 @@ def token_codes(list piece_tokens, dict cache, object code):
         tokens = <list>PyList_GET_ITEM(piece_tokens, i)
         for j in range(PyList_GET_SIZE(tokens)):
             token = <object>PyList_GET_ITEM(tokens, j)
-            found = PyDict_GetItem(cache, token)
-            if found is not NULL:
-                codes[at] = <object>found
+            if words.usable and PyUnicode_IS_ASCII(token):
+                codes[at] = _ascii_code(token, words, title, digit)
             else:
-                codes[at] = code(token)
+                found = PyDict_GetItem(cache, token)
+                if found is not NULL:
+                    codes[at] = <object>found
+                else:
+                    codes[at] = code(token)
             at += 1
     return out
 

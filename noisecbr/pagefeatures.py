@@ -79,6 +79,13 @@ TITLE, DIGIT, STOP, _VOCABULARY_SHIFT = 1, 2, 4, 3
 _CODE_CACHE_SIZE = 200_000
 _codes: dict[str, int] = {}
 
+#: The STOP and vocabulary bits of every listed word (what ``_code`` adds for a token whose
+#: lower case it is), for the compiled kernel's coding of ASCII tokens without the cache.
+_WORD_BITS = {word: (STOP if word in STOP_WORDS else 0)
+              | (_VOCABULARY_OF.get(word, -1) + 1) << _VOCABULARY_SHIFT
+              for word in STOP_WORDS | _VOCABULARY_OF.keys()}
+_ASCII_WORDS = COMPILED.AsciiWords(_WORD_BITS) if COMPILED is not None else None
+
 PAGE_FEATURES: tuple[str, ...] = (
     "text_before", "text_after", "log_signature_count", "log_signature_siblings",
     "signature_sibling_share", "sentence_share", "log_sentences", "link_piece_share",
@@ -205,9 +212,11 @@ def token_codes(table: ElementTable) -> np.ndarray:
     """The code of every token of the page, in document order (the pieces' tokens one after
     the other): its :data:`TITLE`, :data:`DIGIT` and :data:`STOP` bits and its vocabulary.
     Computed once per page for the ``text`` and ``vocabulary`` groups alike, by one cached
-    dict lookup per token (a C loop over the cache in the compiled kernel)."""
+    dict lookup per token (in the compiled kernel, ASCII tokens are coded in C and the others
+    looked up in a C loop)."""
     if COMPILED is not None:
-        return COMPILED.token_codes(table.piece_tokens, _codes, _code)
+        return COMPILED.token_codes(table.piece_tokens, _codes, _code, _ASCII_WORDS, TITLE,
+                                    DIGIT)
     tokens = list(itertools.chain.from_iterable(table.piece_tokens))
     codes = np.fromiter(map(_codes.get, tokens, itertools.repeat(-1)), dtype=np.int64,
                         count=len(tokens))

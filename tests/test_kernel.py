@@ -225,3 +225,25 @@ def test_dev_pages_give_the_same_table(modernweb_dev):
     # Fifty real pages of one set (the whole dev data: benchmarks/identity.py).
     for path in sorted((modernweb_dev / "html").glob("*.html.gz"))[:50]:
         assert_same_table(tidy(gzip.decompress(path.read_bytes())))
+
+
+#: Tokens whose codes have edges: Title Case next to digits and underscores, all capitals,
+#: listed words in any case, the longest listed word, non-ASCII tokens (the dict's path)
+#: including a Kelvin sign that lower-cases to ASCII.
+TRICKY_TOKENS = ["ABC", "Abc", "aBc", "A1", "1A", "_A", "A_b", "A_B", "Hello_World", "X", "x",
+                 "123", "0", "_", "The", "THE", "the", "advertisement", "Advertisement", "ADS",
+                 "In", "iN", "In2", "comments", "COMMENTS", "a" * 40, "Ünï", "\u212aike", "日本",
+                 "\U0001d400", "x_1"]
+
+
+@compiled_only
+def test_token_codes_match_the_python_coder():
+    from noisecbr import pagefeatures
+    tokens = [TRICKY_TOKENS] + [piece for html in fixture_pages()
+                                for piece in subtrees.build_table(tidy(html)).piece_tokens]
+    expected = [pagefeatures._code(token) for piece in tokens for token in piece]
+    for words in (pagefeatures._ASCII_WORDS, _kernel.AsciiWords({"é": 1})):  # C, and the dict
+        codes = _kernel.token_codes(tokens, {}, pagefeatures._code, words, pagefeatures.TITLE,
+                                    pagefeatures.DIGIT)
+        assert codes.tolist() == expected
+    assert pagefeatures._ASCII_WORDS.usable and not _kernel.AsciiWords({"é": 1}).usable
