@@ -572,3 +572,52 @@ def inherited(const int[::1] parent, const unsigned long long[::1] own):
     for i in range(1, n):
         result[i] = result[parent[i]] | own[parent[i]]
     return out
+
+
+def biggest_child(const long long[::1] parent, const double[::1] words):
+    """Per element, the largest ``words`` of its children, 0 if it has none (what
+    ``np.maximum.at(out, parent[1:], words[1:])`` on zeros gives; words are never NaN)."""
+    cdef Py_ssize_t n = parent.shape[0], i
+    out = np.zeros(n, dtype=np.float64)
+    cdef double[::1] best = out
+    for i in range(1, n):
+        if words[i] > best[parent[i]]:
+            best[parent[i]] = words[i]
+    return out
+
+
+def vocabulary_counts(const long long[::1] codes, const long long[::1] start,
+                      const long long[::1] end, const long long[::1] head_end,
+                      int vocabularies, long long title_bit, long long digit_bit, int shift):
+    """Per element, over its tokens ``[start, end)``: how many are Title Case, how many digits,
+    how many of each vocabulary, and of each vocabulary among ``[start, head_end)`` (int32
+    arrays; the differences of cumulative counts, as ``pagefeatures`` computes them)."""
+    cdef Py_ssize_t count = codes.shape[0], n = start.shape[0], k, i
+    cdef int v
+    cdef long long index
+    title_sums = np.zeros(count + 1, dtype=np.int32)
+    digit_sums = np.zeros(count + 1, dtype=np.int32)
+    vocabulary_sums = np.zeros((count + 1, vocabularies), dtype=np.int32)
+    cdef int[::1] title = title_sums, digit = digit_sums
+    cdef int[:, ::1] vocabulary = vocabulary_sums
+    for k in range(count):
+        title[k + 1] = title[k] + ((codes[k] & title_bit) != 0)
+        digit[k + 1] = digit[k] + ((codes[k] & digit_bit) != 0)
+        vocabulary[k + 1, :] = vocabulary[k, :]
+        index = (codes[k] >> shift) - 1
+        if index >= vocabularies:
+            raise ValueError(f"token code {codes[k]} names no vocabulary")
+        if index >= 0:
+            vocabulary[k + 1, index] += 1
+    outputs = (np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32),
+               np.empty((n, vocabularies), dtype=np.int32),
+               np.empty((n, vocabularies), dtype=np.int32))
+    cdef int[::1] titles = outputs[0], digits = outputs[1]
+    cdef int[:, ::1] in_range = outputs[2], in_head = outputs[3]
+    for i in range(n):
+        titles[i] = title[end[i]] - title[start[i]]
+        digits[i] = digit[end[i]] - digit[start[i]]
+        for v in range(vocabularies):
+            in_range[i, v] = vocabulary[end[i], v] - vocabulary[start[i], v]
+            in_head[i, v] = vocabulary[head_end[i], v] - vocabulary[start[i], v]
+    return outputs

@@ -171,9 +171,13 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
     else:
         after_h1 = contains_h1 = from_h1 = np.zeros(n)
 
-    biggest_child = np.zeros(n)
-    children = index[1:]
-    np.maximum.at(biggest_child, parent[children], words[children])
+    if COMPILED is not None:
+        biggest_child = COMPILED.biggest_child(parent,
+                                               np.ascontiguousarray(words, np.float64))
+    else:
+        biggest_child = np.zeros(n)
+        children = index[1:]
+        np.maximum.at(biggest_child, parent[children], words[children])
 
     log_words = np.log1p(words) / 10.0
     prev, nxt = _siblings(parent)
@@ -231,29 +235,39 @@ def vocabulary_features(table: ElementTable, codes: np.ndarray | None = None) ->
     n = len(table)
     if codes is None:
         codes = token_codes(table)
-    count = len(codes)
-    title, digit = (codes & TITLE) > 0, (codes & DIGIT) > 0
-    vocabulary = (codes >> _VOCABULARY_SHIFT) - 1
-    found = vocabulary >= 0
-    one_hot = np.zeros((count, len(VOCABULARIES)), dtype=np.int32)
-    one_hot[np.flatnonzero(found), vocabulary[found]] = 1
-
     # Token range of every subtree: its pieces are contiguous, so are their tokens.
     token_offset = np.concatenate([[0], np.cumsum(table.piece_words, dtype=np.int64)])
     start, end = token_offset[table.piece_start], token_offset[table.piece_end]
     head_end = np.minimum(start + HEAD_WORDS, end)
     words = np.maximum(end - start, 1).astype(np.float64)
     pieces = np.maximum(table.piece_end - table.piece_start, 1)
-
-    def in_range(cumulative: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return cumulative[b] - cumulative[a]
-
-    vocabulary_sums = _cumulative(one_hot, np.int32)
+    counts = (COMPILED.vocabulary_counts(np.ascontiguousarray(codes, np.int64), start, end,
+                                         head_end, len(VOCABULARIES), TITLE,
+                                         DIGIT, _VOCABULARY_SHIFT)
+              if COMPILED is not None else _vocabulary_counts(codes, start, end, head_end))
+    titles, digits, in_range, in_head = counts
     # ×5, capped at 1: one boilerplate word in five already marks a block as furniture.
     return np.column_stack([
-        in_range(_cumulative(title, np.int32), start, end) / words,
-        in_range(_cumulative(digit, np.int32), start, end) / words,
+        titles / words,
+        digits / words,
         np.log1p((end - start) / pieces) / 5.0,
-        np.minimum(in_range(vocabulary_sums, start, end) / words[:, None] * 5.0, 1.0),
-        (in_range(vocabulary_sums, start, head_end) > 0).astype(np.float64),
+        np.minimum(in_range / words[:, None] * 5.0, 1.0),
+        (in_head > 0).astype(np.float64),
     ]) if n else np.zeros((0, len(VOCABULARY_FEATURES)))
+
+
+def _vocabulary_counts(codes: np.ndarray, start: np.ndarray, end: np.ndarray,
+                       head_end: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per element, over its tokens ``[start, end)``: the Title Case tokens, the digit tokens,
+    the tokens of each vocabulary, and those of each vocabulary among ``[start, head_end)``
+    (the pure Python reference of the compiled kernel's ``vocabulary_counts``)."""
+    title, digit = (codes & TITLE) > 0, (codes & DIGIT) > 0
+    vocabulary = (codes >> _VOCABULARY_SHIFT) - 1
+    found = vocabulary >= 0
+    one_hot = np.zeros((len(codes), len(VOCABULARIES)), dtype=np.int32)
+    one_hot[np.flatnonzero(found), vocabulary[found]] = 1
+    titles, digits = _cumulative(title, np.int32), _cumulative(digit, np.int32)
+    vocabulary_sums = _cumulative(one_hot, np.int32)
+    return (titles[end] - titles[start], digits[end] - digits[start],
+            vocabulary_sums[end] - vocabulary_sums[start],
+            vocabulary_sums[head_end] - vocabulary_sums[start])
