@@ -1,7 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The element table of :func:`noisecbr.subtrees.build_table` filled in one C pass over
-libxml2's nodes (the compiled kernel; :mod:`noisecbr.kernel` chooses it or the pure Python
-path, which is the reference: every output here must equal the pure path's bit for bit).
+"""The compiled kernel: the element table of :func:`noisecbr.subtrees.build_table` filled in one
+C pass over libxml2's nodes (``fill_table``), and the integer loops of the vectors
+(``token_codes``, ``lookup``, ``ids``, ``inherited``, ``biggest_child``, ``vocabulary_counts``).
+:mod:`noisecbr.kernel` chooses it or the pure Python path, which is the reference: every output
+here must equal the pure path's bit for bit. Floating-point work stays in numpy.
 
 What the pure path reads through lxml proxies (``.tag``, ``.text``, ``.tail``, ``getparent()``,
 ``.get(name)``) is read here from the ``xmlNode`` fields lxml itself reads, with lxml's rules:
@@ -45,7 +47,8 @@ cdef extern from "libxml/tree.h":
 
 cetree.import_lxml__etree()
 
-#: The attributes read for the keyword features, in this order (``subtrees.KEYWORD_ATTRIBUTES``).
+#: The attributes read for the keyword features, in this order (``subtrees.KEYWORD_ATTRIBUTES``:
+#: the import-time check compares the values read).
 cdef const char* ATTRIBUTE_NAMES[4]
 ATTRIBUTE_NAMES[0] = b"class"
 ATTRIBUTE_NAMES[1] = b"id"
