@@ -30,19 +30,18 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import text
 
-from noisecbr.cleaner import Cleaner
+from noisecbr.cleaner import Cleaner, DecidedPage
 from noisecbr.layout import site_of
 from noisecbr.memory import SiteMemory
 from noisecbr.model import Model
 from noisecbr.result import LABELS, named_probabilities
-from noisecbr.subtrees import build_table
 from noisecbr.tidy import tidy
 from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
 
 from .store import CaseBase, CaseBaseError
 
-__all__ = ["CaseIndex", "Explanation", "Neighbour", "agreement_summary", "explain_page",
-           "index_fingerprint"]
+__all__ = ["CaseIndex", "Explanation", "Neighbour", "agreement_summary", "explain_decided",
+           "explain_page", "index_fingerprint"]
 
 #: Queries scored against all stored cases at once: a block of 64 against the ~950 000 cases of
 #: the modernweb-dev case base is a 240 MB similarity matrix.
@@ -257,12 +256,20 @@ def explain_page(index: CaseIndex, casebase: CaseBase, html: str | bytes, *,
     cleaned as ``noisecbr clean --memory`` cleans it, and each subtree also lists the stored
     cases of the site with the same markup: for a decision by memory, its reasons."""
     cleaner = cleaner or Cleaner(index.model)
+    page = cleaner.decide_page(tidy(html, parser=cleaner.parser), memory=memory)
+    return explain_decided(index, casebase, page, cleaner, url=url, k=k,
+                           other_sites=other_sites, path_contains=path_contains)
+
+
+def explain_decided(index: CaseIndex, casebase: CaseBase, page: DecidedPage, cleaner: Cleaner,
+                    *, url: str | None = None, k: int = 3, other_sites: bool = False,
+                    path_contains: str | None = None) -> list[Explanation]:
+    """:func:`explain_page` of a page ``cleaner`` has already decided
+    (:meth:`~noisecbr.cleaner.Cleaner.decide_page`): the review page cleans a page once and
+    explains the decisions its result comes from, the fallback's included."""
     if cleaner.model is not index.model:
         raise ValueError("the cleaner must use the index's model: their hidden layers differ")
-    table = build_table(tidy(html, parser=cleaner.parser))
-    recalled, stored = (memory.lookup(table) if memory is not None and len(memory)
-                        else (None, None))
-    decision, proba = cleaner.decide(table, recalled=recalled)
+    table, decision, proba, recalled = page.table, page.decision, page.proba, page.recalled
     decided = np.flatnonzero(decision >= 0)
     paths = table.paths()
     if path_contains:
@@ -271,9 +278,12 @@ def explain_page(index: CaseIndex, casebase: CaseBase, html: str | bytes, *,
     if not len(decided) or not len(index):
         return []
     exclude = site_of(url, "") if other_sites and url else None
+    # The decided subtrees' vectors (the cleaner's scores do not keep theirs: a subclass may
+    # score otherwise).
     vectors = vectorize(table)[decided]
     positions, similarity = index.nearest(vectors, k, exclude_site=exclude)
-    same = [stored[i] for i in decided.tolist()] if stored is not None else [()] * len(decided)
+    same = ([page.stored[i] for i in decided.tolist()] if page.stored is not None
+            else [()] * len(decided))
     records = casebase.get_cases(index.case_ids[positions].ravel().tolist()
                                  + [case_id for ids in same for case_id in ids])
     same_similarity = _similarities(index, vectors, same)

@@ -47,7 +47,7 @@ from .subtrees import ElementTable, build_table
 from .tidy import Parser, drop_elements, tidy, xml_safe
 from .vectors import vectorize
 
-__all__ = ["DEFAULT_MODEL", "FAVOR", "Cleaner", "clean", "default_model"]
+__all__ = ["DEFAULT_MODEL", "FAVOR", "Cleaner", "DecidedPage", "clean", "default_model"]
 
 DEFAULT_MODEL = "default.safetensors"
 
@@ -95,6 +95,21 @@ def model_thresholds(model: Model, favor: str = "balanced") -> dict[str, float]:
     modes = model.metadata.get("modes") or {}
     stored = modes.get(favor) or (model.thresholds if favor == "balanced" else {})
     return {**DEFAULT_MODES[favor], **stored}
+
+
+@dataclasses.dataclass(frozen=True)
+class DecidedPage:
+    """A page as :meth:`Cleaner.decide_page` decided it: per element (document order) its
+    class probabilities and decision (−1 inside a decided subtree, else a LABELS index);
+    whether the walk fell back; and with a site memory, what it recalled (−1 or a label per
+    element) and the ids of the stored cases behind each recall."""
+
+    table: ElementTable
+    proba: np.ndarray
+    decision: np.ndarray
+    fell_back: bool
+    recalled: np.ndarray | None = None
+    stored: list | None = None
 
 
 class Cleaner:
@@ -205,6 +220,15 @@ class Cleaner:
                    extra_noise: NoiseEvidence | None = None,
                    memory: SiteMemory | None = None) -> CleanResult:
         """Clean a tidied ``<body>`` (see :meth:`clean`)."""
+        page = self.decide_page(body, extra_noise, memory)
+        return self.result(body, page.table, page.decision, page.proba, page.fell_back, url,
+                           page.recalled, page.stored)
+
+    def decide_page(self, body: etree._Element, extra_noise: NoiseEvidence | None = None,
+                    memory: SiteMemory | None = None) -> DecidedPage:
+        """Everything :meth:`clean_body` decides about a tidied ``<body>``, before it renders
+        the result: the review page and ``casebase explain`` explain these very decisions
+        (the fallback's included) without cleaning the page a second time."""
         table = build_table(body)
         forced = None
         if extra_noise is not None:
@@ -213,7 +237,7 @@ class Cleaner:
                             else (None, None))
         proba = self.scores(table)
         decision, fell_back = self.settle(table, proba, forced, recalled)
-        return self.result(body, table, decision, proba, fell_back, url, recalled, stored)
+        return DecidedPage(table, proba, decision, fell_back, recalled, stored)
 
     def settle(self, table: ElementTable, proba: np.ndarray, forced: set[int] | None = None,
                recalled: np.ndarray | None = None) -> tuple[np.ndarray, bool]:

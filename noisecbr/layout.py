@@ -2,7 +2,7 @@
 
 Pages are yielded one at a time (the HTML is read when the page is reached), so a dataset of any
 size is read in bounded memory. A page's *site* is the host of its ``url``; a page without a url
-is its own site, so that site-grouped splits never put two unrelated pages together.
+takes the site its HTML names (:func:`site_in_html`), else it is its own site.
 """
 
 from __future__ import annotations
@@ -11,13 +11,17 @@ import gzip
 import json
 import re
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import lxml.html
+from lxml import etree
+
 __all__ = ["COMMENTS_MARKER", "LabelledPage", "site_host", "site_of", "split_truth", "read_dataset",
-           "dataset_size", "repair_truth"]
+           "dataset_size", "repair_truth", "site_in_html"]
 
 #: The line before a reader-comment thread in a ground truth (dragnet: ``!@#$%^&*()  COMMENTS``
 #: in 396 pages, with a few typos of the punctuation in 14 more).
@@ -77,6 +81,50 @@ def site_host(url_or_host: str) -> str:
     return host.lower()
 
 
+def site_in_html(html: bytes | str) -> str | None:
+    """The site a page without a URL names in its HTML: the host of its canonical link or
+    ``og:url``, else the host most of its absolute links point to (a blog links its own posts
+    and archive); None when it names none.
+
+    In dragnet, 373 of 1 381 pages have no URL; they come from about 145 sites (20 pages of
+    one blog, 15 of another). As sites of their own, a blog's pages fell on both sides of a
+    site-grouped split and its template was learnt from the very site being tested.
+
+    >>> site_in_html(b'<link rel="canonical" href="https://www.blog.example/p/1"><a href="/x">')
+    'blog.example'
+    >>> site_in_html(b'<a href="http://a.test/1">1</a><a href="http://a.test/2">2</a>'
+    ...              b'<a href="https://twitter.com/a">t</a>')
+    'a.test'
+    """
+    try:
+        root = lxml.html.fromstring(html)
+    except (etree.ParserError, ValueError):  # empty or not a document
+        return None
+    named = [element.get("href") if element.tag == "link" else element.get("content")
+             for element in root.iter("link", "meta")
+             if (element.get("rel") or "").strip().lower() == "canonical"
+             or (element.get("property") or "").strip().lower() == "og:url"]
+    linked = [href for href in root.xpath("//a/@href")
+              if href.lstrip()[:8].lower().startswith(("http://", "https://"))]
+    for host in _hosts(named):
+        return host
+    hosts = _hosts(linked)
+    return Counter(hosts).most_common(1)[0][0] if hosts else None
+
+
+def _hosts(urls: list[str | None]) -> list[str]:
+    """The site names (:func:`site_of`) of the URLs that name a host, in order."""
+    out = []
+    for url in urls:
+        try:
+            site = site_of((url or "").strip(), "")
+        except ValueError:  # a malformed URL (an unclosed IPv6 bracket…)
+            continue
+        if not site.startswith("page:"):
+            out.append(site.lower())
+    return out
+
+
 def repair_truth(text: str) -> str:
     """The ground truth as it was written: a UTF-16 text whose bytes were decoded as Latin-1
     (a BOM read as ``ÿþ``, then a NUL beside every ASCII letter) is decoded again as UTF-16;
@@ -129,10 +177,13 @@ def read_dataset(directory: str | Path, ids: set[str] | None = None) -> Iterator
             with gzip.open(html_path, "rb") as handle:
                 data = handle.read()
         url = record.get("url") or ""
+        site = site_of(url, f"{directory.name}/{page_id}")
+        if site.startswith("page:"):
+            site = site_in_html(data) or site
         yield LabelledPage(
             id=page_id,
             url=url,
-            site=site_of(url, f"{directory.name}/{page_id}"),
+            site=site,
             html=data,
             truth=repair_truth(record.get("articleBody") or ""),
             dataset=directory.name,

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from casebase.cli import cli
 from casebase.retrieve import CaseIndex, explain_page
 from casebase.store import CaseBase, CaseBaseError
-from noisecbr.cleaner import default_model
+from noisecbr.cleaner import Cleaner, default_model
 from noisecbr.model import Model
 from noisecbr.vectors import FEATURE_NAMES
 
@@ -199,3 +199,26 @@ def test_the_index_file_is_reused_until_the_case_base_changes(filled, tmp_path, 
         assert len(CaseIndex.build(cb, default_model(), cache=unwritable)) == len(built)
         assert not unwritable.parent.exists()
         assert not list(tmp_path.glob("*.partial"))
+
+
+class _ArticleScoredNoise(Cleaner):
+    """The default model, except that every <article> scores noise: the walk keeps almost
+    nothing of the news page, and the cleaner falls back."""
+
+    def scores(self, table):
+        proba = super().scores(table)
+        proba[[tag == "article" for tag in table.tags]] = (0.97, 0.01, 0.01, 0.01)
+        return proba
+
+
+def test_explanations_are_the_decisions_the_result_comes_from(filled):
+    model = default_model()
+    for cleaner in (Cleaner(model), _ArticleScoredNoise(model)):
+        result = cleaner.clean(_news_page(), url=NEWS_URL)
+        with CaseBase.open(filled) as cb:
+            index = CaseIndex.build(cb, model)
+            explanations = explain_page(index, cb, _news_page(), url=NEWS_URL, k=1,
+                                        cleaner=cleaner)
+        assert [(e.path, e.decision) for e in explanations] == [
+            (d.path, d.label) for d in result.decisions]
+    assert result.fallback  # the second cleaner's: its explanations include the fallback's

@@ -27,3 +27,24 @@ def test_other_truths_are_left_as_written(tmp_path):
     assert repair_truth("") == ""
     odd = "\xff\xfeA\x00\u20ac"  # a character beyond Latin-1: not bytes read as Latin-1
     assert repair_truth(odd) == odd
+
+
+def test_a_page_without_url_takes_the_site_its_html_names(tmp_path):
+    pages = {
+        "1": '<link rel="Canonical" href="https://www.blog.example/2012/post"><p>A</p>',
+        "2": '<a href="http://blog.example/a">a</a><a href="http://blog.example/b">b</a>'
+             '<a href="https://twitter.com/share">t</a><a href="/relative">r</a>',
+        "3": "<p>No link at all.</p>",
+        "4": '<a href="http://[::1">broken</a><meta property="og:url" content="/relative">',
+    }
+    (tmp_path / "html").mkdir()
+    for key, html in pages.items():
+        (tmp_path / "html" / f"{key}.html").write_text(f"<html><body>{html}</body></html>")
+    truth = {key: {"url": "", "articleBody": "x"} for key in pages}
+    truth["5"] = {"url": "https://www.other.example/x", "articleBody": "x"}
+    (tmp_path / "html" / "5.html").write_text('<link rel="canonical" href="https://blog.example/">')
+    (tmp_path / "ground-truth.json").write_text(json.dumps(truth))
+    sites = {page.id: page.site for page in read_dataset(tmp_path)}
+    name = tmp_path.name
+    assert sites == {"1": "blog.example", "2": "blog.example", "3": f"page:{name}/3",
+                     "4": f"page:{name}/4", "5": "other.example"}  # a URL wins over the HTML

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any, TypeVar
 
-from noisecbr.cleaner import Cleaner, default_model
+from noisecbr.cleaner import Cleaner, DecidedPage, default_model
 from noisecbr.model import load_model
 from noisecbr.result import Decision
 from noisecbr.tidy import InputError, tidy
@@ -184,18 +184,17 @@ def explain_job(page: bytes | str, url: str | None, k: int, memory: bool,
         memory=site_memory, cleaner=_cleaner())]
 
 
-def _neighbours(page: bytes | str, url: str | None, k: int, memory) -> dict[str, list]:
-    """The nearest stored cases of each decided subtree, by path (none when the case base
-    holds no case to compare with)."""
-    from casebase.retrieve import explain_page
+def _neighbours(page: DecidedPage, url: str | None, k: int) -> dict[str, list]:
+    """The nearest stored cases of each subtree of the decided ``page``, by path (none when
+    the case base holds no case to compare with)."""
+    from casebase.retrieve import explain_decided
     from casebase.store import CaseBaseError
 
     try:
         index = _index()
     except CaseBaseError:
         return {}
-    items = explain_page(index, _casebase(), page, url=url or None, k=k, memory=memory,
-                         cleaner=_cleaner())
+    items = explain_decided(index, _casebase(), page, _cleaner(), url=url or None, k=k)
     return {item.path: [asdict(n) | {"same_markup": False} for n in item.neighbours]
             + [asdict(n) | {"same_markup": True} for n in item.same_markup] for item in items}
 
@@ -225,13 +224,16 @@ def review_job(page: bytes | str, url: str | None, k: int) -> dict:
     cleaner = _cleaner()
     memory = _memory(page, url) if "casebase" in _state else None
     body = tidy(page, parser=cleaner.parser)
-    result = cleaner.clean_body(body, url=url, memory=memory)
+    # Decided once: the result and the nearest cases explain the same decisions.
+    decided = cleaner.decide_page(body, memory=memory)
+    result = cleaner.result(body, decided.table, decided.decision, decided.proba,
+                            decided.fell_back, url, decided.recalled, decided.stored)
     decisions: list[Decision] = result.decisions
     out = {"url": url, "decisions": [asdict(d) for d in decisions],
            "text": result.text[:REVIEW_TEXT_CHARS], "frame": draw_page(body, decisions),
            "casebase": "casebase" in _state, "memory_pages": memory.pages if memory else 0}
     if "casebase" in _state:
-        out["neighbours"] = _neighbours(page, url, k, memory)
+        out["neighbours"] = _neighbours(decided, url, k)
         out["stored"] = _stored(page)
     return out
 
