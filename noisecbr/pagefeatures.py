@@ -29,7 +29,7 @@ import itertools
 
 import numpy as np
 
-from .subtrees import ElementTable
+from .subtrees import COMPILED, ElementTable
 
 __all__ = ["PAGE_FEATURES", "VOCABULARY_FEATURES", "VOCABULARIES", "STOP_WORDS", "page_features",
            "token_codes", "vocabulary_features"]
@@ -79,6 +79,13 @@ TITLE, DIGIT, STOP, _VOCABULARY_SHIFT = 1, 2, 4, 3
 _CODE_CACHE_SIZE = 200_000
 _codes: dict[str, int] = {}
 
+#: The STOP and vocabulary bits of every listed word (what ``_code`` adds for a token whose
+#: lower case it is), for the compiled kernel's coding of ASCII tokens without the cache.
+_WORD_BITS = {word: (STOP if word in STOP_WORDS else 0)
+              | (_VOCABULARY_OF.get(word, -1) + 1) << _VOCABULARY_SHIFT
+              for word in STOP_WORDS | _VOCABULARY_OF.keys()}
+_ASCII_WORDS = COMPILED.AsciiWords(_WORD_BITS) if COMPILED is not None else None
+
 PAGE_FEATURES: tuple[str, ...] = (
     "text_before", "text_after", "log_signature_count", "log_signature_siblings",
     "signature_sibling_share", "sentence_share", "log_sentences", "link_piece_share",
@@ -105,6 +112,8 @@ def _cumulative(values: np.ndarray, dtype=np.float64) -> np.ndarray:
 def _ids(values: list, known: dict | None = None) -> np.ndarray:
     """A number per value, the same for equal values (and for the ``known`` keys' values)."""
     index = dict(known or {})
+    if COMPILED is not None:
+        return COMPILED.ids(values, index)
     return np.fromiter(map(index.setdefault, values, itertools.count(len(index) + 1)),
                        dtype=np.int64, count=len(values))
 
@@ -138,7 +147,7 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
     # classes become ints (an absent class the same as an empty one), then numpy counts the
     # signatures and the (parent, signature) pairs: no tuple per element.
     if classes is None:
-        classes = [element.get("class") for element in table.elements]
+        classes = table.keyword_values[0]
     class_id = _ids(classes, {None: 0, "": 0})
     signature = _ids(table.tags) * (int(class_id.max(initial=0)) + 1) + class_id
     _, kind, per_kind = np.unique(signature, return_inverse=True, return_counts=True)
@@ -162,9 +171,13 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
     else:
         after_h1 = contains_h1 = from_h1 = np.zeros(n)
 
-    biggest_child = np.zeros(n)
-    children = index[1:]
-    np.maximum.at(biggest_child, parent[children], words[children])
+    if COMPILED is not None:
+        biggest_child = COMPILED.biggest_child(parent,
+                                               np.ascontiguousarray(words, np.float64))
+    else:
+        biggest_child = np.zeros(n)
+        children = index[1:]
+        np.maximum.at(biggest_child, parent[children], words[children])
 
     log_words = np.log1p(words) / 10.0
     prev, nxt = _siblings(parent)
@@ -203,7 +216,11 @@ def token_codes(table: ElementTable) -> np.ndarray:
     """The code of every token of the page, in document order (the pieces' tokens one after
     the other): its :data:`TITLE`, :data:`DIGIT` and :data:`STOP` bits and its vocabulary.
     Computed once per page for the ``text`` and ``vocabulary`` groups alike, by one cached
-    dict lookup per token."""
+    dict lookup per token (in the compiled kernel, ASCII tokens are coded in C and the others
+    looked up in a C loop)."""
+    if COMPILED is not None:
+        return COMPILED.token_codes(table.piece_tokens, _codes, _code, _ASCII_WORDS, TITLE,
+                                    DIGIT)
     tokens = list(itertools.chain.from_iterable(table.piece_tokens))
     codes = np.fromiter(map(_codes.get, tokens, itertools.repeat(-1)), dtype=np.int64,
                         count=len(tokens))
@@ -218,29 +235,39 @@ def vocabulary_features(table: ElementTable, codes: np.ndarray | None = None) ->
     n = len(table)
     if codes is None:
         codes = token_codes(table)
-    count = len(codes)
-    title, digit = (codes & TITLE) > 0, (codes & DIGIT) > 0
-    vocabulary = (codes >> _VOCABULARY_SHIFT) - 1
-    found = vocabulary >= 0
-    one_hot = np.zeros((count, len(VOCABULARIES)), dtype=np.int32)
-    one_hot[np.flatnonzero(found), vocabulary[found]] = 1
-
     # Token range of every subtree: its pieces are contiguous, so are their tokens.
     token_offset = np.concatenate([[0], np.cumsum(table.piece_words, dtype=np.int64)])
     start, end = token_offset[table.piece_start], token_offset[table.piece_end]
     head_end = np.minimum(start + HEAD_WORDS, end)
     words = np.maximum(end - start, 1).astype(np.float64)
     pieces = np.maximum(table.piece_end - table.piece_start, 1)
-
-    def in_range(cumulative: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return cumulative[b] - cumulative[a]
-
-    vocabulary_sums = _cumulative(one_hot, np.int32)
+    counts = (COMPILED.vocabulary_counts(np.ascontiguousarray(codes, np.int64), start, end,
+                                         head_end, len(VOCABULARIES), TITLE,
+                                         DIGIT, _VOCABULARY_SHIFT)
+              if COMPILED is not None else _vocabulary_counts(codes, start, end, head_end))
+    titles, digits, in_range, in_head = counts
     # ×5, capped at 1: one boilerplate word in five already marks a block as furniture.
     return np.column_stack([
-        in_range(_cumulative(title, np.int32), start, end) / words,
-        in_range(_cumulative(digit, np.int32), start, end) / words,
+        titles / words,
+        digits / words,
         np.log1p((end - start) / pieces) / 5.0,
-        np.minimum(in_range(vocabulary_sums, start, end) / words[:, None] * 5.0, 1.0),
-        (in_range(vocabulary_sums, start, head_end) > 0).astype(np.float64),
+        np.minimum(in_range / words[:, None] * 5.0, 1.0),
+        (in_head > 0).astype(np.float64),
     ]) if n else np.zeros((0, len(VOCABULARY_FEATURES)))
+
+
+def _vocabulary_counts(codes: np.ndarray, start: np.ndarray, end: np.ndarray,
+                       head_end: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per element, over its tokens ``[start, end)``: the Title Case tokens, the digit tokens,
+    the tokens of each vocabulary, and those of each vocabulary among ``[start, head_end)``
+    (the pure Python reference of the compiled kernel's ``vocabulary_counts``)."""
+    title, digit = (codes & TITLE) > 0, (codes & DIGIT) > 0
+    vocabulary = (codes >> _VOCABULARY_SHIFT) - 1
+    found = vocabulary >= 0
+    one_hot = np.zeros((len(codes), len(VOCABULARIES)), dtype=np.int32)
+    one_hot[np.flatnonzero(found), vocabulary[found]] = 1
+    titles, digits = _cumulative(title, np.int32), _cumulative(digit, np.int32)
+    vocabulary_sums = _cumulative(one_hot, np.int32)
+    return (titles[end] - titles[start], digits[end] - digits[start],
+            vocabulary_sums[end] - vocabulary_sums[start],
+            vocabulary_sums[head_end] - vocabulary_sums[start])

@@ -8,6 +8,11 @@ child's ``.tail`` after the child's end and is owned by the parent. In this orde
 subtree aggregate is a difference of two cumulative sums: nothing walks a subtree twice.
 
 The paper's *threshold level* (all subtrees at depth d below body) is :func:`at_level`.
+
+Two implementations fill the table: a compiled kernel (:mod:`noisecbr._kernel`, Cython over
+lxml's C API, one C pass over libxml2's nodes) and the pure Python code below, which is the
+reference and the fallback (:mod:`noisecbr.kernel` chooses; :data:`KERNEL` says which is in
+use). Both give the same table, field by field.
 """
 
 from __future__ import annotations
@@ -16,11 +21,16 @@ import itertools
 import re
 from dataclasses import dataclass
 from operator import attrgetter
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 from lxml import etree
 
-__all__ = ["WORD", "ElementTable", "build_table", "at_level", "subtree_sum"]
+from . import kernel
+
+__all__ = ["WORD", "KEYWORD_ATTRIBUTES", "KERNEL", "COMPILED", "ElementTable", "build_table",
+           "at_level", "subtree_sum"]
 
 #: The tokeniser of the shingle metric and of every word count here.
 WORD = re.compile(r"\w+")
@@ -32,6 +42,10 @@ _PUNCT = re.compile(r"[.!?,;:]")
 #: Readers of a node's fields, for C-level maps over a page's elements.
 _TAG, _TEXT, _TAIL = attrgetter("tag"), attrgetter("text"), attrgetter("tail")
 _PARENT = etree._Element.getparent
+_GET = etree._Element.get
+#: The attributes whose values the keyword features read (:mod:`noisecbr.vectors`), in this
+#: order; bytes, as lxml reads an attribute named by bytes a little faster (no str encoding).
+KEYWORD_ATTRIBUTES = (b"class", b"id", b"role", b"aria-label")
 
 
 @dataclass
@@ -54,6 +68,9 @@ class ElementTable:
     piece_chars: np.ndarray  # int32, word characters
     piece_punct: np.ndarray  # int32
     piece_in_link: np.ndarray  # bool: inside an <a>
+    piece_commas: np.ndarray  # int32: commas (readability's paragraph score)
+    # per KEYWORD_ATTRIBUTES, every element's value of that attribute (None where absent)
+    keyword_values: list[list[str | None]]
 
     def __len__(self) -> int:
         return len(self.elements)
@@ -114,15 +131,23 @@ def subtree_sum(values: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.nd
 
 
 def build_table(body: etree._Element) -> ElementTable:
-    """Walk ``body`` once and fill the aggregate table.
+    """Walk ``body`` once and fill the aggregate table (by the compiled kernel when it is in
+    use, else by :func:`python_fields`)."""
+    # iterwalk visits elements and entity references, not comments or processing instructions
+    # (nor their tails): iter() is told the same. The walk and the renderer need the proxies.
+    elements: list[etree._Element] = list(body.iter(etree.Element, etree.Entity))
+    fields = COMPILED.fill_table(elements) if COMPILED is not None else python_fields(elements)
+    return ElementTable(elements=elements, **fields)
 
-    The walk is done by lxml in C (``iter`` lists the nodes ``iterwalk`` would visit, in the
-    same pre-order); Python then makes a few flat passes over lists and numpy does the rest, instead
+
+def python_fields(elements: list[etree._Element]) -> dict[str, Any]:
+    """The table's fields (all but ``elements``) of a body's elements in document order: the
+    pure Python reference of the compiled kernel's ``fill_table``.
+
+    lxml walks in C (``iter`` lists the nodes ``iterwalk`` would visit, in the same
+    pre-order); Python then makes a few flat passes over lists and numpy does the rest, instead
     of a Python step for every start and end event (about three times faster on large pages).
     """
-    # iterwalk visits elements and entity references, not comments or processing instructions
-    # (nor their tails): iter() is told the same.
-    elements: list[etree._Element] = list(body.iter(etree.Element, etree.Entity))
     n = len(elements)
     # Per-element reads are C-level maps (no Python step per element), and each of the few
     # dozen distinct tags is lower-cased once.
@@ -133,7 +158,8 @@ def build_table(body: etree._Element) -> ElementTable:
     # alive), so identity-hashed lookups find each element's parent index.
     position = dict(zip(elements, range(n)))
     parent = list(map(position.get, map(_PARENT, elements), itertools.repeat(-1)))
-    parent[0] = -1
+    if n:
+        parent[0] = -1
     # Pre-order: a parent comes before its children, so one forward pass gives depth and
     # link context, one backward pass the subtree sizes.
     depth = [0] * n
@@ -153,27 +179,34 @@ def build_table(body: etree._Element) -> ElementTable:
 
     piece_text, piece_owner, piece_start, piece_end = _text_pieces(
         elements, parent_array, depth_array, end)
+    return {
+        "tags": tags, "parent": parent_array, "end": end, "depth": depth_array,
+        "n_children": np.bincount(parent_array[1:], minlength=n).astype(np.int32),
+        "piece_start": piece_start, "piece_end": piece_end,
+        **_piece_counts(piece_text),
+        "piece_owner": piece_owner.astype(np.int32),
+        "piece_in_link": np.fromiter(in_link, dtype=bool, count=n)[piece_owner],
+        "keyword_values": [list(map(_GET, elements, itertools.repeat(name)))
+                           for name in KEYWORD_ATTRIBUTES],
+    }
+
+
+def _piece_counts(piece_text: list[str]) -> dict[str, Any]:
+    """The pieces' texts, tokens, and counts of words, word characters, punctuation and
+    commas."""
     words = [(_ASCII_WORD if text.isascii() else WORD).findall(text) for text in piece_text]
     count = len(piece_text)
-    return ElementTable(
-        elements=elements,
-        tags=tags,
-        parent=parent_array,
-        end=end,
-        depth=depth_array,
-        n_children=np.bincount(parent_array[1:], minlength=n).astype(np.int32),
-        piece_start=piece_start,
-        piece_end=piece_end,
-        piece_text=piece_text,
-        piece_tokens=words,
-        piece_owner=piece_owner.astype(np.int32),
-        piece_words=np.fromiter(map(len, words), dtype=np.int32, count=count),
+    return {
+        "piece_text": piece_text,
+        "piece_tokens": words,
+        "piece_words": np.fromiter(map(len, words), dtype=np.int32, count=count),
         # word characters: the tokens joined (C calls only, no Python loop per piece)
-        piece_chars=np.fromiter(map(len, map("".join, words)), dtype=np.int32, count=count),
-        piece_punct=np.fromiter(map(len, map(_PUNCT.findall, piece_text)), dtype=np.int32,
-                                count=count),
-        piece_in_link=np.fromiter(in_link, dtype=bool, count=n)[piece_owner],
-    )
+        "piece_chars": np.fromiter(map(len, map("".join, words)), dtype=np.int32, count=count),
+        "piece_punct": np.fromiter(map(len, map(_PUNCT.findall, piece_text)), dtype=np.int32,
+                                   count=count),
+        "piece_commas": np.fromiter(map(str.count, piece_text, itertools.repeat(",")),
+                                    dtype=np.int32, count=count),
+    }
 
 
 def _text_pieces(elements: list[etree._Element], parent_array: np.ndarray,
@@ -189,7 +222,8 @@ def _text_pieces(elements: list[etree._Element], parent_array: np.ndarray,
     # elements have ended), so sorting the pieces by event number gives document order.
     texts = list(map(_TEXT, elements))
     tails = list(map(_TAIL, elements))
-    tails[0] = None
+    if n:
+        tails[0] = None
     text_at = [i for i, text in enumerate(texts) if text and not text.isspace()]
     tail_at = [i for i, tail in enumerate(tails) if tail and not tail.isspace()]
     text_index = np.fromiter(text_at, dtype=np.int64, count=len(text_at))
@@ -214,3 +248,9 @@ def at_level(table: ElementTable, level: int) -> np.ndarray:
     """Indices of the subtrees rooted exactly ``level`` below the body (the paper's threshold
     level: the subtrees it classifies)."""
     return np.flatnonzero(table.depth == level)
+
+
+#: The compiled kernel's module when it is in use, None on the pure Python path.
+COMPILED: ModuleType | None = kernel.load(python_fields)
+#: Which implementation fills the tables: "compiled" or "python".
+KERNEL = "python" if COMPILED is None else "compiled"

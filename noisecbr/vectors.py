@@ -34,7 +34,6 @@ import itertools
 import re
 
 import numpy as np
-from lxml import etree
 
 from .pagefeatures import (
     PAGE_FEATURES,
@@ -45,7 +44,7 @@ from .pagefeatures import (
     token_codes,
     vocabulary_features,
 )
-from .subtrees import ElementTable
+from .subtrees import COMPILED, KEYWORD_ATTRIBUTES, ElementTable
 
 __all__ = [
     "VECTOR_SCHEMA",
@@ -156,8 +155,9 @@ def _keyword_mask_array(values: list[str | None]) -> np.ndarray:
         _MASK_CACHE.clear()
     if not _MASK_CACHE:
         _MASK_CACHE.update({None: 0, "": 0})
-    masks = np.fromiter(map(_MASK_CACHE.get, values, itertools.repeat(_UNKNOWN)),
-                        dtype=np.uint64, count=len(values))
+    masks = (COMPILED.lookup(values, _MASK_CACHE, _UNKNOWN, True) if COMPILED is not None
+             else np.fromiter(map(_MASK_CACHE.get, values, itertools.repeat(_UNKNOWN)),
+                              dtype=np.uint64, count=len(values)))
     unknown = masks == _UNKNOWN
     if unknown.any():  # values not met before
         missing = [values[k] for k in np.flatnonzero(unknown).tolist()]
@@ -225,7 +225,8 @@ def _tag_columns(tags: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ``_per_tag`` passes cost three Python-level maps over every element."""
     distinct = list(set(tags))
     slot = {tag: k for k, tag in enumerate(distinct)}
-    index = np.fromiter(map(slot.__getitem__, tags), dtype=np.int64, count=len(tags))
+    index = (COMPILED.lookup(tags, slot, -1, False) if COMPILED is not None
+             else np.fromiter(map(slot.__getitem__, tags), dtype=np.int64, count=len(tags)))
     leaf = np.fromiter(map(leaf_type, distinct), dtype=np.int64, count=len(distinct))
     group = np.fromiter(map(_tag_group, distinct), dtype=np.int64, count=len(distinct))
     landmark = np.fromiter((_LANDMARK_BIT.get(tag, 0) for tag in distinct), dtype=np.uint64,
@@ -261,37 +262,33 @@ def leaf_shares(counts: np.ndarray) -> np.ndarray:
     return counts / np.maximum(totals, 1.0)
 
 
-#: As bytes: lxml reads an attribute named by bytes a little faster (no str encoding per call).
-_ATTRIBUTES = (b"class", b"id", b"role", b"aria-label")
-_GET = etree._Element.get
 #: Bits above the keywords' in the masks whose ancestors are OR-ed: the landmark tags.
 _LANDMARK_BIT = {tag: 1 << (len(KEYWORDS) + j) for j, tag in enumerate(_LANDMARKS)}
 _N_MASK_BITS = len(KEYWORDS) + len(_LANDMARKS)
 
 
-def _own_masks(table: ElementTable, classes: list[str | None],
-               landmarks: np.ndarray | None = None) -> np.ndarray:
-    """Per element, the keywords of its class (``classes``, read by the caller) / id / role /
-    aria-label and its landmark tag (``landmarks``: the bits, if known), as the bits of one
-    uint64: attribute reads and cached mask lookups."""
-    elements = table.elements
-    n = len(elements)
-    # The four attributes' values one after the other, looked up in one pass (C-level maps:
-    # no Python step per element), then OR-ed per element.
-    values = classes.copy()
-    for attribute in _ATTRIBUTES[1:]:
-        values += map(_GET, elements, itertools.repeat(attribute))
-    own = np.bitwise_or.reduce(_keyword_mask_array(values).reshape(len(_ATTRIBUTES), n),
-                               axis=0)
+def _own_masks(table: ElementTable, landmarks: np.ndarray | None = None) -> np.ndarray:
+    """Per element, the keywords of its class / id / role / aria-label (the table's
+    ``keyword_values``) and its landmark tag (``landmarks``: the bits, if known), as the bits
+    of one uint64: cached mask lookups."""
+    n = len(table.elements)
+    # The four attributes' values one after the other, looked up in one pass, then OR-ed per
+    # element.
+    values = list(itertools.chain.from_iterable(table.keyword_values))
+    own = np.bitwise_or.reduce(
+        _keyword_mask_array(values).reshape(len(KEYWORD_ATTRIBUTES), n), axis=0)
     if landmarks is None:
         landmarks = _per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags, np.uint64)
     own |= landmarks
     return own
 
 
-def _inherited_masks(table: ElementTable, own: list[int]) -> list[int]:
+def _inherited_masks(table: ElementTable, own: np.ndarray) -> np.ndarray | list[int]:
     """For each element, the OR of ``own`` over its strict ancestors. Parents come before their
     children in the table (document order), so one forward pass over ints suffices."""
+    if COMPILED is not None:
+        return COMPILED.inherited(table.parent, own)
+    own = own.tolist()
     parent = table.parent.tolist()
     inherited = [0] * len(own)
     for i in range(1, len(own)):
@@ -346,9 +343,7 @@ def _candidate_features(table: ElementTable, chars: np.ndarray, link_density: np
     n = len(table)
     index = np.arange(n)
     commas = np.bincount(table.piece_owner, minlength=n,
-                         weights=np.fromiter(map(str.count, table.piece_text,
-                                                 itertools.repeat(",")),
-                                             dtype=np.float64, count=len(table.piece_text))
+                         weights=table.piece_commas.astype(np.float64)
                          ).astype(np.float64, copy=False)  # int64 when there are no pieces
     paragraph = np.where(own_chars >= _MIN_PARAGRAPH_CHARS,
                          1.0 + commas + np.minimum(own_chars / 100.0, 3.0), 0.0)
@@ -411,11 +406,11 @@ def vectorize(table: ElementTable) -> np.ndarray:
     tag[:] = 0.0
     tag[index, tag_groups] = 1.0
     # The class attribute serves the keywords and the page group's repeated signatures.
-    classes = list(map(_GET, table.elements, itertools.repeat(b"class")))
-    own = _own_masks(table, classes, landmarks)
+    classes = table.keyword_values[0]
+    own = _own_masks(table, landmarks)
     out[:, _SLICES["attributes"]] = _bits(own, len(KEYWORDS))
     context = out[:, _SLICES["context"]]
-    context[:, :_N_MASK_BITS] = _bits(_inherited_masks(table, own.tolist()), _N_MASK_BITS)
+    context[:, :_N_MASK_BITS] = _bits(_inherited_masks(table, own), _N_MASK_BITS)
     context[:, _N_MASK_BITS:] = text[np.maximum(table.parent, 0)]
     context[table.parent < 0, _N_MASK_BITS:] = 0.0
     out[:, _SLICES["candidate"]] = _candidate_features(table, chars, text[:, 2], own_chars)

@@ -23,8 +23,19 @@ def _module_name(path: Path) -> str:
 
 
 def _modules() -> dict[str, Path]:
-    return {_module_name(path): path for package in LAYERS
-            for path in sorted((ROOT / package).rglob("*.py"))}
+    # Cython modules (the compiled kernel, noisecbr/_kernel.pyx) are modules of the project too.
+    return {_module_name(path): path for package in LAYERS for pattern in ("*.py", "*.pyx")
+            for path in sorted((ROOT / package).rglob(pattern))}
+
+
+def _source(path: Path) -> str:
+    """The module's Python source; of a Cython module, its one-line Python-level imports (the
+    rest is not Python, and a cimport reads C declarations, not a module)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".pyx":
+        return text
+    return "\n".join(line for line in text.splitlines()
+                     if line.startswith(("import ", "from ")) and " cimport " not in line)
 
 
 def _imported(name: str, path: Path, node: ast.AST, known: dict[str, Path]) -> list[str]:
@@ -52,7 +63,7 @@ def _graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in known.items():
         edges = graph.setdefault(name, set())
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(ast.parse(_source(path))):
             for target in _imported(name, path, node, known):
                 # "import a.b.c" names a module inside the project or outside it.
                 while target and target not in known and "." in target:

@@ -1,0 +1,626 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The compiled kernel: the element table of :func:`noisecbr.subtrees.build_table` filled in one
+C pass over libxml2's nodes (``fill_table``), and the integer loops of the vectors
+(``token_codes``, ``lookup``, ``ids``, ``inherited``, ``biggest_child``, ``vocabulary_counts``).
+:mod:`noisecbr.kernel` chooses it or the pure Python path, which is the reference: every output
+here must equal the pure path's bit for bit. Floating-point work stays in numpy.
+
+What the pure path reads through lxml proxies (``.tag``, ``.text``, ``.tail``, ``getparent()``,
+``.get(name)``) is read here from the ``xmlNode`` fields lxml itself reads, with lxml's rules:
+
+* a node's ``.text`` is its run of leading TEXT/CDATA children concatenated (XInclude markers
+  skipped), ``.tail`` the run after it; an entity reference's ``.text`` is ``&name;``;
+* ``.tag`` is ``{href}name`` in a namespace, else ``name``; an entity reference's is not a str;
+* ``.get(name)`` is the value of the attribute of that name in no namespace, "" if it has no
+  value; DTD default values are not looked for here: a page whose DTD declares attributes has
+  its values read through ``.get`` instead.
+
+libxml2 is not linked: lxml's wheels link it statically and do not export it, so only struct
+fields are read (their layout is libxml2's stable public ABI) and nothing of libxml2 is called.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.dict cimport PyDict_GetItem
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.object cimport PyObject
+from cpython.unicode cimport (Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_DATA,
+                              PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND,
+                              PyUnicode_READ, PyUnicode_Substring)
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcmp, memcpy, strcmp, strlen
+
+cimport lxml.includes.etreepublic as cetree
+from lxml.includes.tree cimport (XML_CDATA_SECTION_NODE, XML_ELEMENT_NODE,
+                                 XML_ENTITY_REF_NODE, XML_TEXT_NODE, const_xmlChar, xmlAttr,
+                                 xmlDoc, xmlDtd, xmlNode)
+
+import numpy as np
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)  # PEP 393: one byte per character, all below 128
+
+cdef extern from "libxml/tree.h":
+    # Not in lxml's tree.pxd; numbered as in libxml2's xmlElementType (stable since 2.0).
+    enum:
+        XML_XINCLUDE_START = 19
+        XML_XINCLUDE_END = 20
+
+cetree.import_lxml__etree()
+
+#: The attributes read for the keyword features, in this order (``subtrees.KEYWORD_ATTRIBUTES``:
+#: the import-time check compares the values read).
+cdef const char* ATTRIBUTE_NAMES[4]
+ATTRIBUTE_NAMES[0] = b"class"
+ATTRIBUTE_NAMES[1] = b"id"
+ATTRIBUTE_NAMES[2] = b"role"
+ATTRIBUTE_NAMES[3] = b"aria-label"
+cdef enum:
+    N_ATTRIBUTES = 4
+    #: Slots of the tag cache: a page has a few dozen distinct (name, namespace) pointers.
+    TAG_SLOTS = 256
+
+
+cdef inline bint _is_text(xmlNode* node) noexcept nogil:
+    return node.type == XML_TEXT_NODE or node.type == XML_CDATA_SECTION_NODE
+
+
+cdef inline xmlNode* _text_or_skip(xmlNode* node) noexcept nogil:
+    """lxml's ``_textNodeOrSkip``: the node if it is text, past XInclude markers, else NULL."""
+    while node is not NULL:
+        if _is_text(node):
+            return node
+        if node.type == XML_XINCLUDE_START or node.type == XML_XINCLUDE_END:
+            node = node.next
+        else:
+            return NULL
+    return NULL
+
+
+cdef inline bint _ascii_space(unsigned char byte) noexcept nogil:
+    # The ASCII characters str.isspace() accepts: \t \n \v \f \r, \x1c-\x1f and the space.
+    return byte == 32 or 9 <= byte <= 13 or 28 <= byte <= 31
+
+
+cdef object _run_text(xmlNode* first):
+    """The text of a run of text nodes starting at ``first`` (lxml's ``_collectText``), or None
+    when the run has no text that is not whitespace (``str.isspace``): such text is no piece.
+    Runs of ASCII whitespace, most of a page's runs, are skipped without making a str."""
+    cdef xmlNode* node = _text_or_skip(first)
+    cdef xmlNode* walker
+    cdef const unsigned char* byte
+    cdef Py_ssize_t total = 0, length, at
+    cdef bint visible_ascii = False, non_ascii = False, several = False
+    if node is NULL:
+        return None
+    walker = node
+    while walker is not NULL:
+        if walker.content is not NULL:
+            byte = <const unsigned char*>walker.content
+            if not visible_ascii:  # look only until the first visible ASCII character
+                length = 0
+                while byte[length] != 0:
+                    if byte[length] >= 128:
+                        non_ascii = True
+                    elif not _ascii_space(byte[length]):
+                        visible_ascii = True
+                        break
+                    length += 1
+            total += strlen(<const char*>byte)
+        walker = _text_or_skip(walker.next)
+        if walker is not NULL:
+            several = True
+    if not visible_ascii and not non_ascii:
+        return None  # empty, or ASCII whitespace only
+    if not several:
+        text = PyUnicode_DecodeUTF8(<char*>node.content, total, NULL)
+    else:
+        joined = PyBytes_FromStringAndSize(NULL, total)
+        at = 0
+        walker = node
+        while walker is not NULL:
+            if walker.content is not NULL:
+                length = strlen(<const char*>walker.content)
+                memcpy(PyBytes_AS_STRING(joined) + at, walker.content, length)
+                at += length
+            walker = _text_or_skip(walker.next)
+        text = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(joined), total, NULL)
+    if not visible_ascii and _all_space(text):
+        return None  # Unicode whitespace only (NBSP, ideographic space, …)
+    return text
+
+
+cdef bint _all_space(str text):
+    """``text.isspace()`` for a non-empty str."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t i
+    for i in range(PyUnicode_GET_LENGTH(text)):
+        if not Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)):
+            return False
+    return True
+
+
+cdef inline bint _is_word(Py_UCS4 ch) noexcept:
+    # re's \w for str patterns (_sre's SRE_UNI_IS_WORD): alphanumeric or the underscore.
+    if ch < 128:
+        return (48 <= ch <= 57) or (65 <= ch <= 90) or (97 <= ch <= 122) or ch == 95
+    return Py_UNICODE_ISALNUM(ch) or ch == 95
+
+
+cdef inline bint _is_punct(Py_UCS4 ch) noexcept nogil:
+    # subtrees._PUNCT: [.!?,;:]
+    return ch == 46 or ch == 33 or ch == 63 or ch == 44 or ch == 59 or ch == 58
+
+
+cdef class _Pieces:
+    """The text pieces being collected, with their per-piece counts."""
+    cdef list text, tokens
+    cdef int[::1] owner, words, chars, punct, commas
+    cdef unsigned char[::1] in_link
+    cdef Py_ssize_t count
+
+    def __cinit__(self, Py_ssize_t capacity):
+        self.text, self.tokens, self.count = [], [], 0
+        self.owner = np.empty(capacity, dtype=np.int32)
+        self.words = np.empty(capacity, dtype=np.int32)
+        self.chars = np.empty(capacity, dtype=np.int32)
+        self.punct = np.empty(capacity, dtype=np.int32)
+        self.commas = np.empty(capacity, dtype=np.int32)
+        self.in_link = np.empty(capacity, dtype=np.uint8)
+
+    cdef int add(self, str text, int owner, bint in_link) except -1:
+        """Append a piece: its tokens (runs of \\w), word characters, punctuation, commas."""
+        cdef int kind = PyUnicode_KIND(text)
+        cdef void* data = PyUnicode_DATA(text)
+        cdef Py_ssize_t length = PyUnicode_GET_LENGTH(text), i = 0, start, k = self.count
+        cdef int chars = 0, punct = 0, commas = 0
+        cdef Py_UCS4 ch
+        cdef list tokens = []
+        while i < length:
+            ch = PyUnicode_READ(kind, data, i)
+            if _is_word(ch):
+                start = i
+                i += 1
+                while i < length and _is_word(PyUnicode_READ(kind, data, i)):
+                    i += 1
+                tokens.append(PyUnicode_Substring(text, start, i))
+                chars += i - start
+                continue
+            if _is_punct(ch):
+                punct += 1
+                if ch == 44:
+                    commas += 1
+            i += 1
+        self.text.append(text)
+        self.tokens.append(tokens)
+        self.owner[k] = owner
+        self.words[k] = len(tokens)
+        self.chars[k] = chars
+        self.punct[k] = punct
+        self.commas[k] = commas
+        self.in_link[k] = in_link
+        self.count = k + 1
+        return 0
+
+    cdef dict fields(self):
+        """The pieces' fields of the table (the arrays cut to the pieces found)."""
+        cdef Py_ssize_t count = self.count
+        return {
+            "piece_text": self.text,
+            "piece_tokens": self.tokens,
+            "piece_owner": np.asarray(self.owner[:count]).copy(),
+            "piece_words": np.asarray(self.words[:count]).copy(),
+            "piece_chars": np.asarray(self.chars[:count]).copy(),
+            "piece_punct": np.asarray(self.punct[:count]).copy(),
+            "piece_commas": np.asarray(self.commas[:count]).copy(),
+            "piece_in_link": np.asarray(self.in_link[:count]).astype(bool),
+        }
+
+
+cdef class _TagCache:
+    """Each distinct (name, namespace) pointer's lower-cased tag, made once per page."""
+    cdef const_xmlChar* names[TAG_SLOTS]
+    cdef const_xmlChar* hrefs[TAG_SLOTS]
+    cdef PyObject* tags[TAG_SLOTS]
+    cdef list keep  # owns the tags the slots point to
+    cdef object entity_tag
+
+    def __cinit__(self):
+        cdef int i
+        for i in range(TAG_SLOTS):
+            self.names[i] = NULL
+        self.keep = []
+        self.entity_tag = "#other"
+
+    cdef str tag(self, xmlNode* node):
+        cdef const_xmlChar* href = NULL
+        cdef size_t slot
+        cdef int probe
+        if node.type != XML_ELEMENT_NODE:
+            return self.entity_tag  # entity references: lxml's tag is not a str
+        if node.ns is not NULL:
+            href = node.ns.href
+        slot = ((<size_t>node.name >> 3) ^ (<size_t>href >> 5)) % TAG_SLOTS
+        for probe in range(TAG_SLOTS // 4):
+            if self.names[slot] is NULL:
+                break
+            if self.names[slot] == node.name and self.hrefs[slot] == href:
+                return <str>self.tags[slot]
+            slot = (slot + 1) % TAG_SLOTS
+        tag = _spelled_tag(node.name, href).lower()
+        if self.names[slot] is NULL:  # else the probe ran out: not cached, still right
+            self.keep.append(tag)
+            self.names[slot], self.hrefs[slot] = node.name, href
+            self.tags[slot] = <PyObject*>tag
+        return tag
+
+
+cdef str _spelled_tag(const_xmlChar* name, const_xmlChar* href):
+    """lxml's ``_namespacedNameFromNsName``: ``{href}name``, or ``name`` without a namespace."""
+    local = PyUnicode_DecodeUTF8(<char*>name, strlen(<const char*>name), NULL)
+    if href is NULL:
+        return local
+    return "{" + PyUnicode_DecodeUTF8(<char*>href, strlen(<const char*>href), NULL) \
+        + "}" + local
+
+
+cdef inline object _entity_text(xmlNode* node):
+    return "&" + PyUnicode_DecodeUTF8(<char*>node.name, strlen(<const char*>node.name),
+                                      NULL) + ";"
+
+
+cdef bint _declares_attributes(xmlDoc* doc) noexcept:
+    """Whether the document's DTD declares attributes (then default values may exist, which
+    ``.get`` finds and the struct reads here do not)."""
+    if doc is NULL or doc.intSubset is NULL:
+        return False
+    if doc.intSubset.attributes is not NULL:
+        return True
+    return doc.extSubset is not NULL and doc.extSubset.attributes is not NULL
+
+
+cdef int _attribute_slot(const_xmlChar* name) noexcept nogil:
+    """Which of ATTRIBUTE_NAMES ``name`` is, or -1."""
+    cdef int which
+    for which in range(N_ATTRIBUTES):
+        if strcmp(<const char*>name, ATTRIBUTE_NAMES[which]) == 0:
+            return which
+    return -1
+
+
+cdef int _read_attributes(list elements, Py_ssize_t n, xmlNode** nodes,
+                          list values) except -1:
+    """Each element's values of the four keyword attributes, as ``element.get`` reads them:
+    the attribute of that name in no namespace, "" when it has no value."""
+    cdef Py_ssize_t k
+    cdef int which
+    cdef xmlAttr* attribute
+    cdef xmlNode* child
+    if _declares_attributes(nodes[0].doc):
+        for which in range(N_ATTRIBUTES):
+            name = ATTRIBUTE_NAMES[which].decode()
+            values[which] = [element.get(name) for element in elements]
+        return 0
+    for k in range(n):
+        attribute = nodes[k].properties if nodes[k].type == XML_ELEMENT_NODE else NULL
+        while attribute is not NULL:
+            which = _attribute_slot(attribute.name) if attribute.ns is NULL else -1
+            # The first attribute of the name is the one .get finds (a parser keeps one).
+            if which >= 0 and (<list>values[which])[k] is None:
+                child = attribute.children
+                if child is NULL:
+                    value = ""
+                elif child.next is NULL and _is_text(child) and child.content is not NULL:
+                    value = PyUnicode_DecodeUTF8(<char*>child.content,
+                                                 strlen(<const char*>child.content), NULL)
+                else:  # entity references in the value: let lxml join them
+                    value = (<object>PyList_GET_ITEM(elements, k)).get(
+                        ATTRIBUTE_NAMES[which].decode())
+                (<list>values[which])[k] = value
+            attribute = attribute.next
+    return 0
+
+
+def fill_table(list elements):
+    """The element table's fields for ``elements`` (a body's ``iter(Element, Entity)``, in
+    document order): a dict of the ElementTable fields other than ``elements``."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(elements)
+    arrays = {name: np.empty(n, dtype=np.int32) for name in
+              ("parent", "depth", "end", "piece_start", "piece_end")}
+    arrays["n_children"] = np.zeros(n, dtype=np.int32)
+    cdef unsigned char* in_link = NULL
+    cdef xmlNode** nodes = NULL
+    cdef int* stack = NULL
+    cdef _Pieces pieces = _Pieces(2 * n)  # a text and a tail per element at most
+    cdef list tags = [None] * n
+    cdef list values = [[None] * n for _ in range(N_ATTRIBUTES)]
+    if n > 0:
+        try:
+            nodes = <xmlNode**>malloc(n * sizeof(xmlNode*))
+            stack = <int*>malloc(n * sizeof(int))
+            in_link = <unsigned char*>malloc(n)
+            if nodes is NULL or stack is NULL or in_link is NULL:
+                raise MemoryError()
+            _walk(elements, n, nodes, stack, in_link, _TagCache(), pieces, tags,
+                  arrays["parent"], arrays["depth"], arrays["end"], arrays["n_children"],
+                  arrays["piece_start"], arrays["piece_end"])
+            _read_attributes(elements, n, nodes, values)
+        finally:
+            free(nodes)
+            free(stack)
+            free(in_link)
+    arrays.update(pieces.fields())
+    arrays["tags"] = tags
+    arrays["keyword_values"] = values
+    return arrays
+
+
+cdef void _walk(list elements, Py_ssize_t n, xmlNode** nodes, int* stack,
+                unsigned char* in_link, _TagCache cache, _Pieces pieces, list tags,
+                int[::1] parent, int[::1] depth, int[::1] end, int[::1] n_children,
+                int[::1] piece_start, int[::1] piece_end) except *:
+    """One pass in document order: an element enters after the elements it follows have ended
+    (their tails are pieces of their parents, innermost first), then its own text is a piece.
+    The stack holds the open elements: depth is its height, a parent its top."""
+    cdef Py_ssize_t k, top = 0
+    cdef int j
+    cdef xmlNode* node
+    for k in range(n):
+        node = (<cetree._Element?>PyList_GET_ITEM(elements, k))._c_node
+        nodes[k] = node
+        if k > 0:
+            while top > 0 and nodes[stack[top - 1]] != node.parent:
+                top -= 1
+                _close(stack[top], k, nodes, in_link, pieces, parent, end, piece_end)
+            if top == 0:
+                raise ValueError("the elements are not one subtree in document order")
+            parent[k] = stack[top - 1]
+            n_children[stack[top - 1]] += 1
+        else:
+            parent[k] = -1
+        depth[k] = top
+        tag = cache.tag(node)
+        tags[k] = tag
+        in_link[k] = tag == "a" or (k > 0 and in_link[parent[k]])
+        piece_start[k] = pieces.count
+        if node.type == XML_ENTITY_REF_NODE:
+            pieces.add(_entity_text(node), k, in_link[k])
+        else:
+            text = _run_text(node.children)
+            if text is not None:
+                pieces.add(text, k, in_link[k])
+        stack[top] = k
+        top += 1
+    while top > 0:
+        top -= 1
+        _close(stack[top], n, nodes, in_link, pieces, parent, end, piece_end)
+
+
+cdef inline void _close(int j, Py_ssize_t at, xmlNode** nodes, unsigned char* in_link,
+                        _Pieces pieces, int[::1] parent, int[::1] end,
+                        int[::1] piece_end) except *:
+    """Element ``j`` ends before element ``at``: its ranges close and its tail (not the
+    body's: that is outside the page) becomes a piece of its parent."""
+    end[j] = at
+    piece_end[j] = pieces.count
+    if j > 0:
+        tail = _run_text(nodes[j].next)
+        if tail is not None:
+            pieces.add(tail, parent[j], in_link[parent[j]])
+
+
+cdef enum:
+    #: Longest word (bytes) the table of listed words holds; longer tokens are in no list.
+    WORD_BYTES = 24
+    #: Slots of that table: a power of two, at least four times the listed words (~300).
+    WORD_SLOTS = 2048
+
+
+cdef class AsciiWords:
+    """The code bits of the listed words (stop words, boilerplate vocabularies: lower-case
+    ASCII), in a small C hash table: an ASCII token's code needs no Python dict lookup (the
+    token cache holds ~10⁵ tokens, and probing it misses the CPU caches)."""
+    cdef char keys[WORD_SLOTS][WORD_BYTES]
+    cdef unsigned char lengths[WORD_SLOTS]
+    cdef long long bits[WORD_SLOTS]
+    cdef readonly bint usable  # False if a word cannot be held: every token then takes the dict
+
+    def __cinit__(self, dict word_bits):
+        cdef Py_ssize_t length
+        cdef size_t slot
+        cdef int k
+        self.usable = True
+        for k in range(WORD_SLOTS):
+            self.lengths[k] = 0
+        if len(word_bits) * 4 > WORD_SLOTS:
+            self.usable = False
+            return
+        for word, bits in word_bits.items():
+            encoded = word.encode("utf-8") if isinstance(word, str) else b""
+            length = len(encoded)
+            if (length == 0 or length >= WORD_BYTES or not word.isascii()
+                    or word.lower() != word):
+                self.usable = False
+                return
+            slot = _word_hash(encoded, length) & (WORD_SLOTS - 1)
+            while self.lengths[slot] != 0:
+                slot = (slot + 1) & (WORD_SLOTS - 1)
+            memcpy(self.keys[slot], <const char*>encoded, length)
+            self.lengths[slot] = <unsigned char>length
+            self.bits[slot] = bits
+
+    cdef long long find(self, const char* lower, Py_ssize_t length) noexcept:
+        """The bits of the lower-cased word, 0 if it is not listed."""
+        cdef size_t slot = _word_hash(lower, length) & (WORD_SLOTS - 1)
+        while self.lengths[slot] != 0:
+            if self.lengths[slot] == length and memcmp(self.keys[slot], lower, length) == 0:
+                return self.bits[slot]
+            slot = (slot + 1) & (WORD_SLOTS - 1)
+        return 0
+
+
+cdef inline size_t _word_hash(const char* word, Py_ssize_t length) noexcept nogil:
+    # FNV-1a: a few dozen short words, no adversary.
+    cdef size_t h = 14695981039346656037ULL
+    cdef Py_ssize_t i
+    for i in range(length):
+        h = (h ^ <unsigned char>word[i]) * 1099511628211ULL
+    return h
+
+
+cdef long long _ascii_code(str token, AsciiWords words, long long title, long long digit):
+    """``pagefeatures._code`` of a token whose characters are ASCII word characters: Title Case
+    and digits by str.istitle's and str.isdigit's rules, then the listed word's bits."""
+    cdef const char* chars = <const char*>PyUnicode_DATA(token)
+    cdef Py_ssize_t length = PyUnicode_GET_LENGTH(token), i
+    cdef char lower[WORD_BYTES]
+    cdef char ch
+    cdef bint cased = False, previous_cased = False, titled = True, digits = True
+    for i in range(length):
+        ch = chars[i]
+        if b"A" <= ch <= b"Z":
+            titled = titled and not previous_cased
+            previous_cased = cased = True
+        elif b"a" <= ch <= b"z":
+            titled = titled and previous_cased
+            previous_cased = cased = True
+        else:
+            previous_cased = False
+        digits = digits and b"0" <= ch <= b"9"
+        if i < WORD_BYTES:
+            lower[i] = ch + 32 if b"A" <= ch <= b"Z" else ch
+    cdef long long code = (title if titled and cased else 0) | (digit if digits else 0)
+    if length < WORD_BYTES:
+        code |= words.find(lower, length)
+    return code
+
+
+def token_codes(list piece_tokens, dict cache, object code, AsciiWords words, long long title,
+                long long digit):
+    """The code of every token of ``piece_tokens`` (a list of lists of str) in order. Tokens of
+    ASCII word characters are coded here (``words``: the listed words' bits, ``title`` and
+    ``digit`` the Title Case and digit bits); the others come from ``cache`` (token → int) or,
+    when not in it, ``code(token)`` (which caches it)."""
+    cdef Py_ssize_t total = 0, i, j, at = 0
+    cdef list tokens
+    cdef PyObject* found
+    for i in range(PyList_GET_SIZE(piece_tokens)):
+        total += PyList_GET_SIZE(<list>PyList_GET_ITEM(piece_tokens, i))
+    out = np.empty(total, dtype=np.int64)
+    cdef long long[::1] codes = out
+    for i in range(PyList_GET_SIZE(piece_tokens)):
+        tokens = <list>PyList_GET_ITEM(piece_tokens, i)
+        for j in range(PyList_GET_SIZE(tokens)):
+            token = <object>PyList_GET_ITEM(tokens, j)
+            if words.usable and PyUnicode_IS_ASCII(token):
+                codes[at] = _ascii_code(token, words, title, digit)
+            else:
+                found = PyDict_GetItem(cache, token)
+                if found is not NULL:
+                    codes[at] = <object>found
+                else:
+                    codes[at] = code(token)
+            at += 1
+    return out
+
+
+def lookup(list values, dict table, object missing, bint unsigned):
+    """``table.get(value, missing)`` of every value, as an int64 (uint64 if ``unsigned``) array:
+    ``np.fromiter(map(table.get, values, repeat(missing)))`` without a Python call per value."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(values), k
+    cdef PyObject* found
+    out = np.empty(n, dtype=np.uint64 if unsigned else np.int64)
+    cdef unsigned long long[::1] unsigned_out
+    cdef long long[::1] signed_out
+    cdef unsigned long long unsigned_missing = 0
+    cdef long long signed_missing = 0
+    if unsigned:
+        unsigned_out, unsigned_missing = out, missing
+        for k in range(n):
+            found = PyDict_GetItem(table, <object>PyList_GET_ITEM(values, k))
+            unsigned_out[k] = <object>found if found is not NULL else unsigned_missing
+    else:
+        signed_out, signed_missing = out, missing
+        for k in range(n):
+            found = PyDict_GetItem(table, <object>PyList_GET_ITEM(values, k))
+            signed_out[k] = <object>found if found is not NULL else signed_missing
+    return out
+
+
+def ids(list values, dict index):
+    """``map(index.setdefault, values, itertools.count(len(index) + 1))`` as an int64 array: a
+    value met first at position k is numbered len(index) + 1 + k (``index`` is filled)."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(values), k
+    cdef long long start = len(index) + 1
+    cdef PyObject* found
+    out = np.empty(n, dtype=np.int64)
+    cdef long long[::1] numbers = out
+    for k in range(n):
+        value = <object>PyList_GET_ITEM(values, k)
+        found = PyDict_GetItem(index, value)
+        if found is not NULL:
+            numbers[k] = <object>found
+        else:
+            index[value] = start + k
+            numbers[k] = start + k
+    return out
+
+
+def inherited(const int[::1] parent, const unsigned long long[::1] own):
+    """For every element, the OR of ``own`` over its strict ancestors (parents come before
+    their children: one forward pass)."""
+    cdef Py_ssize_t n = parent.shape[0], i
+    out = np.zeros(n, dtype=np.uint64)
+    cdef unsigned long long[::1] result = out
+    for i in range(1, n):
+        result[i] = result[parent[i]] | own[parent[i]]
+    return out
+
+
+def biggest_child(const long long[::1] parent, const double[::1] words):
+    """Per element, the largest ``words`` of its children, 0 if it has none (what
+    ``np.maximum.at(out, parent[1:], words[1:])`` on zeros gives; words are never NaN)."""
+    cdef Py_ssize_t n = parent.shape[0], i
+    out = np.zeros(n, dtype=np.float64)
+    cdef double[::1] best = out
+    for i in range(1, n):
+        if words[i] > best[parent[i]]:
+            best[parent[i]] = words[i]
+    return out
+
+
+def vocabulary_counts(const long long[::1] codes, const long long[::1] start,
+                      const long long[::1] end, const long long[::1] head_end,
+                      int vocabularies, long long title_bit, long long digit_bit, int shift):
+    """Per element, over its tokens ``[start, end)``: how many are Title Case, how many digits,
+    how many of each vocabulary, and of each vocabulary among ``[start, head_end)`` (int32
+    arrays; the differences of cumulative counts, as ``pagefeatures`` computes them)."""
+    cdef Py_ssize_t count = codes.shape[0], n = start.shape[0], k, i
+    cdef int v
+    cdef long long index
+    title_sums = np.zeros(count + 1, dtype=np.int32)
+    digit_sums = np.zeros(count + 1, dtype=np.int32)
+    vocabulary_sums = np.zeros((count + 1, vocabularies), dtype=np.int32)
+    cdef int[::1] title = title_sums, digit = digit_sums
+    cdef int[:, ::1] vocabulary = vocabulary_sums
+    for k in range(count):
+        title[k + 1] = title[k] + ((codes[k] & title_bit) != 0)
+        digit[k + 1] = digit[k] + ((codes[k] & digit_bit) != 0)
+        vocabulary[k + 1, :] = vocabulary[k, :]
+        index = (codes[k] >> shift) - 1
+        if index >= vocabularies:
+            raise ValueError(f"token code {codes[k]} names no vocabulary")
+        if index >= 0:
+            vocabulary[k + 1, index] += 1
+    outputs = (np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32),
+               np.empty((n, vocabularies), dtype=np.int32),
+               np.empty((n, vocabularies), dtype=np.int32))
+    cdef int[::1] titles = outputs[0], digits = outputs[1]
+    cdef int[:, ::1] in_range = outputs[2], in_head = outputs[3]
+    for i in range(n):
+        titles[i] = title[end[i]] - title[start[i]]
+        digits[i] = digit[end[i]] - digit[start[i]]
+        for v in range(vocabularies):
+            in_range[i, v] = vocabulary[end[i], v] - vocabulary[start[i], v]
+            in_head[i, v] = vocabulary[head_end[i], v] - vocabulary[start[i], v]
+    return outputs

@@ -1,0 +1,249 @@
+"""The compiled kernel (noisecbr/_kernel.pyx) against the pure Python path it replaces: the same
+element table field by field, hence the same vectors and the same cleaned text, on the fixtures,
+on hand-made pages that probe lxml's text rules, and on generated hostile pages. The whole dev
+data (2 344 pages) is compared by ``benchmarks/identity.py``, too slow for CI."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+import noisecbr
+from fuzzing import FAMILIES, fixture_pages, generate
+from noisecbr import kernel, subtrees
+from noisecbr.cleaner import Cleaner
+from noisecbr.tidy import InputError, tidy
+from noisecbr.vectors import vectorize
+
+try:  # the module itself, even where the import-time check turned it down
+    from noisecbr import _kernel
+except ImportError:
+    _kernel = None
+
+#: test_the_compiled_kernel_is_built_and_in_use fails where it is missing.
+compiled_only = pytest.mark.skipif(_kernel is None, reason="the compiled kernel is not built")
+in_use = pytest.mark.skipif(subtrees.COMPILED is None, reason="the compiled kernel is not in use")
+
+
+def both_fields(body: etree._Element) -> tuple[dict, dict]:
+    """The table fields of ``body`` by the compiled kernel and by the pure Python path."""
+    elements = list(body.iter(etree.Element, etree.Entity))
+    return _kernel.fill_table(elements), subtrees.python_fields(elements)
+
+
+def assert_same_table(body: etree._Element) -> dict:
+    compiled, python = both_fields(body)
+    assert kernel.differences(compiled, python) == []
+    return compiled
+
+
+@pytest.fixture
+def pure_python(monkeypatch):
+    """Every noisecbr module that holds the kernel switched to the pure Python path."""
+    def switch() -> None:
+        for module in list(sys.modules.values()):
+            if (getattr(module, "__name__", "").startswith("noisecbr")
+                    and getattr(module, "COMPILED", None) is not None):
+                monkeypatch.setattr(module, "COMPILED", None)
+    return switch
+
+
+def test_the_compiled_kernel_is_built_and_in_use():
+    # CI must not run the pure Python path unnoticed: the install builds the kernel, and only
+    # the environment variable may turn it off.
+    if os.environ.get(kernel.PURE_PYTHON_ENV) == "1":
+        assert subtrees.KERNEL == "python"
+    else:
+        assert _kernel is not None  # the build put it there
+        assert subtrees.KERNEL == "compiled"
+        assert subtrees.COMPILED is not None
+
+
+def test_the_environment_variable_selects_the_pure_path():
+    code = "import noisecbr.subtrees as s; print(s.KERNEL, s.COMPILED)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, kernel.PURE_PYTHON_ENV: "1"}).stdout
+    assert out.split() == ["python", "None"]
+
+
+@in_use
+def test_a_kernel_that_disagrees_is_not_used():
+    wrong = lambda elements: {**subtrees.python_fields(elements), "tags": []}  # noqa: E731
+    with pytest.warns(RuntimeWarning, match="disagrees"):
+        assert kernel.load(wrong) is None
+    assert kernel.load(subtrees.python_fields) is subtrees.COMPILED
+
+
+def test_differences_names_the_fields_that_differ():
+    a = {"x": np.array([1, 2], dtype=np.int32), "y": ["a"], "z": np.zeros(1, dtype=bool)}
+    b = {"x": np.array([1, 2], dtype=np.int64), "y": ["a"], "z": np.ones(1, dtype=bool)}
+    assert kernel.differences(a, b) == ["x", "z"]
+    assert kernel.differences(a, a) == []
+
+
+@in_use
+@pytest.mark.parametrize("page", range(len(fixture_pages())))
+def test_fixture_pages_give_the_same_table_vectors_and_text(page, pure_python):
+    html = fixture_pages()[page]
+    body = tidy(html)
+    assert_same_table(body)
+    compiled_vectors = vectorize(subtrees.build_table(body))
+    compiled_result = noisecbr.clean(html)
+    cleaner = Cleaner()
+    compiled_decision, _ = cleaner.decide(subtrees.build_table(body))
+    pure_python()
+    assert subtrees.build_table(tidy(html)).elements  # still works on the pure path
+    assert vectorize(subtrees.build_table(body)).tobytes() == compiled_vectors.tobytes()
+    assert np.array_equal(cleaner.decide(subtrees.build_table(body))[0], compiled_decision)
+    result = noisecbr.clean(html)
+    assert (result.text, result.comments, result.title) == (
+        compiled_result.text, compiled_result.comments, compiled_result.title)
+
+
+def _xml_body(markup: str, **options) -> etree._Element:
+    parser = etree.XMLParser(resolve_entities=False, strip_cdata=False, **options)
+    root = etree.fromstring(markup.encode(), parser)
+    return root if root.tag == "body" else root.find(".//body")
+
+
+#: Pages that only an XML parser or the tree API can make: entity references, CDATA, comments
+#: and processing instructions between text, namespaces, upper-case tags, DTD attributes.
+XML_PAGES = {
+    "entity references": """<!DOCTYPE body [<!ENTITY e "x"><!ENTITY f "y">]>
+        <body><p class="a">one &e; two&f;<b>&e;</b>&e;&f; tail</p>&e;</body>""",
+    "comments and PIs between text": """<body><p>before<!-- c -->after<?pi x?>more<b>b</b>
+        tail<!-- d -->hidden tail<?q?>also</p><!-- e --> body text</body>""",
+    "CDATA": "<body><p>a<![CDATA[b < c]]>d<b/><![CDATA[e]]>f</p><![CDATA[  ]]></body>",
+    "namespaces": """<body xmlns:s="http://www.w3.org/2000/svg" xmlns:x="urn:x">
+        <s:svg class="i"><s:foreignObject>f</s:foreignObject></s:svg>
+        <x:a x:class="no" class="yes">in link</x:a><a><x:b>linked</x:b></a></body>""",
+    "upper-case tags": "<body><DIV CLASS='x' class='y'><A>Link</A> text<P>Para</P></DIV></body>",
+    "DTD attribute defaults": """<!DOCTYPE body [<!ATTLIST p class CDATA "fixed-nav">]>
+        <body><p>default class</p><p class="own">own class</p></body>""",
+    "entity in an attribute": """<!DOCTYPE body [<!ENTITY e "nav">]>
+        <body><p class="site-&e; menu" id="x&e;">text</p></body>""",
+    "empty body": "<body/>",
+    "whitespace only": "<body>\n  <p> \t </p>\r\n<p>\u00a0\u3000\u2028\x85</p>  </body>",
+}
+
+
+@compiled_only
+@pytest.mark.parametrize("name", sorted(XML_PAGES))
+def test_xml_pages_give_the_same_table(name):
+    fields = assert_same_table(_xml_body(XML_PAGES[name]))
+    assert len(fields["tags"]) >= 1
+
+
+@compiled_only
+def test_lxml_text_rules_are_followed():
+    fields = assert_same_table(_xml_body(XML_PAGES["comments and PIs between text"]))
+    # The texts after a comment or PI are their tails: not pieces.
+    assert "after" not in " ".join(fields["piece_text"])
+    fields = assert_same_table(_xml_body(XML_PAGES["entity references"]))
+    assert "&e;" in fields["piece_text"] and "#other" in fields["tags"]
+    fields = assert_same_table(_xml_body(XML_PAGES["DTD attribute defaults"]))
+    assert fields["keyword_values"][0][1:] == ["fixed-nav", "own"]
+    fields = assert_same_table(_xml_body(XML_PAGES["whitespace only"]))
+    assert fields["piece_text"] == []
+
+
+#: HTML pages (through tidy, and through lxml's HTML parser keeping comments and PIs).
+HTML_PAGES = {
+    "unicode": """<body><p>NBSP\u00a0only: <b>\u00a0</b><i>\u2003\u3000</i>zero\u200bwidth
+        <span>\U0001f600 \U0001d400\U0001d401 \U00010400x_1 \u0663\u00b2 __ a_b_</span>
+        Ünïcödé, 日本語。 ¿Qué? ¡Sí! x.y,z;w:v</p></body>""",
+    "attributes": """<body><div class id="" role="navigation" aria-label="Main menu"
+        data-x="1" class="second">x</div><p CLASS="Upper">y</p><p class=a&amp;b>z</p></body>""",
+    "links and tails": "<body><a href=x>one <b>two</b> three</a> after <a>four</a>five</body>",
+    "comments in html": "<body><p>a<!-- c -->b<?php echo 1; ?>c</p><!-- d -->e</body>",
+    "svg in html": "<body><svg viewBox='0 0 1 1'><foreignObject>f</foreignObject></svg></body>",
+}
+
+
+@compiled_only
+@pytest.mark.parametrize("name", sorted(HTML_PAGES))
+@pytest.mark.parametrize("parser", ["tidy-lxml", "tidy-html5lib", "lxml-keeping-comments"])
+def test_html_pages_give_the_same_table(name, parser):
+    html = HTML_PAGES[name]
+    if parser == "lxml-keeping-comments":
+        body = etree.HTML(html, etree.HTMLParser(remove_comments=False)).find("body")
+    else:
+        body = tidy(html, parser=parser.removeprefix("tidy-"))
+    assert_same_table(body)
+
+
+@compiled_only
+def test_a_very_deep_tree_needs_no_recursion():
+    body = etree.Element("body")
+    node = body
+    for depth in range(20_000):  # far past Python's recursion limit and libxml2's parse limit
+        node = etree.SubElement(node, "div", {"class": f"d{depth % 7}"})
+        node.text = f"level {depth}"
+        node.tail = "tail," if depth % 3 else None
+    fields = assert_same_table(body)
+    assert fields["depth"].max() == 20_000
+
+
+@compiled_only
+def test_a_very_wide_tree():
+    body = etree.Element("body")
+    for k in range(30_000):
+        etree.SubElement(body, "a" if k % 2 else "span", id=str(k)).tail = f" w{k} "
+    fields = assert_same_table(body)
+    assert int(fields["n_children"][0]) == 30_000
+
+
+@compiled_only
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1),
+       family=st.sampled_from(sorted(set(FAMILIES) - {"deep-nesting"})))
+def test_generated_pages_give_the_same_table(seed, family):
+    page = generate(random.Random(seed), family)
+    try:
+        body = tidy(page)
+    except InputError:
+        return
+    assert_same_table(body)
+    raw = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
+    root = etree.HTML(raw, etree.HTMLParser(remove_comments=False, recover=True))
+    if root is not None:
+        assert_same_table(root)
+
+
+@compiled_only
+def test_dev_pages_give_the_same_table(modernweb_dev):
+    # Fifty real pages of one set (the whole dev data: benchmarks/identity.py).
+    for path in sorted((modernweb_dev / "html").glob("*.html.gz"))[:50]:
+        assert_same_table(tidy(gzip.decompress(path.read_bytes())))
+
+
+#: Tokens whose codes have edges: Title Case next to digits and underscores, all capitals,
+#: listed words in any case, the longest listed word, non-ASCII tokens (the dict's path)
+#: including a Kelvin sign that lower-cases to ASCII.
+TRICKY_TOKENS = ["ABC", "Abc", "aBc", "A1", "1A", "_A", "A_b", "A_B", "Hello_World", "X", "x",
+                 "123", "0", "_", "The", "THE", "the", "advertisement", "Advertisement", "ADS",
+                 "In", "iN", "In2", "comments", "COMMENTS", "a" * 40, "Ünï", "\u212aike", "日本",
+                 "\U0001d400", "x_1"]
+
+
+@compiled_only
+def test_token_codes_match_the_python_coder():
+    from noisecbr import pagefeatures
+    tokens = [TRICKY_TOKENS] + [piece for html in fixture_pages()
+                                for piece in subtrees.build_table(tidy(html)).piece_tokens]
+    expected = [pagefeatures._code(token) for piece in tokens for token in piece]
+    for words in (pagefeatures._ASCII_WORDS, _kernel.AsciiWords({"é": 1})):  # C, and the dict
+        codes = _kernel.token_codes(tokens, {}, pagefeatures._code, words, pagefeatures.TITLE,
+                                    pagefeatures.DIGIT)
+        assert codes.tolist() == expected
+    assert pagefeatures._ASCII_WORDS.usable and not _kernel.AsciiWords({"é": 1}).usable
