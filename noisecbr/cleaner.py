@@ -37,7 +37,8 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
-from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_words
+from .byline import author_of, byline_index
+from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_pieces, kept_words
 from .memory import SiteMemory
 from .metadata import MAX_HEADLINE_WORDS, PageMetadata, headline_element, page_metadata
 from .model import Model, load_model
@@ -290,8 +291,14 @@ def _headline_index(table: ElementTable) -> int | None:
     """The table index of the headline the result will take out of the text, if any."""
     if not len(table):
         return None
-    headline = _headline(table.elements[0])[1]  # element 0 is the body
-    return next((i for i, element in enumerate(table.elements) if element is headline), None)
+    return _index_of(table, _headline(table.elements[0])[1])  # element 0 is the body
+
+
+def _index_of(table: ElementTable, element: etree._Element | None) -> int | None:
+    """The table index of ``element`` (None for None)."""
+    if element is None:
+        return None
+    return next((i for i, other in enumerate(table.elements) if other is element), None)
 
 
 def _xml_safe_metadata(metadata: PageMetadata) -> PageMetadata:
@@ -315,6 +322,17 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
     removed.update(comment_roots)
     if headline is not None:
         removed.add(headline)
+    if len(table):
+        # The byline, like the headline, is metadata: out of the text, its name the author's
+        # when the page declares none.
+        kept = kept_pieces(table, decision, _index_of(table, headline))
+        byline = byline_index(table, kept, metadata.author)
+        if byline is not None:
+            removed.add(elements[byline])
+            if metadata.author is None:
+                named = author_of(" ".join(table.piece_text[
+                    table.piece_start[byline]:table.piece_end[byline]]))
+                metadata = dataclasses.replace(metadata, author=xml_safe(named or "") or None)
     # Control characters the parser left in the text (from raw bytes or references such as
     # &#1;) are not text, and would reach a terminal as they are.
     text = xml_safe(render_text(body, removed))

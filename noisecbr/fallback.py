@@ -21,7 +21,8 @@ import numpy as np
 from .result import COMMENT, DATA, MIXTURE, NOISE
 from .subtrees import ElementTable
 
-__all__ = ["FALLBACK_MIN_WORDS", "FALLBACK_PAGE_WORDS", "kept_words", "fallback_subtree",
+__all__ = ["FALLBACK_MIN_WORDS", "FALLBACK_PAGE_WORDS", "kept_pieces", "kept_words",
+           "fallback_subtree",
            "fall_back"]
 
 #: The walk "kept almost nothing" below this many words. 10 words: the bench counts a page
@@ -41,15 +42,22 @@ def _removed_pieces(table: ElementTable, decision: np.ndarray) -> np.ndarray:
     return np.cumsum(marks[:-1]) > 0
 
 
+def kept_pieces(table: ElementTable, decision: np.ndarray,
+                without: int | None = None) -> np.ndarray:
+    """Per text piece: do the decisions keep it (outside the subtree of element ``without``,
+    the headline)?"""
+    kept = ~_removed_pieces(table, decision)
+    if without is not None:
+        kept[table.piece_start[without]:table.piece_end[without]] = False
+    return kept
+
+
 def kept_words(table: ElementTable, decision: np.ndarray, without: int | None = None) -> int:
     """Words of the page that the decisions keep, those in the subtree of element ``without``
     (the headline) left out."""
     if not len(table):
         return 0
-    kept = ~_removed_pieces(table, decision)
-    if without is not None:
-        kept[table.piece_start[without]:table.piece_end[without]] = False
-    return int(table.piece_words[kept].sum())
+    return int(table.piece_words[kept_pieces(table, decision, without)].sum())
 
 
 def fallback_subtree(table: ElementTable, proba: np.ndarray,
