@@ -248,9 +248,9 @@ class Cleaner:
         decision = self.walk(table, proba, forced, recalled)
         if kept_words(table, decision) >= FALLBACK_MIN_WORDS + 2 * MAX_HEADLINE_WORDS:
             return decision, False
-        # A result this small may be little more than the headline (up to 40 distinct words,
-        # so twice that in tokens is ample), which the text leaves
-        # out (it is the result's title): count only the words the text will show.
+        # A result this small may be little more than the headline, which the text leaves out
+        # (it is the result's title; up to 40 distinct words, so twice that many tokens is
+        # ample): count only the words the text will show.
         headline = _headline_index(table)
         if kept_words(table, decision, headline) >= FALLBACK_MIN_WORDS:
             return decision, False

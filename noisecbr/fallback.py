@@ -22,8 +22,7 @@ from .result import COMMENT, DATA, MIXTURE, NOISE
 from .subtrees import ElementTable
 
 __all__ = ["FALLBACK_MIN_WORDS", "FALLBACK_PAGE_WORDS", "kept_pieces", "kept_words",
-           "fallback_subtree",
-           "fall_back"]
+           "fallback_subtree", "fall_back"]
 
 #: The walk "kept almost nothing" below this many words. 10 words: the bench counts a page
 #: with fewer than 10 words kept, where the ground truth has 50 or more, as a failure.

@@ -30,6 +30,8 @@ COMMENTS_MARKER = re.compile(r"^[ \t]*[!@#$%^&*()]{6,}[ \t]*COMMENTS[ \t]*$", re
 #: A UTF-16 byte-order mark read as Latin-1 (little- and big-endian): how a ground truth that
 #: was stored as UTF-16 bytes but decoded one byte per character begins (5 of dragnet's pages).
 _UTF16_AS_LATIN1 = ("\xff\xfe", "\xfe\xff")
+
+
 def split_truth(truth: str) -> tuple[str, str]:
     """(article, comments): a ground truth split at its comments marker line ("" when none).
 
@@ -106,8 +108,9 @@ def site_in_html(html: bytes | str) -> str | None:
              or (element.get("property") or "").strip().lower() == "og:url"]
     linked = [href for href in root.xpath("//a/@href")
               if href.lstrip()[:8].lower().startswith(("http://", "https://"))]
-    for host in _hosts(named):
-        return host
+    declared = _hosts(named)
+    if declared:
+        return declared[0]
     hosts = _hosts(linked)
     return Counter(hosts).most_common(1)[0][0] if hosts else None
 

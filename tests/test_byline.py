@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from noisecbr.cleaner import Cleaner
-
 from test_main_content import SCORES, _TagScores
+
+from noisecbr.cleaner import Cleaner
 
 STORY = ("The council voted on Tuesday to rebuild the old harbour wall before the winter "
          "storms arrive, after engineers found the stones loose along forty metres.")
