@@ -298,7 +298,10 @@ def _index_of(table: ElementTable, element: etree._Element | None) -> int | None
     """The table index of ``element`` (None for None)."""
     if element is None:
         return None
-    return next((i for i, other in enumerate(table.elements) if other is element), None)
+    try:
+        return table.elements.index(element)  # lxml elements compare by identity: a C scan
+    except ValueError:
+        return None
 
 
 def _xml_safe_metadata(metadata: PageMetadata) -> PageMetadata:
