@@ -22,7 +22,7 @@ import numpy as np
 
 from .subtrees import WORD, ElementTable
 
-__all__ = ["BYLINE_MAX_WORDS", "BYLINE_WITHIN_PIECES", "byline_index", "author_of"]
+__all__ = ["BYLINE_MAX_WORDS", "BYLINE_WITHIN_PIECES", "find_byline", "author_of"]
 
 #: A byline block is this short ("By Ann Reporter and Bo Li, Science Desk, 2 March 2025").
 BYLINE_MAX_WORDS = 12
@@ -37,9 +37,10 @@ _BY = re.compile(r"^\W*(?i:by|posted by|written by|words by|story by|text by|rep
 _NAME_END = re.compile(r"\s*(?:[,|•·/\n]|\s[-–—]\s|\son\s|\d)")
 
 
-def byline_index(table: ElementTable, kept: np.ndarray, author: str | None) -> int | None:
-    """The table index of the page's byline element, or None. ``kept``: per text piece,
-    whether the text shows it (the decisions and the headline applied)."""
+def find_byline(table: ElementTable, kept: np.ndarray,
+                author: str | None) -> tuple[int, str] | None:
+    """The table index of the page's byline element and its text, or None. ``kept``: per
+    text piece, whether the text shows it (the decisions and the headline applied)."""
     words = table.subtree(table.piece_words)
     kept_total = int(table.piece_words[kept].sum())
     parent = table.parent
@@ -55,15 +56,16 @@ def byline_index(table: ElementTable, kept: np.ndarray, author: str | None) -> i
         if int(table.piece_words[start:end][kept[start:end]].sum()) >= kept_total:
             return None  # the whole text: a page that says only who wrote it keeps that
         text = " ".join(table.piece_text[start:end])
-        if _reads_as_byline(text) or (
+        if _by_name(text) or (
                 author_words and author_words <= set(WORD.findall(text.lower()))):
-            return block
+            return block, text
     return None
 
 
-def _reads_as_byline(text: str) -> bool:
+def _by_name(text: str) -> re.Match | None:
+    """The match of "By" and a capitalised word at the start of ``text``, if it reads so."""
     match = _BY.match(text)
-    return bool(match and match.group(1).isupper())
+    return match if match and match.group(1).isupper() else None
 
 
 def author_of(byline: str) -> str | None:
@@ -76,8 +78,8 @@ def author_of(byline: str) -> str | None:
     True
     """
     text = " ".join(byline.split())
-    match = _BY.match(text)
-    if not match or not match.group(1).isupper():
+    match = _by_name(text)
+    if match is None:
         return None
     name = _NAME_END.split(text[match.start(1):], maxsplit=1)[0].strip()
     return name or None

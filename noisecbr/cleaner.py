@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
-from .byline import author_of, byline_index
+from .byline import author_of, find_byline
 from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_pieces, kept_words
 from .memory import SiteMemory
 from .metadata import MAX_HEADLINE_WORDS, PageMetadata, headline_element, page_metadata
@@ -329,12 +329,12 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
         # The byline, like the headline, is metadata: out of the text, its name the author's
         # when the page declares none.
         kept = kept_pieces(table, decision, _index_of(table, headline))
-        byline = byline_index(table, kept, metadata.author)
+        byline = find_byline(table, kept, metadata.author)
         if byline is not None:
-            removed.add(elements[byline])
+            index, byline_text = byline
+            removed.add(elements[index])
             if metadata.author is None:
-                named = author_of(" ".join(table.piece_text[
-                    table.piece_start[byline]:table.piece_end[byline]]))
+                named = author_of(byline_text)
                 metadata = dataclasses.replace(metadata, author=xml_safe(named or "") or None)
     # Control characters the parser left in the text (from raw bytes or references such as
     # &#1;) are not text, and would reach a terminal as they are.

@@ -116,15 +116,15 @@ def site_in_html(html: bytes | str) -> str | None:
 
 
 def _hosts(urls: list[str | None]) -> list[str]:
-    """The site names (:func:`site_of`) of the URLs that name a host, in order."""
+    """The site names (:func:`site_host`) of the absolute URLs that name a host, in order."""
     out = []
     for url in urls:
-        try:
-            site = site_of((url or "").strip(), "")
-        except ValueError:  # a malformed URL (an unclosed IPv6 bracket…)
+        if "://" not in (url or ""):  # a relative link names no site
             continue
-        if not site.startswith("page:"):
-            out.append(site.lower())
+        try:
+            out.append(site_host(url))
+        except ValueError:  # no host, or a malformed URL (an unclosed IPv6 bracket…)
+            continue
     return out
 
 
