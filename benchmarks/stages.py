@@ -48,7 +48,8 @@ def load_api(package: str) -> SimpleNamespace:
         InputError=module["tidy"].InputError, build_table=module["subtrees"].build_table,
         vectorize=module["vectors"].vectorize, fallback=module["fallback"],
         page_metadata=module["metadata"].page_metadata,
-        headline_element=module["metadata"].headline_element)
+        headline_element=module["metadata"].headline_element,
+        kernel=getattr(module["subtrees"], "KERNEL", "python"))
 
 
 def _walk(api: SimpleNamespace, cleaner, table, proba: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -109,6 +110,31 @@ def extract_revision(revision: str, folder: Path) -> None:
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(folder, filter="data")
     (folder / "noisecbr").rename(folder / AGAINST_PACKAGE)
+    if (folder / AGAINST_PACKAGE / "_kernel.pyx").exists():
+        build_kernel(folder)
+
+
+#: Builds a revision's compiled kernel in place, as setup.py builds the working tree's.
+_BUILD_SCRIPT = f"""
+import lxml
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+setup(ext_modules=cythonize(
+    [Extension("{AGAINST_PACKAGE}._kernel", ["{AGAINST_PACKAGE}/_kernel.pyx"],
+               include_dirs=lxml.get_include())],
+    compiler_directives={{"language_level": 3}}, quiet=True),
+    script_args=["build_ext", "--inplace", "-q"])
+"""
+
+
+def build_kernel(folder: Path) -> None:
+    """Compile the revision's kernel in ``folder``: without it the revision would run its
+    pure Python path and the comparison would time that."""
+    built = subprocess.run([sys.executable, "-c", _BUILD_SCRIPT], cwd=folder,
+                           capture_output=True, text=True)
+    if built.returncode:
+        sys.exit(f"cannot compile the revision's kernel (pip install 'noisecbr[bench]' "
+                 f"brings Cython):\n{built.stderr[-2000:]}")
 
 
 def main() -> None:
@@ -139,7 +165,8 @@ def main() -> None:
         for name in names if k % 2 else names[::-1]:  # alternate who goes first
             rows[name].append(time_page(versions[name], cleaners[name], html))
     print(f"{args.dataset.name}: {len(rows[names[0]])} pages, CPU ms per page, median (mean)"
-          + (f": {' → '.join(versions)}" if args.against else ""))
+          + (f": {' → '.join(versions)}" if args.against else "")
+          + f" (kernel: {', '.join(api.kernel for api in versions.values())})")
     for stage in (*STAGES, "total"):
         cells = [f"{statistics.median(values):6.2f} ({statistics.mean(values):6.2f})"
                  for values in ([row[stage] for row in rows[name]] for name in versions)]

@@ -30,9 +30,9 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy, strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
-from lxml.includes.tree cimport (XML_CDATA_SECTION_NODE, XML_ELEMENT_NODE,
-                                 XML_ENTITY_REF_NODE, XML_TEXT_NODE, const_xmlChar, xmlAttr,
-                                 xmlDoc, xmlDtd, xmlNode)
+from lxml.includes.tree cimport (XML_CDATA_SECTION_NODE, XML_COMMENT_NODE,
+                                 XML_ELEMENT_NODE, XML_ENTITY_REF_NODE, XML_PI_NODE,
+                                 XML_TEXT_NODE, const_xmlChar, xmlAttr, xmlDoc, xmlDtd, xmlNode)
 
 import numpy as np
 
@@ -624,3 +624,303 @@ def vocabulary_counts(const long long[::1] codes, const long long[::1] start,
             in_range[i, v] = vocabulary[end[i], v] - vocabulary[start[i], v]
             in_head[i, v] = vocabulary[head_end[i], v] - vocabulary[start[i], v]
     return outputs
+
+
+# ---------------------------------------------------------------------------------------------
+# The text renderer: render.render_text's walk in C.
+
+cdef extern from "stdlib.h" nogil:
+    void qsort(void* base, size_t count, size_t size, int (*compare)(const void*, const void*))
+    void* bsearch(const void* key, const void* base, size_t count, size_t size,
+                  int (*compare)(const void*, const void*))
+    void* realloc(void* pointer, size_t size)
+
+
+cdef int _compare_pointers(const void* a, const void* b) noexcept nogil:
+    cdef size_t x = <size_t>(<xmlNode**>a)[0], y = <size_t>(<xmlNode**>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef class _NodeSet:
+    """The nodes of a collection of lxml elements, sorted for binary search (identity, as a
+    Python set of proxies compares them: a node has one proxy while it is alive)."""
+    cdef xmlNode** nodes
+    cdef size_t count
+    cdef readonly bint valid  # False if an item is not an lxml element
+
+    def __cinit__(self, object elements):
+        self.nodes, self.count, self.valid = NULL, 0, True
+        cdef size_t size = len(elements)
+        if size == 0:
+            return
+        self.nodes = <xmlNode**>malloc(size * sizeof(xmlNode*))
+        if self.nodes is NULL:
+            raise MemoryError()
+        for element in elements:
+            if not isinstance(element, cetree._Element) or self.count == size:
+                self.valid = False
+                return
+            self.nodes[self.count] = (<cetree._Element>element)._c_node
+            self.count += 1
+        qsort(self.nodes, self.count, sizeof(xmlNode*), _compare_pointers)
+
+    def __dealloc__(self):
+        free(self.nodes)
+
+    cdef inline bint holds(self, xmlNode* node) noexcept nogil:
+        if self.count == 0:
+            return False
+        return bsearch(&node, self.nodes, self.count, sizeof(xmlNode*),
+                       _compare_pointers) is not NULL
+
+
+cdef class _Buffer:
+    """Growing UTF-8 bytes."""
+    cdef char* data
+    cdef size_t size, capacity
+
+    def __cinit__(self):
+        self.capacity = 65536
+        self.size = 0
+        self.data = <char*>malloc(self.capacity)
+        if self.data is NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.data)
+
+    cdef int add(self, const char* text, size_t length) except -1:
+        cdef char* grown
+        cdef size_t capacity = self.capacity
+        if self.size + length > capacity:
+            while self.size + length > capacity:
+                capacity *= 2
+            grown = <char*>realloc(self.data, capacity)
+            if grown is NULL:
+                raise MemoryError()
+            self.data, self.capacity = grown, capacity
+        memcpy(self.data + self.size, text, length)
+        self.size += length
+        return 0
+
+
+cdef inline bint _is_walked(xmlNode* node) noexcept nogil:
+    # lxml's _isElement: the nodes iterwalk visits.
+    return (node.type == XML_ELEMENT_NODE or node.type == XML_ENTITY_REF_NODE
+            or node.type == XML_COMMENT_NODE or node.type == XML_PI_NODE)
+
+
+cdef inline xmlNode* _next_walked(xmlNode* node) noexcept nogil:
+    while node is not NULL and not _is_walked(node):
+        node = node.next
+    return node
+
+
+cdef int _add_run(_Buffer out, xmlNode* first) except -1:
+    """Append the text of the run of text nodes at ``first`` (lxml's ``_collectText``)."""
+    cdef xmlNode* node = _text_or_skip(first)
+    while node is not NULL:
+        if node.content is not NULL:
+            out.add(<const char*>node.content, strlen(<const char*>node.content))
+        node = _text_or_skip(node.next)
+    return 0
+
+
+#: Mark codes (render.py hands the tag → code table): what an element adds at its start and
+#: at its end.
+cdef const char* MARKS[4]
+MARKS[0] = b""
+MARKS[1] = b" "
+MARKS[2] = b"\x00L"
+MARKS[3] = b"\x00P"
+#: Their lengths (strlen stops at the markers' NUL).
+cdef size_t MARK_LENGTHS[4]
+MARK_LENGTHS[:] = [0, 1, 2, 2]
+
+
+cdef class _MarkCache:
+    """Each distinct tag name pointer's start and end mark codes."""
+    cdef const_xmlChar* names[TAG_SLOTS]
+    cdef unsigned char codes[TAG_SLOTS]
+    cdef dict table
+
+    def __cinit__(self, dict table):
+        cdef int i
+        for i in range(TAG_SLOTS):
+            self.names[i] = NULL
+        self.table = table
+
+    cdef int code(self, xmlNode* node) except -1:
+        """start code | end code << 2, 0 for a namespaced element (its tag is ``{href}name``,
+        in no set of render.py)."""
+        cdef size_t slot
+        cdef int probe
+        if node.ns is not NULL:
+            return 0
+        slot = (<size_t>node.name >> 3) % TAG_SLOTS
+        for probe in range(TAG_SLOTS // 4):
+            if self.names[slot] is NULL:
+                break
+            if self.names[slot] == node.name:
+                return self.codes[slot]
+            slot = (slot + 1) % TAG_SLOTS
+        name = PyUnicode_DecodeUTF8(<char*>node.name, strlen(<const char*>node.name), NULL)
+        cdef int code = self.table.get(name, 0)
+        if self.names[slot] is NULL:
+            self.names[slot], self.codes[slot] = node.name, code
+        return code
+
+
+def render_text(cetree._Element root, object removed, object dropped_text, dict marks):
+    """What ``render.render_text`` joins for ``root``, as one str: the kept text in document
+    order with the break markers ("\\x00P", "\\x00L", " ") of ``marks`` (tag → start code |
+    end code << 2; codes 1 space, 2 line, 3 paragraph) between. None when the walk meets what
+    only the Python walk renders (a comment or processing instruction, an item of ``removed``
+    or ``dropped_text`` that is not an lxml element)."""
+    cdef _NodeSet skip = _NodeSet(removed)
+    cdef _NodeSet mute = _NodeSet(dropped_text)
+    if not skip.valid or not mute.valid:
+        return None
+    cdef _MarkCache cache = _MarkCache(marks)
+    cdef _Buffer out = _Buffer()
+    cdef xmlNode* top = root._c_node
+    cdef xmlNode* node = top
+    cdef xmlNode* child
+    cdef bint skipped
+    cdef int code
+    while True:
+        # The start event of node.
+        if node.type == XML_COMMENT_NODE or node.type == XML_PI_NODE:
+            return None
+        skipped = skip.holds(node)
+        child = NULL
+        if not skipped:
+            if node.type == XML_ENTITY_REF_NODE:
+                if not mute.holds(node):
+                    out.add(b"&", 1)
+                    out.add(<const char*>node.name, strlen(<const char*>node.name))
+                    out.add(b";", 1)
+            else:
+                code = cache.code(node) & 3
+                if code:
+                    out.add(MARKS[code], MARK_LENGTHS[code])
+                if not mute.holds(node):
+                    _add_run(out, node.children)
+                child = _next_walked(node.children)
+        if child is not NULL:
+            node = child
+            continue
+        # No child to enter: end events, upwards until a next sibling starts.
+        while True:
+            if not skip.holds(node) and node.type == XML_ELEMENT_NODE:
+                code = cache.code(node) >> 2
+                if code:
+                    out.add(MARKS[code], MARK_LENGTHS[code])
+            if node == top:
+                return PyUnicode_DecodeUTF8(out.data, out.size, NULL)
+            if not mute.holds(node.parent):
+                _add_run(out, node.next)
+            child = _next_walked(node.next)
+            if child is not NULL:
+                node = child
+                break
+            node = node.parent
+
+
+# ---------------------------------------------------------------------------------------------
+# Integer loops of the vectors' leaf and page groups.
+
+def leaf_counts(const int[::1] parent, const int[::1] n_children, const long long[::1] types,
+                const int[::1] piece_owner, int n_types, int text_type):
+    """S_n of eq. 1 for every subtree (int32, elements × types): a childless element counts
+    its own type, a text piece owned by an element with children counts as ``text_type``; one
+    backward pass adds each element's counts to its parent's (children follow their parents)."""
+    cdef Py_ssize_t n = parent.shape[0], i, k
+    cdef int t
+    out = np.zeros((n, n_types), dtype=np.int32)
+    cdef int[:, ::1] counts = out
+    for i in range(n):
+        if n_children[i] == 0:
+            counts[i, types[i]] += 1
+    for k in range(piece_owner.shape[0]):
+        if n_children[piece_owner[k]] > 0:
+            counts[piece_owner[k], text_type] += 1
+    for i in range(n - 1, 0, -1):
+        for t in range(n_types):
+            counts[parent[i], t] += counts[i, t]
+    return out
+
+
+def siblings(const int[::1] parent):
+    """The previous and next element sibling of every element (−1 where there is none)."""
+    cdef Py_ssize_t n = parent.shape[0], i
+    previous_out = np.full(n, -1, dtype=np.int64)
+    next_out = np.full(n, -1, dtype=np.int64)
+    cdef long long[::1] previous = previous_out, following = next_out
+    cdef long long* last = <long long*>malloc(max(n, 1) * sizeof(long long))
+    if last is NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            last[i] = -1
+        for i in range(1, n):
+            if last[parent[i]] >= 0:
+                previous[i] = last[parent[i]]
+                following[last[parent[i]]] = i
+            last[parent[i]] = i
+    finally:
+        free(last)
+    return previous_out, next_out
+
+
+def signature_counts(const long long[::1] signature, const int[::1] parent):
+    """Per element, how many elements of the page share its ``signature``, and how many of its
+    parent's children do (itself included; the body counts among the elements without a
+    parent). Signatures are numbered in an open-addressing table, then counted per kind and,
+    child by child of each parent, per kind among siblings."""
+    cdef Py_ssize_t n = signature.shape[0], i, slots = 1, slot, kinds = 0
+    while slots < 2 * n + 2:
+        slots *= 2
+    page_out = np.zeros(n, dtype=np.int64)
+    sibling_out = np.zeros(n, dtype=np.int64)
+    cdef long long[::1] page = page_out, among = sibling_out
+    keys_array = np.empty(slots, dtype=np.int64)
+    kind_of_slot = np.full(slots, -1, dtype=np.int64)
+    kind_array = np.empty(max(n, 1), dtype=np.int64)
+    per_kind_array = np.zeros(max(n, 1), dtype=np.int64)
+    scratch_array = np.zeros(max(n, 1), dtype=np.int64)
+    cdef long long[::1] keys = keys_array, slot_kind = kind_of_slot, kind = kind_array
+    cdef long long[::1] per_kind = per_kind_array, scratch = scratch_array
+    cdef unsigned long long h
+    for i in range(n):
+        h = <unsigned long long>signature[i] * 11400714819323198485ULL
+        slot = <Py_ssize_t>(h >> 20) & (slots - 1)
+        while slot_kind[slot] >= 0 and keys[slot] != signature[i]:
+            slot = (slot + 1) & (slots - 1)
+        if slot_kind[slot] < 0:
+            keys[slot], slot_kind[slot] = signature[i], kinds
+            kinds += 1
+        kind[i] = slot_kind[slot]
+        per_kind[kind[i]] += 1
+    for i in range(n):
+        page[i] = per_kind[kind[i]]
+    # Siblings: elements with the same parent (the body alone has none).
+    previous_out, next_out = siblings(parent)
+    cdef long long[::1] following = next_out, previous = previous_out
+    cdef long long j
+    for i in range(n):
+        if previous[i] >= 0:
+            continue  # counted from the first of its siblings
+        j = i
+        while j >= 0:
+            scratch[kind[j]] += 1
+            j = following[j]
+        j = i
+        while j >= 0:
+            among[j] = scratch[kind[j]]
+            j = following[j]
+        j = i
+        while j >= 0:
+            scratch[kind[j]] = 0
+            j = following[j]
+    return page_out, sibling_out

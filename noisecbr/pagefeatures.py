@@ -130,6 +130,21 @@ def _siblings(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return prev, nxt
 
 
+def _signature_counts(signature: np.ndarray, parent: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Per element, how many elements of the page share its signature and how many of its
+    parent's children do (float64; the body is alone among the elements without a parent)."""
+    if COMPILED is not None:
+        page, among = COMPILED.signature_counts(np.ascontiguousarray(signature, np.int64),
+                                                parent)
+        return page.astype(np.float64), among.astype(np.float64)
+    _, kind, per_kind = np.unique(signature, return_inverse=True, return_counts=True)
+    pairs = (parent.astype(np.int64) + 1) * len(per_kind) + kind.ravel()
+    _, pair, per_pair = np.unique(pairs, return_inverse=True, return_counts=True)
+    return (per_kind[kind.ravel()].astype(np.float64),
+            per_pair[pair.ravel()].astype(np.float64))
+
+
 def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarray,
                   classes: list[str | None] | None = None) -> np.ndarray:
     """The ``page`` group (see the module docstring); ``words`` and ``link_density`` are the
@@ -150,11 +165,7 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
         classes = table.keyword_values[0]
     class_id = _ids(classes, {None: 0, "": 0})
     signature = _ids(table.tags) * (int(class_id.max(initial=0)) + 1) + class_id
-    _, kind, per_kind = np.unique(signature, return_inverse=True, return_counts=True)
-    signature_count = per_kind[kind.ravel()].astype(np.float64)
-    pairs = (parent + 1) * len(per_kind) + kind.ravel()
-    _, pair, per_pair = np.unique(pairs, return_inverse=True, return_counts=True)
-    sibling_count = per_pair[pair.ravel()].astype(np.float64)
+    signature_count, sibling_count = _signature_counts(signature, table.parent)
     parent_children = np.where(parent >= 0, table.n_children[np.maximum(parent, 0)], 1)
 
     sentence = ((table.piece_words >= SENTENCE_WORDS) & (table.piece_punct > 0)
@@ -180,7 +191,7 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
         np.maximum.at(biggest_child, parent[children], words[children])
 
     log_words = np.log1p(words) / 10.0
-    prev, nxt = _siblings(parent)
+    prev, nxt = COMPILED.siblings(table.parent) if COMPILED is not None else _siblings(parent)
 
     def neighbour(sibling: np.ndarray) -> list[np.ndarray]:
         exists = sibling >= 0

@@ -15,6 +15,8 @@ from xml.sax.saxutils import quoteattr
 
 from lxml import etree, html
 
+from .subtrees import COMPILED
+
 __all__ = ["BLOCK_TAGS", "LINE_TAGS", "render_text", "render_html"]
 
 #: Elements that end a paragraph: the text around them is separated by a blank line.
@@ -123,6 +125,18 @@ def render_text(root: etree._Element, removed: Collection[etree._Element] = (),
                 dropped_text: Collection[etree._Element] = ()) -> str:
     """Text of ``root`` without the subtrees in ``removed`` (their tails are kept) and without
     the own text (``.text`` and the children's tails) of the elements in ``dropped_text``."""
+    if _COMPILED_RENDER is not None:
+        # The same walk in C (no Python step per element), handing back the parts joined.
+        joined = _COMPILED_RENDER(root, removed, dropped_text, _MARK_CODES)
+        if joined is not None:
+            return _split_join(joined)
+    return _render_in_python(root, removed, dropped_text)
+
+
+def _render_in_python(root: etree._Element, removed: Collection[etree._Element] = (),
+                      dropped_text: Collection[etree._Element] = ()) -> str:
+    """:func:`render_text` walked in Python: the reference of the compiled kernel's walk, and
+    the path for what it leaves to Python (comments and processing instructions)."""
     parts: list[str] = []
     append = parts.append
     start_mark, end_mark = _START_MARK.get, _END_MARK.get
@@ -151,6 +165,36 @@ def render_text(root: etree._Element, removed: Collection[etree._Element] = (),
     return _join(parts) if text is None else text
 
 
+#: Each tag's start and end marks as the compiled walk reads them: start code | end code << 2,
+#: codes 1 (a space), 2 (a line) and 3 (a paragraph).
+_CODES = {" ": 1, _LINE: 2, _PARAGRAPH: 3}
+_MARK_CODES = {tag: _CODES.get(_START_MARK.get(tag), 0) | _CODES.get(_END_MARK.get(tag), 0) << 2
+               for tag in _START_MARK}
+
+#: A page for the import-time check of the compiled walk: every kind of mark, tails, an entity
+#: (from XML), removed and muted elements, non-ASCII text.
+_CHECK_PAGE = """<!DOCTYPE body [<!ENTITY e "x">]><body>Lead <div>One <b>bold</b> tail
+  <p>Para&e;graph, <br/>next line</p>after p<ul><li>a</li><li>bé<img/>c</li></ul>
+  <table><tr><td>x</td><td>y</td></tr></table><span class="gone">gone <i>too</i></span>kept
+  tail<section class="mute">muted <em>child</em> child tail</section></div>end</body>"""
+
+
+def _compiled_render():
+    """The compiled walk, if the kernel is in use and renders the check page as the Python
+    walk does (else None: the Python walk is used)."""
+    if COMPILED is None or not hasattr(COMPILED, "render_text"):
+        return None
+    parser = etree.XMLParser(resolve_entities=False)
+    body = etree.fromstring(_CHECK_PAGE.encode(), parser)
+    removed = set(body.iterfind(".//span"))
+    muted = set(body.iterfind(".//section"))
+    for skipped, muted_text in (((), ()), (removed, ()), (removed, muted), ({body}, ())):
+        joined = COMPILED.render_text(body, skipped, muted_text, _MARK_CODES)
+        if joined is None or _split_join(joined) != _render_in_python(body, skipped, muted_text):
+            return None
+    return COMPILED.render_text
+
+
 def render_html(body: etree._Element, title: str | None = None, lang: str | None = None) -> str:
     """Serialise a body as a complete, re-parseable HTML document (with the page's ``title``
     and ``lang`` when given)."""
@@ -164,3 +208,6 @@ def render_html(body: etree._Element, title: str | None = None, lang: str | None
     head_html = html.tostring(head, encoding="unicode", method="html")
     html_tag = f"<html lang={quoteattr(lang)}>" if lang else "<html>"
     return f"<!DOCTYPE html>\n{html_tag}{head_html}{body_html}</html>\n"
+
+
+_COMPILED_RENDER = _compiled_render()

@@ -238,12 +238,17 @@ def leaf_counts(table: ElementTable, leaf_types: np.ndarray | None = None) -> np
     """S_n for every subtree: an (elements × leaf types) count matrix (float64).
     ``leaf_types``: every element's :func:`leaf_type`, if already known."""
     n = len(table)
+    if leaf_types is None:
+        leaf_types = _per_tag(leaf_type, table.tags)
+    if COMPILED is not None:
+        return COMPILED.leaf_counts(table.parent, table.n_children,
+                                    np.ascontiguousarray(leaf_types, np.int64),
+                                    table.piece_owner, len(LEAF_TYPES),
+                                    _TEXT_LEAF).astype(np.float64)
     # Counted in int32 (whole numbers, so the same sums as in float64, in half the memory),
     # handed back as float64.
     own = np.zeros((n, len(LEAF_TYPES)), dtype=np.int32)
     childless = np.flatnonzero(table.n_children == 0)
-    if leaf_types is None:
-        leaf_types = _per_tag(leaf_type, table.tags)
     types = leaf_types[childless]
     own[childless, types] = 1
     # Text pieces owned by elements that have element children are ``text`` leaves (bincount

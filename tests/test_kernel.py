@@ -247,3 +247,102 @@ def test_token_codes_match_the_python_coder():
                                     pagefeatures.DIGIT)
         assert codes.tolist() == expected
     assert pagefeatures._ASCII_WORDS.usable and not _kernel.AsciiWords({"é": 1}).usable
+
+
+# The text renderer's walk in C (render.render_text) against the Python walk it replaces.
+
+def _both_renders(root, removed=(), dropped=()) -> tuple[str | None, str]:
+    from noisecbr import render
+    joined = _kernel.render_text(root, removed, dropped, render._MARK_CODES)
+    return (None if joined is None else render._split_join(joined),
+            render._render_in_python(root, removed, dropped))
+
+
+def _random_subsets(root, rng: random.Random) -> list[tuple[set, set]]:
+    """Removed and text-dropped sets drawn from the root's elements (entities included)."""
+    elements = list(root.iter(etree.Element, etree.Entity))
+    draws = [(set(), set())]
+    for share in (0.05, 0.3):
+        draws.append(({e for e in elements if rng.random() < share},
+                      {e for e in elements if rng.random() < share}))
+    return draws
+
+
+@in_use
+def test_the_compiled_renderer_is_in_use():
+    from noisecbr import render
+    assert render._COMPILED_RENDER is not None
+
+
+@compiled_only
+@pytest.mark.parametrize("page", range(len(fixture_pages())))
+def test_fixture_pages_render_the_same_text(page):
+    body = tidy(fixture_pages()[page])
+    for removed, dropped in _random_subsets(body, random.Random(page)):
+        compiled, python = _both_renders(body, removed, dropped)
+        assert compiled == python
+
+
+@compiled_only
+@pytest.mark.parametrize("name", sorted(XML_PAGES))
+def test_xml_pages_render_the_same_text_or_leave_it_to_python(name):
+    from noisecbr.render import render_text
+    body = _xml_body(XML_PAGES[name])
+    compiled, python = _both_renders(body)
+    has_comment_or_pi = any(not isinstance(e.tag, str) and e.tag is not etree.Entity
+                            for e in body.iter())
+    # Comments and PIs are rendered by the Python walk (the C walk hands them back).
+    assert compiled == (None if has_comment_or_pi else python)
+    assert render_text(body) == python
+
+
+@compiled_only
+def test_the_renderer_keeps_tails_of_removed_elements_and_skips_muted_text():
+    body = etree.fromstring("<body><div>a<p>b</p>c<span>d</span>e</div>f</body>")
+    div, p, span = body[0], body[0][0], body[0][1]
+    compiled, python = _both_renders(body, {p}, {div})
+    assert compiled == python == "d\n\nf"  # a, c and e are the muted div's text and tails
+    assert _both_renders(body, {body})[0] == ""
+    assert _both_renders(body, {span})[0] == "a\n\nb\n\nce\n\nf"
+
+
+@compiled_only
+def test_the_renderer_refuses_what_is_not_an_element():
+    body = etree.fromstring("<body><p>x</p></body>")
+    assert _kernel.render_text(body, {"not an element"}, (), {}) is None
+
+
+@compiled_only
+def test_the_renderer_walks_very_deep_and_wide_trees():
+    body = etree.Element("body")
+    node = body
+    for depth in range(20_000):
+        node = etree.SubElement(node, "div")
+        node.text, node.tail = f"d{depth}", "t"
+    wide = etree.SubElement(body, "p")
+    for k in range(30_000):
+        etree.SubElement(wide, "b").tail = f" w{k}"
+    compiled, python = _both_renders(body, {body[0][0][0]}, {wide})
+    assert compiled == python and "d19999" not in compiled and compiled.startswith("d0")
+
+
+@compiled_only
+@settings(max_examples=100, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1),
+       family=st.sampled_from(sorted(set(FAMILIES) - {"deep-nesting"})))
+def test_generated_pages_render_the_same_text(seed, family):
+    page = generate(random.Random(seed), family)
+    raw = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
+    roots = []
+    try:
+        roots.append(tidy(page))
+    except InputError:
+        pass
+    html_root = etree.HTML(raw, etree.HTMLParser(remove_comments=False, recover=True))
+    if html_root is not None:
+        roots.append(html_root)
+    for root in roots:
+        for removed, dropped in _random_subsets(root, random.Random(seed)):
+            compiled, python = _both_renders(root, removed, dropped)
+            assert compiled is None or compiled == python

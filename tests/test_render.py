@@ -73,9 +73,11 @@ def test_render_matches_the_part_by_part_join(html, article_html, monkeypatch):
     monkeypatch.setattr(render, "_join_fast", lambda parts: joined.append(parts) or fast(parts))
     for step in (10**9, 3, 7):
         removed = set(elements[1::step])
-        text = render_text(body, removed)
-        # the fast join was used, and agrees with the loop over the same parts
+        text = render._render_in_python(body, removed)
+        # the fast join was used, and agrees with the loop over the same parts, and with the
+        # compiled walk where it is in use
         assert joined and fast(joined[-1]) == render._join(joined[-1]) == text
+        assert render_text(body, removed) == text
 
 
 def test_render_keeps_whitespace_it_does_not_collapse():
