@@ -26,8 +26,9 @@ from cpython.object cimport PyObject
 from cpython.unicode cimport (Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_DATA,
                               PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND,
                               PyUnicode_READ, PyUnicode_Substring)
+from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcmp, memcpy, strcmp, strlen
+from libc.string cimport memchr, memcmp, memcpy, strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes.tree cimport (XML_CDATA_SECTION_NODE, XML_COMMENT_NODE,
@@ -924,3 +925,87 @@ def signature_counts(const long long[::1] signature, const int[::1] parent):
             scratch[kind[j]] = 0
             j = following[j]
     return page_out, sibling_out
+
+
+# ---------------------------------------------------------------------------------------------
+# The attribute limit's scan (limits.limit_attributes).
+
+ctypedef fused _unit:  # the code units of PEP 393's three string kinds
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef Py_ssize_t _first_long_tag(const _unit* data, Py_ssize_t n, Py_ssize_t min_chars
+                                ) noexcept nogil:
+    cdef Py_ssize_t i = 0, j
+    cdef const void* found
+    while i < n:
+        if _unit is uint8_t:  # one byte per character: memchr skips the text between tags
+            found = memchr(data + i, 60, n - i)
+            if found is NULL:
+                return -1
+            i = <const uint8_t*>found - data
+        if data[i] == 60 and i + 1 < n and (65 <= data[i + 1] <= 90 or 97 <= data[i + 1] <= 122):
+            j = i + 2
+            while j < n and data[j] != 60 and data[j] != 62:
+                j += 1
+            if j - i - 2 >= min_chars:
+                return i
+            i = j  # no "<" before j: no tag starts in between
+            continue
+        i += 1
+    return -1
+
+
+def first_long_tag(object text, Py_ssize_t min_chars):
+    """Where ``<[a-zA-Z][^<>]{min_chars,}`` first matches in ``text`` (a start tag with at least
+    ``min_chars`` characters before the next ``<`` or ``>``), or -1. ``text`` may be bytes:
+    then the pattern is matched on bytes."""
+    if isinstance(text, bytes):
+        return _first_long_tag(<const uint8_t*>PyBytes_AS_STRING(text), len(text), min_chars)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    if kind == 1:
+        return _first_long_tag(<const uint8_t*>data, n, min_chars)
+    if kind == 2:
+        return _first_long_tag(<const uint16_t*>data, n, min_chars)
+    return _first_long_tag(<const uint32_t*>data, n, min_chars)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hidden elements (tidy._remove_invisible): the elements that carry a hiding attribute.
+
+cdef bint _carries_hiding_attribute(xmlNode* node) noexcept nogil:
+    cdef xmlAttr* attribute = node.properties
+    while attribute is not NULL:
+        if attribute.ns is NULL and (strcmp(<const char*>attribute.name, b"style") == 0
+                                     or strcmp(<const char*>attribute.name, b"hidden") == 0
+                                     or strcmp(<const char*>attribute.name, b"aria-hidden") == 0):
+            return True
+        attribute = attribute.next
+    return False
+
+
+def hiding_carriers(cetree._Element root):
+    """The elements below ``root`` that carry a ``hidden``, ``aria-hidden`` or ``style``
+    attribute (in no namespace), in document order: what the XPath
+    ``descendant::*/@hidden | descendant::*/@aria-hidden | descendant::*/@style`` finds,
+    stepped back to the elements, in one walk over the nodes (no attribute string made)."""
+    cdef xmlNode* top = root._c_node
+    cdef xmlNode* node = top.children
+    cdef list out = []
+    while node is not NULL:
+        if node.type == XML_ELEMENT_NODE:
+            if node.properties is not NULL and _carries_hiding_attribute(node):
+                out.append(cetree.elementFactory(root._doc, node))
+            if node.children is not NULL:
+                node = node.children
+                continue
+        while node.next is NULL:  # up to the first ancestor with a next sibling
+            node = node.parent
+            if node is top or node is NULL:
+                return out
+        node = node.next
+    return out

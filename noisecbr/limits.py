@@ -20,6 +20,7 @@ from typing import BinaryIO
 from lxml import etree
 
 from .errors import InputError, InputTooLargeError
+from .subtrees import COMPILED
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -79,12 +80,25 @@ def check_elements(root: etree._Element, max_elements: int | None = None) -> Non
                                  f"{max_elements:,}")
 
 
-def limit_attributes(text: str) -> str:
+def limit_attributes(text: str, utf8: bytes | None = None) -> str:
     """``text`` with the attributes of each start tag beyond :data:`MAX_ATTRIBUTES` removed
-    (the text itself when no tag has that many, the common case, found by one regex scan)."""
+    (the text itself when no tag has that many, the common case, found by one scan).
+
+    ``utf8``: ``text`` encoded in UTF-8, if at hand. A tag that long in the text is at least as
+    long in the bytes (a character is one byte or more; ``<``, ``>`` and ASCII letters are one
+    byte and no part of another character), so a page whose bytes hold none is passed by
+    scanning bytes, which the compiled kernel does at memchr's speed."""
+    if COMPILED is None:
+        first = _first_long_tag(text)
+    else:
+        if utf8 is not None and COMPILED.first_long_tag(utf8, _LONG_TAG_CHARS) < 0:
+            return text
+        first = COMPILED.first_long_tag(text, _LONG_TAG_CHARS)
+    if first < 0:
+        return text
     out: list[str] = []
     last = 0
-    for match in _LONG_TAG.finditer(text):
+    for match in _LONG_TAG.finditer(text, first):
         cut, end = _attribute_span(text, match.start())
         if cut is not None:
             out.append(text[last:cut])
@@ -93,6 +107,13 @@ def limit_attributes(text: str) -> str:
         return text
     out.append(text[last:])
     return "".join(out)
+
+
+def _first_long_tag(text: str) -> int:
+    """Where the first start tag long enough to hold too many attributes begins, or -1 (the
+    pure Python path of the compiled kernel's scan, which is about ten times faster)."""
+    match = _LONG_TAG.search(text)
+    return -1 if match is None else match.start()
 
 
 def _attribute_span(text: str, start: int) -> tuple[int | None, int]:

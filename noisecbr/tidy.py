@@ -28,6 +28,7 @@ from .errors import *  # noqa: F403
 from .errors import EmptyInputError, InputError
 from .limits import DEFAULT_MAX_BYTES, check_elements, check_size, limit_attributes
 from .sniff import SNIFF_BYTES, contradicted_charset, refuse_non_html
+from .subtrees import COMPILED
 
 __all__ = [
     *errors.__all__,
@@ -259,7 +260,10 @@ _HIDING_ATTRIBUTES = etree.XPath(
 
 
 def _hiding_carriers(body: etree._Element) -> Iterable[etree._Element]:
-    """The elements below ``body`` that carry a hiding attribute, once each."""
+    """The elements below ``body`` that carry a hiding attribute, once each (in document
+    order; the compiled kernel walks the nodes in C, about ten times faster than the XPath)."""
+    if COMPILED is not None:
+        return COMPILED.hiding_carriers(body)
     return dict.fromkeys(attribute.getparent() for attribute in _HIDING_ATTRIBUTES(body))
 
 
@@ -372,15 +376,18 @@ def tidy(
     if isinstance(source, bytes):
         refuse_non_html(source)
     text, encoding = _decode(source)
-    # UTF-8 text has a NUL character exactly where its bytes have a zero byte: a byte search
-    # spares the scan of the (often wider) decoded text on almost every page.
-    if not (encoding == "utf-8" and b"\x00" not in source):
+    # The bytes spell the text exactly when they are UTF-8 or ASCII without a NUL to remove:
+    # the attribute limit then scans them. (UTF-8 text has a NUL character exactly where its
+    # bytes have a zero byte: the byte search spares the scan of the often wider decoded text.)
+    utf8 = (source if isinstance(source, bytes) and encoding in ("utf-8", "ascii")
+            and b"\x00" not in source else None)
+    if not (encoding == "utf-8" and utf8 is not None):
         text = text.replace("\x00", "")
     if not text or text.isspace():  # what `not text.strip()` tests, without copying the page
         raise EmptyInputError("input is empty")
     if isinstance(source, str):
         refuse_non_html(text[:SNIFF_BYTES].encode("utf-8", "ignore"))
-    limited = limit_attributes(text)
+    limited = limit_attributes(text, utf8)
     raw = source if isinstance(source, bytes) and limited is text else None
     try:
         if parser == "html5lib":

@@ -346,3 +346,33 @@ def test_generated_pages_render_the_same_text(seed, family):
         for removed, dropped in _random_subsets(root, random.Random(seed)):
             compiled, python = _both_renders(root, removed, dropped)
             assert compiled is None or compiled == python
+
+
+def _carriers_by_xpath(root) -> list:
+    tidy_module = sys.modules["noisecbr.tidy"]  # the package exports the function as tidy
+    return list(dict.fromkeys(a.getparent() for a in tidy_module._HIDING_ATTRIBUTES(root)))
+
+
+@compiled_only
+def test_hiding_carriers_are_those_the_xpath_finds():
+    page = """<body hidden=""><div style="x" id="a"><p hidden="">h</p><b aria-hidden="true">b</b>
+        <i data-style="no" x:style="no" xmlns:x="urn:x">i</i></div><!-- c --><span style="">s
+        </span><p><em hidden="" aria-hidden="false" style="y">e</em></p></body>"""
+    body = etree.fromstring(page)
+    found = _kernel.hiding_carriers(body)
+    assert [e.get("id") or e.tag for e in found] == ["a", "p", "b", "span", "em"]
+    assert found == _carriers_by_xpath(body)
+    assert _kernel.hiding_carriers(etree.fromstring("<body/>")) == []
+
+
+@compiled_only
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1),
+       family=st.sampled_from(sorted(set(FAMILIES) - {"deep-nesting"})))
+def test_generated_pages_have_the_same_hiding_carriers(seed, family):
+    page = generate(random.Random(seed), family)
+    raw = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
+    root = etree.HTML(raw, etree.HTMLParser(remove_comments=False, recover=True))
+    if root is not None:
+        assert _kernel.hiding_carriers(root) == _carriers_by_xpath(root)

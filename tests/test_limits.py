@@ -63,6 +63,20 @@ def test_attributes_without_separators_count():
     assert limits.limit_attributes(tag).count('="1"') == limits.MAX_ATTRIBUTES
 
 
+@pytest.mark.parametrize("text", [
+    "<div " + " ".join(f'\u00e9{i}="\u65e5"' for i in range(1200)) + ">x</div>",  # wide chars
+    "<p>" + "\u65e5" * 3000 + "</p><div " + "a=1 " * 1100 + ">x</div>",  # long text, then a tag
+    "<p>" + "\u65e5" * 3000 + "</p>",  # long text alone: no tag to cut
+    "<div " + "\u00e9" * 1500 + ">x</div>",  # 3 000 bytes but 1 500 characters
+])
+def test_the_byte_scan_agrees_with_the_text_scan(text, monkeypatch):
+    # With the page's UTF-8 bytes, the compiled scan passes the page on the bytes alone when
+    # they hold no long tag; the result is the same as scanning the text (pure Python path).
+    scanned_with_bytes = limits.limit_attributes(text, text.encode("utf-8"))
+    monkeypatch.setattr(limits, "COMPILED", None)
+    assert scanned_with_bytes == limits.limit_attributes(text)
+
+
 def test_many_hidden_elements_keep_their_tails_in_order():
     page = b"<p>" + b"".join(b"<span hidden>x</span>%d " % i for i in range(3000)) + b"</p>"
     text = noisecbr.clean(page).text
