@@ -42,7 +42,7 @@ from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_piec
 from .memory import SiteMemory
 from .metadata import MAX_HEADLINE_WORDS, PageMetadata, headline_element, page_metadata
 from .model import Model, load_model
-from .render import render_html, render_text
+from .render import render_html, render_text, render_texts
 from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
 from .subtrees import ElementTable, build_table
 from .tidy import Parser, drop_elements, tidy, xml_safe
@@ -339,8 +339,7 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
     # Control characters the parser left in the text (from raw bytes or references such as
     # &#1;) are not text, and would reach a terminal as they are.
     text = xml_safe(render_text(body, removed))
-    comments = xml_safe("\n\n".join(filter(None, (render_text(root)
-                                                     for root in comment_roots))))
+    comments = xml_safe(render_texts(comment_roots))
     if with_comments and comments:
         text = f"{text}\n\n{comments}" if text else comments
 

@@ -83,3 +83,16 @@ def test_render_matches_the_part_by_part_join(html, article_html, monkeypatch):
 def test_render_keeps_whitespace_it_does_not_collapse():
     body = tidy("<body><p> a\u2003 b\u200b\u200bc\x0c d </p></body>")
     assert render_text(body) == re.sub(r"[ \u200b\x0c]+", " ", "a\u2003 b\u200b\u200bc\x0c d")
+
+
+@pytest.mark.parametrize("walk", ["compiled where built", "python"])
+def test_render_texts_joins_the_subtrees_texts_as_paragraphs(walk, monkeypatch):
+    if walk == "python":
+        monkeypatch.setattr(render, "_COMPILED_RENDER", None)
+    body = tidy("<body><div>a <b>b</b></div><p>c</p><ul><li>d</li><li>e</li></ul><span> </span>"
+                "<section>f<br>g</section>x</body>")
+    roots = list(body)
+    expected = "\n\n".join(filter(None, (render_text(root) for root in roots)))
+    assert render.render_texts(roots) == expected == "a b\n\nc\n\nd\ne\n\nf\ng"
+    assert render.render_texts([]) == ""
+    assert render.render_texts(roots[2:3]) == "d\ne"
