@@ -202,21 +202,36 @@ def test_a_very_wide_tree():
     assert int(fields["n_children"][0]) == 30_000
 
 
-@compiled_only
-@settings(max_examples=150, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(seed=st.integers(min_value=0, max_value=2**32 - 1),
-       family=st.sampled_from(sorted(set(FAMILIES) - {"deep-nesting"})))
-def test_generated_pages_give_the_same_table(seed, family):
+def on_generated_pages(examples: int):
+    """A test over ``examples`` generated hostile pages (tests/fuzzing.py's families but the
+    deepest nesting), given as (seed, family)."""
+    def wrap(test):
+        return compiled_only(settings(
+            max_examples=examples, deadline=None, derandomize=True,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])(given(
+                seed=st.integers(min_value=0, max_value=2**32 - 1),
+                family=st.sampled_from(sorted(set(FAMILIES) - {"deep-nesting"})))(test)))
+    return wrap
+
+
+def generated_roots(seed: int, family: str, tidied: bool = True) -> list[etree._Element]:
+    """The generated page's tidied body (unless tidy refuses it, or not ``tidied``) and its
+    root as lxml's HTML parser reads it keeping comments and PIs (unless it finds none)."""
     page = generate(random.Random(seed), family)
-    try:
-        body = tidy(page)
-    except InputError:
-        return
-    assert_same_table(body)
+    roots = []
+    if tidied:
+        try:
+            roots.append(tidy(page))
+        except InputError:
+            pass
     raw = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
     root = etree.HTML(raw, etree.HTMLParser(remove_comments=False, recover=True))
-    if root is not None:
+    return roots if root is None else [*roots, root]
+
+
+@on_generated_pages(150)
+def test_generated_pages_give_the_same_table(seed, family):
+    for root in generated_roots(seed, family):
         assert_same_table(root)
 
 
@@ -326,23 +341,9 @@ def test_the_renderer_walks_very_deep_and_wide_trees():
     assert compiled == python and "d19999" not in compiled and compiled.startswith("d0")
 
 
-@compiled_only
-@settings(max_examples=100, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(seed=st.integers(min_value=0, max_value=2**32 - 1),
-       family=st.sampled_from(sorted(set(FAMILIES) - {"deep-nesting"})))
+@on_generated_pages(100)
 def test_generated_pages_render_the_same_text(seed, family):
-    page = generate(random.Random(seed), family)
-    raw = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
-    roots = []
-    try:
-        roots.append(tidy(page))
-    except InputError:
-        pass
-    html_root = etree.HTML(raw, etree.HTMLParser(remove_comments=False, recover=True))
-    if html_root is not None:
-        roots.append(html_root)
-    for root in roots:
+    for root in generated_roots(seed, family):
         for removed, dropped in _random_subsets(root, random.Random(seed)):
             compiled, python = _both_renders(root, removed, dropped)
             assert compiled is None or compiled == python
@@ -365,14 +366,7 @@ def test_hiding_carriers_are_those_the_xpath_finds():
     assert _kernel.hiding_carriers(etree.fromstring("<body/>")) == []
 
 
-@compiled_only
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(seed=st.integers(min_value=0, max_value=2**32 - 1),
-       family=st.sampled_from(sorted(set(FAMILIES) - {"deep-nesting"})))
+@on_generated_pages(60)
 def test_generated_pages_have_the_same_hiding_carriers(seed, family):
-    page = generate(random.Random(seed), family)
-    raw = page if isinstance(page, bytes) else page.encode("utf-8", "surrogatepass")
-    root = etree.HTML(raw, etree.HTMLParser(remove_comments=False, recover=True))
-    if root is not None:
+    for root in generated_roots(seed, family, tidied=False):
         assert _kernel.hiding_carriers(root) == _carriers_by_xpath(root)
