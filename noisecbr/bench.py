@@ -263,13 +263,13 @@ def bench(
         raise BenchUsageError(f"adapt is a number of pages per site, got {adapt}")
     if truth not in TRUTHS:
         raise BenchUsageError(f"truth must be one of {', '.join(TRUTHS)}, got {truth!r}")
-    pages = _bench_pages(dataset, limit, adapt, truth)
+    pages, labelled = _bench_pages(dataset, limit, adapt, truth)
     # Every extractor is made ready first (fold models trained, peers imported), then all are
     # timed together, taking turns (see ROUND_PAGES); rows come back in the order asked.
     slots: list[BenchRow | tuple[str, Callable[[LabelledPage], str]]] = []
     for name in extractors:
         if name == "noisecbr":
-            slots.extend(_noisecbr_slots(pages, cv=cv, seed=seed, model=model,
+            slots.extend(_noisecbr_slots(pages, labelled, cv=cv, seed=seed, model=model,
                                          progress=progress, with_sets=with_sets, adapt=adapt,
                                          comments=comments, modes=modes))
             continue
@@ -285,31 +285,36 @@ def bench(
 
 
 def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str
-                 ) -> list[LabelledPage]:
-    """The pages a bench scores, with the ground truth it scores them against."""
+                 ) -> tuple[list[LabelledPage], list[LabelledPage]]:
+    """The pages a bench scores, with the ground truth it scores them against; and the same
+    pages with the dataset's own ground truth, which labels what noisecbr learns from them
+    (fold models, site memories) as the embedded model's training labels them: dragnet's reader
+    comments as comments, whatever truth the bench scores against."""
     from dataclasses import replace
 
-    pages = list(read_dataset(dataset))
+    labelled = list(read_dataset(dataset))
     if limit:
-        pages = pages[:limit]
-    if truth == "article":
-        pages = [replace(page, truth=split_truth(page.truth)[0]) for page in pages]
+        labelled = labelled[:limit]
     if adapt:
-        per_site = Counter(page.site for page in pages)
-        pages = [page for page in pages if per_site[page.site] > adapt]
-        if not pages:
+        per_site = Counter(page.site for page in labelled)
+        labelled = [page for page in labelled if per_site[page.site] > adapt]
+        if not labelled:
             raise BenchUsageError(f"no site of {dataset} has more than {adapt} pages to adapt "
                                   "with")
-    return pages
+    if truth == "article":
+        return [replace(page, truth=split_truth(page.truth)[0]) for page in labelled], labelled
+    return labelled, labelled
 
 
-def _noisecbr_slots(pages: Sequence[LabelledPage], *, cv, seed, model, progress, with_sets,
-                    adapt, comments, modes) -> list[tuple[str, Callable[[LabelledPage], str]]]:
+def _noisecbr_slots(pages: Sequence[LabelledPage], labelled: Sequence[LabelledPage], *, cv,
+                    seed, model, progress, with_sets, adapt, comments, modes
+                    ) -> list[tuple[str, Callable[[LabelledPage], str]]]:
     """The noisecbr rows of a bench: the balanced cleaner, each other mode with ``modes``, and
-    the site memory's row with ``adapt``."""
+    the site memory's row with ``adapt``. Fold models and site memories learn from
+    ``labelled`` (the pages with the dataset's own ground truth)."""
     if cv:
         extra = [page for path in with_sets for page in read_dataset(path)]
-        model_of = _cv_models(pages, cv, seed, progress, extra).__getitem__
+        model_of = _cv_models(labelled, cv, seed, progress, extra).__getitem__
         label = f"noisecbr (cv {cv}" + "".join(f" + {Path(p).name}" for p in with_sets) + ")"
     else:
         single = Cleaner(model).model
@@ -323,7 +328,7 @@ def _noisecbr_slots(pages: Sequence[LabelledPage], *, cv, seed, model, progress,
             page.html, url=page.url).text))
     if adapt:
         cleaner_of = _cleaners(pages, model_of, "balanced", comments)
-        memories = _site_memories(pages, adapt)
+        memories = _site_memories(labelled, adapt)
         slots.append((f"{label} + {adapt} labelled page{'s' * (adapt > 1)} of the site",
                       lambda page, c=cleaner_of, m=memories: c[page.id].clean(
                           page.html, url=page.url, memory=m[page.id]).text))

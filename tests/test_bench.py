@@ -59,3 +59,33 @@ def test_a_missing_peer_keeps_its_place_in_the_rows(tmp_path, monkeypatch, artic
     assert [row.name for row in rows] == ["none", "justext", "noisecbr"]
     assert rows[1].scores is None and "not installed (justext)" in rows[1].note
     assert rows[0].scores is not None and rows[2].scores is not None
+
+
+def test_cv_fold_models_learn_from_the_datasets_own_truth(tmp_path, monkeypatch, article_html):
+    # Scored against the article alone, the fold models still learn the full ground truth,
+    # where the reader comments after the marker are labelled comments (the embedded recipe).
+    import gzip
+    import json
+
+    from noisecbr import bench as bench_module
+    from noisecbr.cleaner import default_model
+    from noisecbr.layout import COMMENTS_MARKER
+
+    data = tmp_path / "set"
+    (data / "html").mkdir(parents=True)
+    full = f"Anemones open like flowers\\n{COMMENTS_MARKER}\\nGreat post, thanks"
+    truths = {}
+    for k in range(2):
+        (data / "html" / f"{k}.html.gz").write_bytes(gzip.compress(article_html))
+        truths[str(k)] = {"url": f"https://s{k}.test/", "articleBody": full}
+    (data / "ground-truth.json").write_text(json.dumps(truths))
+    seen = []
+
+    def fold_models(pages, folds, seed, progress, extra):
+        seen.extend(page.truth for page in pages)
+        return [([page.id for page in pages], default_model())]
+
+    monkeypatch.setattr(bench_module, "_hook", lambda name, needs: fold_models)
+    rows = bench_module.bench(str(data), ["noisecbr"], cv=2, truth="article")
+    assert seen == [full, full]
+    assert rows[0].scores is not None
