@@ -131,8 +131,11 @@ def _new_masks(values: list[str]) -> list[int]:
     """The keyword masks of values not met before, all at once: each keyword is searched
     for in C over the values joined (a page brings a few hundred new class and id values,
     e.g. generated ``css-1x2y3z`` names; one at a time they cost a tokenisation each)."""
-    joined = _SEPARATOR.join(values).lower()
-    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values)) + 1
+    # Each value lower-cased before joining: lower-casing can lengthen a str ("İ" → "i̇"), and
+    # the positions below must be those of the lower-cased values.
+    lowered = [value.lower() for value in values]
+    joined = _SEPARATOR.join(lowered)
+    lengths = np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered)) + 1
     starts = np.cumsum(lengths) - lengths
     masks = np.zeros(len(values), dtype=np.uint64)
     for bit, pattern in enumerate(_KEYWORD_PATTERNS):

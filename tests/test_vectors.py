@@ -185,3 +185,12 @@ def test_keyword_masks_of_a_batch_are_those_of_each_value():
         vectors._MASK_CACHE.clear()
         alone.extend(_masks([value]))
     assert together == alone
+
+
+def test_keyword_masks_of_values_that_lower_casing_lengthens():
+    # "İ".lower() is two characters: the matches must still be given to their own values.
+    from noisecbr import vectors
+
+    nav = 1 << vectors.KEYWORDS.index("nav")
+    assert vectors._new_masks(["İİİİ nav", "x", "İ ad"]) == [
+        nav, 0, 1 << vectors.KEYWORDS.index("ad")]
