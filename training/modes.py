@@ -169,20 +169,19 @@ def _fold_models(pages: list[LabelledPage], folds: int, seed: int,
 
 def _table(result: Sweep, modes: dict[str, dict[str, float]]) -> str:
     chosen = {json.dumps(t, sort_keys=True): mode for mode, t in modes.items()}
-    order = np.argsort(-result.f_by_dataset(1.0))
+    f1, f05, f2 = (result.f_by_dataset(beta) for beta in (1.0, 0.5, 2.0))
     names = sorted(result.by_dataset)
+    own_f1 = {name: _f_beta(*result.by_dataset[name], 1.0) for name in names}
     lines = ["P and R over all pages; F1, F0.5 and F2 the mean of the sets' own",
              "noise  keep  leaf      P      R     F1   F0.5     F2"
              + "".join(f"  F1 {name}" for name in names)]
-    for i in order:
+    for i in np.argsort(-f1):
         t = result.sets[i]
         mark = chosen.get(json.dumps(t, sort_keys=True), "")
-        per_set = "".join(f"  {_f_beta(*result.by_dataset[name], 1.0)[i]:{len(name) + 3}.3f}"
-                          for name in names)
+        per_set = "".join(f"  {own_f1[name][i]:{len(name) + 3}.3f}" for name in names)
         lines.append(f"{t['noise']:5.2f} {t['keep']:5.2f} {t['leaf']:5.2f} "
                      f"{result.precision[i]:6.3f} {result.recall[i]:6.3f} "
-                     f"{result.f_by_dataset(1.0)[i]:6.3f} {result.f_by_dataset(0.5)[i]:6.3f} "
-                     f"{result.f_by_dataset(2.0)[i]:6.3f}{per_set}  {mark}")
+                     f"{f1[i]:6.3f} {f05[i]:6.3f} {f2[i]:6.3f}{per_set}  {mark}")
     return "\n".join(lines)
 
 
