@@ -168,7 +168,10 @@ def _fold_models(pages: list[LabelledPage], folds: int, seed: int,
 
 
 def _table(result: Sweep, modes: dict[str, dict[str, float]]) -> str:
-    chosen = {json.dumps(t, sort_keys=True): mode for mode, t in modes.items()}
+    chosen: dict[str, str] = {}  # a set chosen by several modes is marked with each
+    for mode, t in modes.items():
+        key = json.dumps(t, sort_keys=True)
+        chosen[key] = f"{chosen[key]}, {mode}" if key in chosen else mode
     f1, f05, f2 = (result.f_by_dataset(beta) for beta in (1.0, 0.5, 2.0))
     names = sorted(result.by_dataset)
     own_f1 = {name: _f_beta(*result.by_dataset[name], 1.0) for name in names}
