@@ -221,9 +221,7 @@ class Cleaner:
                    extra_noise: NoiseEvidence | None = None,
                    memory: SiteMemory | None = None) -> CleanResult:
         """Clean a tidied ``<body>`` (see :meth:`clean`)."""
-        page = self.decide_page(body, extra_noise, memory)
-        return self.result(body, page.table, page.decision, page.proba, page.fell_back, url,
-                           page.recalled, page.stored)
+        return self.page_result(body, self.decide_page(body, extra_noise, memory), url)
 
     def decide_page(self, body: etree._Element, extra_noise: NoiseEvidence | None = None,
                     memory: SiteMemory | None = None) -> DecidedPage:
@@ -268,6 +266,12 @@ class Cleaner:
         metadata, headline = _headline(body)
         return _result(table, body, decision, proba, url, metadata, headline, fell_back,
                        self.comments, recalled, stored)
+
+    def page_result(self, body: etree._Element, page: DecidedPage,
+                    url: str | None = None) -> CleanResult:
+        """The :class:`CleanResult` of ``page``, as :meth:`decide_page` decided ``body``."""
+        return self.result(body, page.table, page.decision, page.proba, page.fell_back, url,
+                           page.recalled, page.stored)
 
     def clean(self, html: str | bytes, url: str | None = None, *,
               extra_noise: NoiseEvidence | None = None,

@@ -226,8 +226,7 @@ def review_job(page: bytes | str, url: str | None, k: int) -> dict:
     body = tidy(page, parser=cleaner.parser)
     # Decided once: the result and the nearest cases explain the same decisions.
     decided = cleaner.decide_page(body, memory=memory)
-    result = cleaner.result(body, decided.table, decided.decision, decided.proba,
-                            decided.fell_back, url, decided.recalled, decided.stored)
+    result = cleaner.page_result(body, decided, url)
     decisions: list[Decision] = result.decisions
     out = {"url": url, "decisions": [asdict(d) for d in decisions],
            "text": result.text[:REVIEW_TEXT_CHARS], "frame": draw_page(body, decisions),
