@@ -874,10 +874,11 @@ def siblings(const int[::1] parent):
     return previous_out, next_out
 
 
-def signature_counts(const long long[::1] signature, const int[::1] parent):
+def signature_counts(const long long[::1] signature, const long long[::1] previous,
+                     const long long[::1] following):
     """Per element, how many elements of the page share its ``signature``, and how many of its
     parent's children do (itself included; the body counts among the elements without a
-    parent). Signatures are numbered in an open-addressing table, then counted per kind and,
+    parent), the children linked by ``previous`` and ``following`` (:func:`siblings`). Signatures are numbered in an open-addressing table, then counted per kind and,
     child by child of each parent, per kind among siblings."""
     cdef Py_ssize_t n = signature.shape[0], i, slots = 1, slot, kinds = 0
     while slots < 2 * n + 2:
@@ -905,9 +906,8 @@ def signature_counts(const long long[::1] signature, const int[::1] parent):
         per_kind[kind[i]] += 1
     for i in range(n):
         page[i] = per_kind[kind[i]]
-    # Siblings: elements with the same parent (the body alone has none).
-    previous_out, next_out = siblings(parent)
-    cdef long long[::1] following = next_out, previous = previous_out
+    # Siblings: elements with the same parent (the body alone has none), linked by
+    # ``previous`` and ``following`` (:func:`siblings`).
     cdef long long j
     for i in range(n):
         if previous[i] >= 0:

@@ -130,13 +130,15 @@ def _siblings(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return prev, nxt
 
 
-def _signature_counts(signature: np.ndarray, parent: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray]:
+def _signature_counts(signature: np.ndarray, parent: np.ndarray, prev: np.ndarray,
+                      nxt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per element, how many elements of the page share its signature and how many of its
-    parent's children do (float64; the body is alone among the elements without a parent)."""
+    parent's children do (float64; the body is alone among the elements without a parent).
+    ``prev`` and ``nxt``: the sibling links (:func:`_siblings`), which the compiled kernel
+    follows."""
     if COMPILED is not None:
         page, among = COMPILED.signature_counts(np.ascontiguousarray(signature, np.int64),
-                                                parent)
+                                                prev, nxt)
         return page.astype(np.float64), among.astype(np.float64)
     _, kind, per_kind = np.unique(signature, return_inverse=True, return_counts=True)
     pairs = (parent.astype(np.int64) + 1) * len(per_kind) + kind.ravel()
@@ -165,7 +167,8 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
         classes = table.keyword_values[0]
     class_id = _ids(classes, {None: 0, "": 0})
     signature = _ids(table.tags) * (int(class_id.max(initial=0)) + 1) + class_id
-    signature_count, sibling_count = _signature_counts(signature, table.parent)
+    prev, nxt = COMPILED.siblings(table.parent) if COMPILED is not None else _siblings(parent)
+    signature_count, sibling_count = _signature_counts(signature, table.parent, prev, nxt)
     parent_children = np.where(parent >= 0, table.n_children[np.maximum(parent, 0)], 1)
 
     sentence = ((table.piece_words >= SENTENCE_WORDS) & (table.piece_punct > 0)
@@ -191,7 +194,6 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
         np.maximum.at(biggest_child, parent[children], words[children])
 
     log_words = np.log1p(words) / 10.0
-    prev, nxt = COMPILED.siblings(table.parent) if COMPILED is not None else _siblings(parent)
 
     def neighbour(sibling: np.ndarray) -> list[np.ndarray]:
         exists = sibling >= 0
