@@ -343,9 +343,17 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
     # Control characters the parser left in the text (from raw bytes or references such as
     # &#1;) are not text, and would reach a terminal as they are.
     text = xml_safe(render_text(body, removed))
-    comments = xml_safe(render_texts(comment_roots))
-    if with_comments and comments:
-        text = f"{text}\n\n{comments}" if text else comments
+    rendered: list[str] = []
+
+    def comments() -> str:
+        # Rendered once, on demand: most callers never read the comments. The HTML's
+        # rendering detaches the removed subtrees, so it renders them first.
+        if not rendered:
+            rendered.append(xml_safe(render_texts(comment_roots)))
+        return rendered[0]
+
+    if with_comments and comments():
+        text = f"{text}\n\n{comments()}" if text else comments()
 
     def decisions() -> list[Decision]:
         # Paths from the table: still those of the tidied page after the noise is detached.
@@ -361,6 +369,7 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
         ]
 
     def cleaned_html() -> str:
+        comments()
         drop_elements(removed)
         return render_html(body, metadata.document_title, metadata.lang)
 

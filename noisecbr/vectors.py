@@ -30,6 +30,7 @@ are refused instead of silently mis-read.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 
@@ -145,6 +146,24 @@ def _new_masks(values: list[str]) -> list[int]:
     return masks.tolist()
 
 
+def _trim_mask_cache() -> None:
+    """Empty the mask cache when it has grown past its size (it is filled again as values are
+    met); it always knows the absent and the empty value."""
+    if len(_MASK_CACHE) > _MASK_CACHE_SIZE:
+        _MASK_CACHE.clear()
+    if not _MASK_CACHE:
+        _MASK_CACHE.update({None: 0, "": 0})
+
+
+@functools.cache
+def _scanner():
+    """The compiled kernel's keyword scanner: every keyword's forms with its bit."""
+    return COMPILED.KeywordScanner([
+        (form, 1 << bit, keyword in _WHOLE_TOKEN_KEYWORDS)
+        for bit, keyword in enumerate(KEYWORDS)
+        for form in _WHOLE_TOKEN_KEYWORDS.get(keyword, (keyword,))])
+
+
 #: Stands for "not in the cache" in a mask array: above every keyword and landmark bit.
 _UNKNOWN = 1 << 63
 
@@ -154,10 +173,7 @@ def _keyword_mask_array(values: list[str | None]) -> np.ndarray:
     (bit i: ``KEYWORDS[i]`` is a substring of one of the value's lower-cased ``[a-z]+`` tokens;
     a whole-token keyword must be the whole token). One C-level pass of cache lookups straight
     into numpy, and a second only for the values not met before."""
-    if len(_MASK_CACHE) > _MASK_CACHE_SIZE:
-        _MASK_CACHE.clear()
-    if not _MASK_CACHE:
-        _MASK_CACHE.update({None: 0, "": 0})
+    _trim_mask_cache()
     masks = (COMPILED.lookup(values, _MASK_CACHE, _UNKNOWN, True) if COMPILED is not None
              else np.fromiter(map(_MASK_CACHE.get, values, itertools.repeat(_UNKNOWN)),
                               dtype=np.uint64, count=len(values)))
@@ -280,13 +296,19 @@ def _own_masks(table: ElementTable, landmarks: np.ndarray | None = None) -> np.n
     ``keyword_values``) and its landmark tag (``landmarks``: the bits, if known), as the bits
     of one uint64: cached mask lookups."""
     n = len(table.elements)
+    if landmarks is None:
+        landmarks = _per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags, np.uint64)
+    if COMPILED is not None:
+        # Cache lookups, the new values' keywords and the ORs in one C loop (its keyword scan
+        # gives _new_masks's bits: tests/test_kernel.py compares the two).
+        _trim_mask_cache()
+        return COMPILED.own_masks(table.keyword_values, _MASK_CACHE, _scanner(),
+                                  np.ascontiguousarray(landmarks, np.uint64))
     # The four attributes' values one after the other, looked up in one pass, then OR-ed per
     # element.
     values = list(itertools.chain.from_iterable(table.keyword_values))
     own = np.bitwise_or.reduce(
         _keyword_mask_array(values).reshape(len(KEYWORD_ATTRIBUTES), n), axis=0)
-    if landmarks is None:
-        landmarks = _per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags, np.uint64)
     own |= landmarks
     return own
 

@@ -264,6 +264,40 @@ def test_token_codes_match_the_python_coder():
     assert pagefeatures._ASCII_WORDS.usable and not _kernel.AsciiWords({"é": 1}).usable
 
 
+#: Attribute values that probe the keyword rules: whole-token "ad"/"ads" beside letters,
+#: digits, non-ASCII letters and string ends; overlapping and repeated keywords; upper case;
+#: lower-casing that lengthens a value ("İ"); values that end inside a keyword.
+TRICKY_VALUES = [
+    "ad", "ads", "ad-slot", "bad", "adx", "x ads", "adsense", "ad1", "éad", "adé", "AD",
+    "ADS-top", "İnav", "nav İ ad", "sidebar-aside", "maincontent", "recommendations",
+    "newsletter-subscribe", "commentary", "heade", "nav", "n", "", "\x00ad", "ad\x00",
+    "postbody entry-content", "ﬀooter", "Breadcrumb_nav", "ad_", "_ad", "s-ad-s", "ads2",
+]
+
+
+@compiled_only
+def test_keyword_masks_match_the_regexes():
+    from noisecbr import vectors
+    rng = random.Random(7)
+    pieces = [*vectors.KEYWORDS, "ads", "-", "_", " ", "x", "é", "İ", "A", "1", "s"]
+    generated = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+                 for _ in range(3000)]
+    values = TRICKY_VALUES + generated + [random.Random(k).choice(pieces).upper() + v
+                                          for k, v in enumerate(generated[:500])]
+    values = list(dict.fromkeys(values))
+    expected = vectors._new_masks(values)
+    landmarks = np.zeros(len(values), dtype=np.uint64)
+    cache: dict = {None: 0}
+    masks = _kernel.own_masks([values, [None] * len(values)], cache, vectors._scanner(),
+                              landmarks)
+    assert masks.tolist() == expected
+    assert [cache[v] for v in values] == expected  # what the cache learnt
+    # a second pass reads the cache, and ORs each element's values and landmark bits
+    landmarks[:] = 1 << 60
+    again = _kernel.own_masks([values, values[::-1]], cache, vectors._scanner(), landmarks)
+    assert again.tolist() == [(a | b | 1 << 60) for a, b in zip(expected, expected[::-1])]
+
+
 # The text renderer's walk in C (render.render_text) against the Python walk it replaces.
 
 def _both_renders(root, removed=(), dropped=()) -> tuple[str | None, str]:
