@@ -40,7 +40,8 @@ from lxml import etree
 from .byline import author_of, find_byline
 from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_pieces, kept_words
 from .memory import SiteMemory
-from .metadata import MAX_HEADLINE_WORDS, PageMetadata, headline_element, page_metadata
+from .metadata import (MAX_HEADLINE_WORDS, PageMetadata, headline_element, page_elements,
+                       page_metadata)
 from .model import Model, load_model
 from .render import render_html, render_text, render_texts
 from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
@@ -263,7 +264,7 @@ class Cleaner:
                recalled: np.ndarray | None = None, stored=None) -> CleanResult:
         """The :class:`CleanResult` of a decided page: the headline out of the body text,
         the comments apart (after the text with ``comments=True``)."""
-        metadata, headline = _headline(body)
+        metadata, headline = _headline(body, table)
         return _result(table, body, decision, proba, url, metadata, headline, fell_back,
                        self.comments, recalled, stored)
 
@@ -285,17 +286,20 @@ class Cleaner:
         return self.clean_body(body, url=url, extra_noise=extra_noise, memory=memory)
 
 
-def _headline(body: etree._Element) -> tuple[PageMetadata, etree._Element | None]:
+def _headline(body: etree._Element, table: ElementTable
+              ) -> tuple[PageMetadata, etree._Element | None]:
     """The page's metadata (as the result holds it) and its headline element, if found."""
-    metadata = _xml_safe_metadata(page_metadata(body))
-    return metadata, headline_element(body, metadata.title)
+    # The body's elements of the tags read come from the table: only the head is walked.
+    elements = page_elements(body, table.elements, table.tags)
+    metadata = _xml_safe_metadata(page_metadata(body, elements))
+    return metadata, headline_element(body, metadata.title, elements)
 
 
 def _headline_index(table: ElementTable) -> int | None:
     """The table index of the headline the result will take out of the text, if any."""
     if not len(table):
         return None
-    return _index_of(table, _headline(table.elements[0])[1])  # element 0 is the body
+    return _index_of(table, _headline(table.elements[0], table)[1])  # element 0: the body
 
 
 def _index_of(table: ElementTable, element: etree._Element | None) -> int | None:

@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from lxml import etree
 
-__all__ = ["MAX_HEADLINE_WORDS", "PageMetadata", "page_metadata", "headline_element"]
+from .subtrees import COMPILED
+
+__all__ = ["MAX_HEADLINE_WORDS", "PageMetadata", "page_elements", "page_metadata",
+           "headline_element"]
 
 _WORD = re.compile(r"\w+")
 #: `` | Site``, `` - Site``, `` — Site``, `` :: Site`` at the end of a ``<title>``.
@@ -65,11 +69,58 @@ def _clean(text: str | None) -> str | None:
     return (" ".join(text.split()) or None) if text else None
 
 
-def _meta(root: etree._Element) -> dict[str, str]:
+#: The tags read anywhere in the document, and those read in the body only.
+_DOCUMENT_TAGS = ("meta", "script", "title")
+_BODY_TAGS = ("h1", "h2", "time", "a")
+
+
+def page_elements(body: etree._Element, body_elements: Sequence[etree._Element] | None = None,
+                  body_tags: Sequence[object] | None = None
+                  ) -> dict[str, list[etree._Element]]:
+    """The elements of each tag metadata reads, in document order: ``meta``, ``script`` and
+    ``title`` of the whole document, ``h1``, ``h2``, ``time`` and ``a`` of the body.
+
+    One walk of the page: each walk of a dragnet page (700 elements) costs about 0.1 ms,
+    whatever the tags it looks for, and metadata reads seven. ``body_elements`` and
+    ``body_tags``: the body's elements and their tags in document order, when a table of
+    them is at hand (:class:`noisecbr.subtrees.ElementTable`); then only the head is walked."""
+    root = body.getroottree().getroot()
+    found: dict[str, list[etree._Element]] = {tag: [] for tag in _DOCUMENT_TAGS + _BODY_TAGS}
+    if body is root:
+        parts = [(body, _DOCUMENT_TAGS + _BODY_TAGS)]
+    elif body.getparent() is root:  # the body's siblings (the head) in their document order
+        parts = [(child, _DOCUMENT_TAGS + _BODY_TAGS if child is body else _DOCUMENT_TAGS)
+                 for child in root]
+    else:
+        parts = [(root, _DOCUMENT_TAGS), (body, _BODY_TAGS)]
+    for part, tags in parts:
+        if part is body and body_elements is not None and len(tags) > len(_DOCUMENT_TAGS):
+            # Its elements are listed (the body itself first): pick those of the tags read.
+            for k in _positions(list(body_tags)):
+                found[body_tags[k]].append(body_elements[k])
+            continue
+        for element in part.iter(*tags):
+            found[element.tag].append(element)
+    return found
+
+
+#: Each tag read, numbered (for the compiled kernel's lookup).
+_TAG_NUMBERS = {tag: k for k, tag in enumerate(_DOCUMENT_TAGS + _BODY_TAGS)}
+
+
+def _positions(tags: list[object]) -> list[int]:
+    """The positions of the tags read among ``tags`` (a C loop in the compiled kernel: the
+    body of a dragnet page has 700 elements and a few dozen of them are read)."""
+    if COMPILED is not None:
+        return np.flatnonzero(COMPILED.lookup(tags, _TAG_NUMBERS, -1, False) >= 0).tolist()
+    return [k for k, tag in enumerate(tags) if isinstance(tag, str) and tag in _TAG_NUMBERS]
+
+
+def _meta(metas: list[etree._Element]) -> dict[str, str]:
     """``<meta>`` contents by lower-cased name or property, for the keys read (the first of
     each wins)."""
     found: dict[str, str] = {}
-    for meta in root.iter("meta"):
+    for meta in metas:
         key = (meta.get("property") or meta.get("name") or meta.get("itemprop") or "").lower()
         if key in _META_KEYS and key not in found:
             content = _clean(meta.get("content"))
@@ -78,10 +129,10 @@ def _meta(root: etree._Element) -> dict[str, str]:
     return found
 
 
-def _json_ld(root: etree._Element) -> list[dict]:
+def _json_ld(scripts: list[etree._Element]) -> list[dict]:
     """The objects of the page's JSON-LD blocks (``@graph`` members included)."""
     objects: list[dict] = []
-    for script in root.iter("script"):
+    for script in scripts:
         if (script.get("type") or "").lower() != "application/ld+json" or not script.text:
             continue
         if len(script.text) > MAX_JSON_LD_CHARS:
@@ -122,46 +173,51 @@ def _first_found(*finders: Callable[[], str | None]) -> str | None:
     return next((v for finder in finders if (v := finder())), None)
 
 
-def _heading_text(body: etree._Element) -> str | None:
-    h1 = body.find(".//h1")
-    return _clean("".join(h1.itertext())) if h1 is not None else None
+def _heading_text(h1s: list[etree._Element]) -> str | None:
+    return _clean("".join(h1s[0].itertext())) if h1s else None
 
 
-def page_metadata(body: etree._Element) -> PageMetadata:
+def page_metadata(body: etree._Element,
+                  elements: dict[str, list[etree._Element]] | None = None) -> PageMetadata:
     """The metadata of the page whose tidied ``<body>`` is ``body`` (its head is still in the
-    tree: tidying removes invisible elements from the body only)."""
+    tree: tidying removes invisible elements from the body only); ``elements``: its
+    :func:`page_elements`, if already found."""
     root = body.getroottree().getroot()
-    meta = _meta(root)
-    objects = _json_ld(root)
-    title_element = root.find(".//title")
-    document_title = _clean(title_element.text if title_element is not None else None)
+    if elements is None:
+        elements = page_elements(body)
+    meta = _meta(elements["meta"])
+    objects = _json_ld(elements["script"])
+    titles = elements["title"]
+    document_title = _clean(titles[0].text if titles else None)
     title = _first_found(
         lambda: _first(*(meta.get(k) for k in _META_TITLE)),
         lambda: _ld_value(objects, "headline"),
         lambda: _SITE_SUFFIX.sub("", document_title) if document_title else None,
-        lambda: _heading_text(body))
+        lambda: _heading_text(elements["h1"]))
     author = _first_found(
         lambda: _first(*(v for k in _META_AUTHOR if (v := meta.get(k)) and "://" not in v)),
-        lambda: _ld_value(objects, "author"), lambda: _rel_author(body))
+        lambda: _ld_value(objects, "author"), lambda: _rel_author(elements["a"]))
     date = _first_found(
         lambda: _first(*(meta.get(k) for k in _META_DATE)),
         lambda: _ld_value(objects, "datePublished"), lambda: _ld_value(objects, "dateCreated"),
-        lambda: _time_element(body))
+        lambda: _time_element(elements["time"]))
     return PageMetadata(title=title, author=author, date=date,
                         lang=_clean(root.get("lang") or root.get("xml:lang")),
                         document_title=document_title)
 
 
-def _rel_author(body: etree._Element) -> str | None:
-    for link in body.iterfind(".//a[@rel='author']"):
+def _rel_author(links: list[etree._Element]) -> str | None:
+    for link in links:
+        if link.get("rel") != "author":
+            continue
         text = _clean("".join(link.itertext()))
         if text:
             return text
     return None
 
 
-def _time_element(body: etree._Element) -> str | None:
-    for time in body.iter("time"):
+def _time_element(times: list[etree._Element]) -> str | None:
+    for time in times:
         value = _clean(time.get("datetime"))
         if value:
             return value
@@ -172,16 +228,19 @@ def _words(text: str) -> set[str]:
     return {w.casefold() for w in _WORD.findall(text)}
 
 
-def headline_element(body: etree._Element, title: str | None) -> etree._Element | None:
+def headline_element(body: etree._Element, title: str | None,
+                     elements: dict[str, list[etree._Element]] | None = None
+                     ) -> etree._Element | None:
     """The first ``<h1>`` (else ``<h2>``) of the body whose words are the title's: the headline
-    as the page shows it. None when no heading matches."""
+    as the page shows it. None when no heading matches. ``elements``: the page's
+    :func:`page_elements`, if already found."""
     if not title:
         return None
     wanted = _words(title)
     if not wanted:
         return None
     for tag in ("h1", "h2"):
-        for heading in body.iter(tag):
+        for heading in (body.iter(tag) if elements is None else elements[tag]):
             words = _words("".join(heading.itertext()))
             if not words or len(words) > MAX_HEADLINE_WORDS:
                 continue

@@ -200,3 +200,43 @@ def test_the_fallback_never_settles_on_a_subtree_too_small_to_be_a_result():
               "ul": (0.6, 0.3, 0.1, 0.0), "li": (0.6, 0.3, 0.1, 0.0)}
     result = _TagScores(scores).clean(page)
     assert result.fallback and len(result.text.split()) >= 10 and "Book number 7" in result.text
+
+
+def _elements_by_separate_walks(body) -> dict[str, list]:
+    """What page_elements finds, found as metadata used to: a walk per tag, the document's
+    tags from the root and the headline's, time's and link's from the body."""
+    root = body.getroottree().getroot()
+    return {**{tag: list(root.iter(tag)) for tag in ("meta", "script", "title")},
+            **{tag: list(body.iter(tag)) for tag in ("h1", "h2", "time", "a")}}
+
+
+ODD_PAGES = [
+    PAGE,
+    # meta, script and title in the body too; an SVG title; headings in nested markup
+    """<html><head><title>T</title><meta name="author" content="A"></head><body>
+    <svg><title>icon</title></svg><meta name="date" content="2020"><h2>x</h2><div><h1>H</h1>
+    <a rel="author" href="/a">Bo</a><time datetime="2020-01-01">then</time></div>
+    <script>var a;</script></body></html>""",
+    # no head at all; a body that is all there is
+    "<p>Only a paragraph <a href='/x'>with a link</a></p>",
+    # namespaced (XHTML) elements are not the plain tags read
+    """<html xmlns="http://www.w3.org/1999/xhtml"><head><title>X</title></head>
+    <body><h1>X</h1></body></html>""",
+]
+
+
+@pytest.mark.parametrize("page", ODD_PAGES)
+@pytest.mark.parametrize("parser", ["lxml", "html5lib"])
+def test_metadata_finds_its_elements_in_one_walk(page, parser):
+    from noisecbr.metadata import page_elements
+
+    body = tidy(page, parser=parser)
+    table = build_table(body)
+    expected = _elements_by_separate_walks(body)
+    assert page_elements(body) == expected
+    assert page_elements(body, table.elements, table.tags) == expected
+    # a body that is not the root's child: the head is still read
+    html = lxml_html.fromstring("<html><head><title>Deep</title></head><body><div>"
+                                "<section><h1>Deep</h1></section></div></body></html>")
+    section = html.find(".//section")
+    assert page_elements(section) == _elements_by_separate_walks(section)
