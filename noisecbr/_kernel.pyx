@@ -1090,11 +1090,13 @@ cdef bint _carries_hiding_attribute(xmlNode* node) noexcept nogil:
     return False
 
 
-def hiding_carriers(cetree._Element root):
+def hiding_carriers(cetree._Element root, list noscripts=None):
     """The elements below ``root`` that carry a ``hidden``, ``aria-hidden`` or ``style``
     attribute (in no namespace), in document order: what the XPath
     ``descendant::*/@hidden | descendant::*/@aria-hidden | descendant::*/@style`` finds,
-    stepped back to the elements, in one walk over the nodes (no attribute string made)."""
+    stepped back to the elements, in one walk over the nodes (no attribute string made).
+    ``noscripts``, if given, receives the ``noscript`` elements (in no namespace) below
+    ``root`` in document order, as ``descendant::noscript`` finds them, from the same walk."""
     cdef xmlNode* top = root._c_node
     cdef xmlNode* node = top.children
     cdef list out = []
@@ -1102,6 +1104,9 @@ def hiding_carriers(cetree._Element root):
         if node.type == XML_ELEMENT_NODE:
             if node.properties is not NULL and _carries_hiding_attribute(node):
                 out.append(cetree.elementFactory(root._doc, node))
+            if (noscripts is not None and node.ns is NULL
+                    and strcmp(<const char*>node.name, b"noscript") == 0):
+                noscripts.append(cetree.elementFactory(root._doc, node))
             if node.children is not NULL:
                 node = node.children
                 continue

@@ -259,11 +259,15 @@ _HIDING_ATTRIBUTES = etree.XPath(
     "descendant::*/@hidden | descendant::*/@aria-hidden | descendant::*/@style")
 
 
-def _hiding_carriers(body: etree._Element) -> Iterable[etree._Element]:
+def _hiding_carriers(body: etree._Element, noscripts: list[etree._Element]
+                     ) -> Iterable[etree._Element]:
     """The elements below ``body`` that carry a hiding attribute, once each (in document
-    order; the compiled kernel walks the nodes in C, about ten times faster than the XPath)."""
+    order; the compiled kernel walks the nodes in C, about ten times faster than the XPath).
+    ``noscripts`` receives the ``noscript`` elements below ``body`` (the kernel finds them in
+    the same walk)."""
     if COMPILED is not None:
-        return COMPILED.hiding_carriers(body)
+        return COMPILED.hiding_carriers(body, noscripts)
+    noscripts.extend(_NOSCRIPTS(body))
     return dict.fromkeys(attribute.getparent() for attribute in _HIDING_ATTRIBUTES(body))
 
 
@@ -407,10 +411,12 @@ def _remove_invisible(body: etree._Element) -> None:
     # (strip_elements keeps each removed element's tail); lxml's iterators never recurse.
     etree.strip_elements(body, etree.Comment, etree.ProcessingInstruction,
                          *(t for t in INVISIBLE_TAGS if t != "noscript"), with_tail=False)
+    noscripts: list[etree._Element] = []
+    # Only elements carrying one of the hiding attributes are inspected.
+    carriers = _hiding_carriers(body, noscripts)
     doomed = [
-        element for element in _NOSCRIPTS(body)
+        element for element in noscripts
         if sum(map(len, element.itertext())) < NOSCRIPT_CONTENT_CHARS
     ]
-    # Only elements carrying one of the hiding attributes are inspected.
-    doomed.extend(filter(_is_hidden, _hiding_carriers(body)))
+    doomed.extend(filter(_is_hidden, carriers))
     drop_elements(doomed)

@@ -400,7 +400,22 @@ def test_hiding_carriers_are_those_the_xpath_finds():
     assert _kernel.hiding_carriers(etree.fromstring("<body/>")) == []
 
 
+@compiled_only
+def test_noscripts_are_found_in_the_same_walk():
+    page = """<body><noscript id="1">a<noscript id="2"/></noscript><div><y:noscript
+        xmlns:y="urn:y" id="ns"/><p style="x"><noscript id="3" hidden="">b</noscript></p>
+        </div><NOSCRIPT id="upper"/></body>"""
+    body = etree.fromstring(page)
+    noscripts: list = []
+    carriers = _kernel.hiding_carriers(body, noscripts)
+    assert [e.get("id") for e in noscripts] == ["1", "2", "3"]
+    assert noscripts == etree.XPath("descendant::noscript")(body)
+    assert carriers == _carriers_by_xpath(body)
+
+
 @on_generated_pages(60)
 def test_generated_pages_have_the_same_hiding_carriers(seed, family):
     for root in generated_roots(seed, family, tidied=False):
-        assert _kernel.hiding_carriers(root) == _carriers_by_xpath(root)
+        noscripts: list = []
+        assert _kernel.hiding_carriers(root, noscripts) == _carriers_by_xpath(root)
+        assert noscripts == etree.XPath("descendant::noscript")(root)
