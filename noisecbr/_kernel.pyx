@@ -1,9 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The compiled kernel: the element table of :func:`noisecbr.subtrees.build_table` filled in one
-C pass over libxml2's nodes (``fill_table``), and the integer loops of the vectors
-(``token_codes``, ``lookup``, ``ids``, ``inherited``, ``biggest_child``, ``vocabulary_counts``).
-:mod:`noisecbr.kernel` chooses it or the pure Python path, which is the reference: every output
-here must equal the pure path's bit for bit. Floating-point work stays in numpy.
+C pass over libxml2's nodes (``fill_table``), the integer loops of the vectors
+(``token_codes``, ``lookup``, ``ids``, ``inherited``, ``biggest_child``, ``vocabulary_counts``)
+and their float columns (``vector_floats``: the pure path's float64 operations in its order;
+the logarithms still numpy's). :mod:`noisecbr.kernel` chooses it or the pure Python path, which
+is the reference: every output here must equal the pure path's bit for bit.
 
 What the pure path reads through lxml proxies (``.tag``, ``.text``, ``.tail``, ``getparent()``,
 ``.get(name)``) is read here from the ``xmlNode`` fields lxml itself reads, with lxml's rules:
@@ -1116,3 +1117,229 @@ def hiding_carriers(cetree._Element root, list noscripts=None):
                 return out
         node = node.next
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The vectors' float columns (vectors.vectorize): each column computed as numpy computes it in
+# the pure path, operation by operation in float64, then rounded to float32. Sums of counts are
+# exact in integers; the logarithms are numpy's (one np.log1p over a block of arguments: its
+# results may differ from libm's in the last bit).
+
+cdef enum:
+    #: Rows of the block of log1p arguments.
+    LOG_CHARS, LOG_WORDS, LOG_DENSITY, LOG_DEPTH, LOG_CHILDREN, LOG_SIZE, LOG_DISTANCE,
+    LOG_SIGNATURES, LOG_SIBLINGS, LOG_SENTENCES, LOG_PIECE_WORDS, N_LOGS
+
+
+cdef inline double _at_least(double x, double floor) noexcept nogil:
+    return x if x >= floor else floor  # np.maximum(x, floor) for x not NaN
+
+
+cdef inline double _at_most(double x, double ceiling) noexcept nogil:
+    return x if x <= ceiling else ceiling  # np.minimum(x, ceiling) for x not NaN
+
+
+def vector_floats(float[:, ::1] out, dict offsets, object log1p, object table,
+                  const int[:, ::1] leaf, const long long[::1] tag_group,
+                  const unsigned long long[::1] own, const unsigned long long[::1] inherited,
+                  int keyword_bits, int mask_bits, const long long[::1] codes, long long stop_bit,
+                  const long long[::1] signature_count, const long long[::1] sibling_count,
+                  const long long[::1] previous, const long long[::1] following,
+                  Py_ssize_t first_h1, const int[::1] titles, const int[::1] digits,
+                  const int[:, ::1] in_range, const int[:, ::1] in_head,
+                  int sentence_words, double min_paragraph_chars):
+    """Fill every column of ``out`` (elements × features, float32) from the element table and
+    the integer aggregates the caller computed (leaf counts, tag groups, keyword masks, token
+    codes, signature and sibling counts, sibling links, vocabulary counts), as
+    ``vectors.vectorize``'s pure path does: the same float64 operations in the same order."""
+    cdef const int[::1] parent = table.parent, end = table.end, depth = table.depth
+    cdef const int[::1] n_children = table.n_children
+    cdef const int[::1] piece_start = table.piece_start, piece_end = table.piece_end
+    cdef const int[::1] owner = table.piece_owner, piece_words = table.piece_words
+    cdef const int[::1] piece_chars = table.piece_chars, piece_punct = table.piece_punct
+    cdef const int[::1] piece_commas = table.piece_commas
+    cdef const unsigned char[::1] in_link = table.piece_in_link.view(np.uint8)
+    cdef Py_ssize_t n = out.shape[0], m = owner.shape[0], i, k, t, p, g
+    cdef int leaf_at = offsets["leaf"], text_at = offsets["text"]
+    cdef int structure_at = offsets["structure"], tag_at = offsets["tag"]
+    cdef int attributes_at = offsets["attributes"], context_at = offsets["context"]
+    cdef int candidate_at = offsets["candidate"], page_at = offsets["page"]
+    cdef int vocabulary_at = offsets["vocabulary"], n_leaf = leaf.shape[1]
+    cdef int n_tags = offsets["attributes"] - offsets["tag"], n_vocabularies = in_range.shape[1]
+    if n == 0:
+        return
+    # Per piece, cumulative counts (a subtree's pieces are contiguous): words, characters,
+    # link characters, punctuation, stop words, sentences, link pieces; and the tokens.
+    cum_array = np.zeros((7, m + 1), dtype=np.int64)
+    cdef long long[:, ::1] cum = cum_array
+    token_offset_array = np.zeros(m + 1, dtype=np.int64)
+    cdef long long[::1] token_offset = token_offset_array
+    cdef long long stops
+    for k in range(m):
+        token_offset[k + 1] = token_offset[k] + piece_words[k]
+        stops = 0
+        for t in range(token_offset[k], token_offset[k + 1]):
+            stops += (codes[t] & stop_bit) != 0
+        cum[0, k + 1] = cum[0, k] + piece_words[k]
+        cum[1, k + 1] = cum[1, k] + piece_chars[k]
+        cum[2, k + 1] = cum[2, k] + (piece_chars[k] if in_link[k] else 0)
+        cum[3, k + 1] = cum[3, k] + piece_punct[k]
+        cum[4, k + 1] = cum[4, k] + stops
+        cum[5, k + 1] = cum[5, k] + (piece_words[k] >= sentence_words and piece_punct[k] > 0
+                                     and not in_link[k])
+        cum[6, k + 1] = cum[6, k] + in_link[k]
+    # Per element, float64 (exact whole numbers): the subtree sums, and the own pieces' sums.
+    sums_array = np.empty((9, n), dtype=np.float64)
+    cdef double[:, ::1] sums = sums_array
+    cdef double[::1] words = sums[0], chars = sums[1], link_chars = sums[2], punct = sums[3]
+    cdef double[::1] stop_words = sums[4], sentences = sums[5], link_pieces = sums[6]
+    cdef double[::1] own_chars = sums[7], commas = sums[8]
+    for i in range(n):
+        for t in range(7):
+            sums[t, i] = <double>(cum[t, piece_end[i]] - cum[t, piece_start[i]])
+        own_chars[i] = 0.0
+        commas[i] = 0.0
+    for k in range(m):
+        own_chars[owner[k]] += piece_chars[k]
+        commas[owner[k]] += piece_commas[k]
+    # The text group (float64: the context and candidate groups read it), and the log1p
+    # arguments of every group.
+    text_array = np.empty((n, 8), dtype=np.float64)
+    cdef double[:, ::1] text = text_array
+    logs_array = np.empty((N_LOGS, n), dtype=np.float64)
+    cdef double[:, ::1] logs = logs_array
+    cdef double page_chars = _at_least(chars[0], 1.0), size, max_depth = 0.0
+    for i in range(n):
+        size = <double>(end[i] - i)
+        logs[LOG_CHARS, i] = chars[i]
+        logs[LOG_WORDS, i] = words[i]
+        logs[LOG_DENSITY, i] = chars[i] / size
+        logs[LOG_DEPTH, i] = <double>depth[i]
+        logs[LOG_CHILDREN, i] = <double>n_children[i]
+        logs[LOG_SIZE, i] = size
+        logs[LOG_SIGNATURES, i] = <double>signature_count[i]
+        logs[LOG_SIBLINGS, i] = <double>sibling_count[i]
+        logs[LOG_SENTENCES, i] = sentences[i]
+        logs[LOG_PIECE_WORDS, i] = (
+            <double>(token_offset[piece_end[i]] - token_offset[piece_start[i]])
+            / <double>(piece_end[i] - piece_start[i] if piece_end[i] - piece_start[i] > 1 else 1))
+        text[i, 2] = link_chars[i] / _at_least(chars[i], 1.0)
+        text[i, 3] = _at_most(punct[i] / _at_least(words[i], 1.0), 1.0)
+        text[i, 4] = stop_words[i] / _at_least(words[i], 1.0)
+        text[i, 5] = own_chars[i] / _at_least(chars[i], 1.0)
+        text[i, 6] = chars[i] / page_chars
+        if <double>depth[i] > max_depth:
+            max_depth = <double>depth[i]
+    # The candidate: readability's paragraph scores, added to the parent, then half to the
+    # grandparent, in document order (as the pure path's bincount adds them).
+    score_array = np.zeros(n, dtype=np.float64)
+    paragraph_array = np.empty(n, dtype=np.float64)
+    cdef double[::1] score = score_array, paragraph = paragraph_array
+    for i in range(n):
+        paragraph[i] = ((1.0 + commas[i]) + _at_most(own_chars[i] / 100.0, 3.0)
+                        if own_chars[i] >= min_paragraph_chars else 0.0)
+    for i in range(n):
+        if parent[i] >= 0:
+            score[parent[i]] += paragraph[i]
+    for i in range(n):
+        if parent[i] >= 0 and parent[parent[i]] >= 0:
+            score[parent[parent[i]]] += paragraph[i] / 2.0
+    cdef Py_ssize_t top = 0
+    for i in range(n):
+        score[i] *= 1.0 - text[i, 2]
+        if score[i] > score[top]:
+            top = i
+    for i in range(n):
+        logs[LOG_DISTANCE, i] = <double>abs(depth[i] - depth[top])
+    log1p(logs_array, out=logs_array)
+    cdef double total = _at_least(<double>cum[0, m], 1.0)
+    cdef double log_total = log1p(total) / 12.0
+    # Every column, row by row.
+    cdef float* row
+    cdef double before, before_h1 = 0.0, best, sibling_share, word_floor, vocabulary_words
+    cdef double page_density = text[0, 2], score_top = _at_least(score[top], 1e-9)
+    cdef double sentence_floor = _at_least(sentences[0], 1.0)
+    cdef double link_piece_floor = _at_least(link_pieces[0], 1.0)
+    cdef bint inside, contains
+    cdef long long count, start_token, end_token, head_token
+    biggest_array = np.zeros(n, dtype=np.float64)
+    cdef double[::1] biggest = biggest_array
+    for i in range(1, n):
+        if words[i] > biggest[parent[i]]:
+            biggest[parent[i]] = words[i]
+    if first_h1 >= 0:
+        before_h1 = <double>cum[0, piece_start[first_h1]] / total
+    for i in range(n):
+        row = &out[i, 0]
+        text[i, 0] = logs[LOG_CHARS, i] / 12.0
+        text[i, 1] = logs[LOG_WORDS, i] / 10.0
+        text[i, 7] = logs[LOG_DENSITY, i] / 8.0
+        count = 0
+        for t in range(n_leaf):
+            count += leaf[i, t]
+        for t in range(n_leaf):
+            row[leaf_at + t] = <float>(<double>leaf[i, t] / _at_least(<double>count, 1.0))
+        for t in range(8):
+            row[text_at + t] = <float>text[i, t]
+        size = <double>(end[i] - i)
+        row[structure_at] = <float>(<double>depth[i] / _at_least(max_depth, 1.0))
+        row[structure_at + 1] = <float>(logs[LOG_DEPTH, i] / 5.0)
+        row[structure_at + 2] = <float>(<double>i / <double>n)
+        row[structure_at + 3] = <float>(<double>end[i] / <double>n)
+        row[structure_at + 4] = <float>(logs[LOG_CHILDREN, i] / 6.0)
+        row[structure_at + 5] = <float>(logs[LOG_SIZE, i] / 9.0)
+        row[structure_at + 6] = <float>(size / <double>n)
+        for t in range(n_tags):
+            row[tag_at + t] = 0.0
+        row[tag_at + tag_group[i]] = 1.0
+        for t in range(keyword_bits):
+            row[attributes_at + t] = <float>((own[i] >> t) & 1)
+        for t in range(mask_bits):
+            row[context_at + t] = <float>((inherited[i] >> t) & 1)
+        for t in range(8):
+            row[context_at + mask_bits + t] = <float>text[parent[i], t] if parent[i] >= 0 else 0.0
+        # candidate
+        inside = i >= top and i < end[top]
+        contains = i <= top and end[i] > top
+        row[candidate_at] = 1.0 if inside else 0.0
+        row[candidate_at + 1] = 1.0 if contains else 0.0
+        row[candidate_at + 2] = <float>(1.0 if inside else (
+            chars[top] / _at_least(chars[i], 1.0) if contains else 0.0))
+        row[candidate_at + 3] = <float>(score[i] / score_top)
+        row[candidate_at + 4] = <float>(logs[LOG_DISTANCE, i] / 4.0)
+        # page
+        before = <double>cum[0, piece_start[i]] / total
+        row[page_at] = <float>before
+        row[page_at + 1] = <float>((total - <double>cum[0, piece_end[i]]) / total)
+        row[page_at + 2] = <float>(logs[LOG_SIGNATURES, i] / 7.0)
+        row[page_at + 3] = <float>(logs[LOG_SIBLINGS, i] / 5.0)
+        p = n_children[parent[i]] if parent[i] >= 0 else 1
+        row[page_at + 4] = <float>(<double>sibling_count[i] / <double>(p if p > 1 else 1))
+        row[page_at + 5] = <float>(sentences[i] / sentence_floor)
+        row[page_at + 6] = <float>(logs[LOG_SENTENCES, i] / 5.0)
+        row[page_at + 7] = <float>(link_pieces[i] / link_piece_floor)
+        row[page_at + 8] = <float>(text[i, 2] - page_density)
+        row[page_at + 9] = <float>page_density
+        if first_h1 >= 0:
+            row[page_at + 10] = 1.0 if i >= first_h1 else 0.0
+            row[page_at + 11] = 1.0 if i <= first_h1 and end[i] > first_h1 else 0.0
+            row[page_at + 12] = <float>(before - before_h1)
+        else:
+            row[page_at + 10] = row[page_at + 11] = row[page_at + 12] = 0.0
+        row[page_at + 13] = <float>(biggest[i] / _at_least(words[i], 1.0))
+        for t in range(2):  # the previous and the next sibling
+            g = previous[i] if t == 0 else following[i]
+            row[page_at + 14 + 3 * t] = <float>(logs[LOG_WORDS, g] / 10.0) if g >= 0 else 0.0
+            row[page_at + 15 + 3 * t] = <float>text[g, 2] if g >= 0 else 0.0
+            row[page_at + 16 + 3 * t] = 1.0 if g >= 0 else 0.0
+        row[page_at + 20] = <float>log_total
+        # vocabulary
+        vocabulary_words = _at_least(
+            <double>(token_offset[piece_end[i]] - token_offset[piece_start[i]]), 1.0)
+        row[vocabulary_at] = <float>(<double>titles[i] / vocabulary_words)
+        row[vocabulary_at + 1] = <float>(<double>digits[i] / vocabulary_words)
+        row[vocabulary_at + 2] = <float>(logs[LOG_PIECE_WORDS, i] / 5.0)
+        for t in range(n_vocabularies):
+            row[vocabulary_at + 3 + t] = <float>_at_most(
+                <double>in_range[i, t] / vocabulary_words * 5.0, 1.0)
+            row[vocabulary_at + 3 + n_vocabularies + t] = 1.0 if in_head[i, t] > 0 else 0.0

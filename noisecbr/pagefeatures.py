@@ -32,7 +32,7 @@ import numpy as np
 from .subtrees import COMPILED, ElementTable
 
 __all__ = ["PAGE_FEATURES", "VOCABULARY_FEATURES", "VOCABULARIES", "STOP_WORDS", "page_features",
-           "token_codes", "vocabulary_features"]
+           "repeats", "token_codes", "vocabulary_counts", "vocabulary_features"]
 
 #: A text piece that reads as a sentence: at least this many words, punctuation, not a link.
 SENTENCE_WORDS = 8
@@ -137,14 +137,28 @@ def _signature_counts(signature: np.ndarray, parent: np.ndarray, prev: np.ndarra
     ``prev`` and ``nxt``: the sibling links (:func:`_siblings`), which the compiled kernel
     follows."""
     if COMPILED is not None:
-        page, among = COMPILED.signature_counts(np.ascontiguousarray(signature, np.int64),
-                                                prev, nxt)
-        return page.astype(np.float64), among.astype(np.float64)
+        return COMPILED.signature_counts(np.ascontiguousarray(signature, np.int64), prev, nxt)
     _, kind, per_kind = np.unique(signature, return_inverse=True, return_counts=True)
     pairs = (parent.astype(np.int64) + 1) * len(per_kind) + kind.ravel()
     _, pair, per_pair = np.unique(pairs, return_inverse=True, return_counts=True)
-    return (per_kind[kind.ravel()].astype(np.float64),
-            per_pair[pair.ravel()].astype(np.float64))
+    return per_kind[kind.ravel()].astype(np.int64), per_pair[pair.ravel()].astype(np.int64)
+
+
+def repeats(table: ElementTable, classes: list[str | None] | None = None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Repeated structure: per element, how many elements of the page share its tag and class
+    and how many of its siblings do (int64), and its previous and next element sibling (−1
+    where there is none). ``classes``: the elements' class attributes, if already read."""
+    # Tags and classes become ints (an absent class the same as an empty one), then the
+    # signatures and the (parent, signature) pairs are counted: no tuple per element.
+    if classes is None:
+        classes = table.keyword_values[0]
+    class_id = _ids(classes, {None: 0, "": 0})
+    signature = _ids(table.tags) * (int(class_id.max(initial=0)) + 1) + class_id
+    parent = table.parent.astype(np.int64)
+    prev, nxt = COMPILED.siblings(table.parent) if COMPILED is not None else _siblings(parent)
+    signature_count, sibling_count = _signature_counts(signature, table.parent, prev, nxt)
+    return signature_count, sibling_count, prev, nxt
 
 
 def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarray,
@@ -160,15 +174,10 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
     before = word_before[table.piece_start] / total
     after = (total - word_before[table.piece_end]) / total
 
-    # Repeated structure: the same tag and class on the page, and among the siblings. Tags and
-    # classes become ints (an absent class the same as an empty one), then numpy counts the
-    # signatures and the (parent, signature) pairs: no tuple per element.
-    if classes is None:
-        classes = table.keyword_values[0]
-    class_id = _ids(classes, {None: 0, "": 0})
-    signature = _ids(table.tags) * (int(class_id.max(initial=0)) + 1) + class_id
-    prev, nxt = COMPILED.siblings(table.parent) if COMPILED is not None else _siblings(parent)
-    signature_count, sibling_count = _signature_counts(signature, table.parent, prev, nxt)
+    # Repeated structure: the same tag and class on the page, and among the siblings.
+    signature_count, sibling_count, prev, nxt = repeats(table, classes)
+    signature_count, sibling_count = (signature_count.astype(np.float64),
+                                      sibling_count.astype(np.float64))
     parent_children = np.where(parent >= 0, table.n_children[np.maximum(parent, 0)], 1)
 
     sentence = ((table.piece_words >= SENTENCE_WORDS) & (table.piece_punct > 0)
@@ -248,16 +257,9 @@ def vocabulary_features(table: ElementTable, codes: np.ndarray | None = None) ->
     n = len(table)
     if codes is None:
         codes = token_codes(table)
-    # Token range of every subtree: its pieces are contiguous, so are their tokens.
-    token_offset = np.concatenate([[0], np.cumsum(table.piece_words, dtype=np.int64)])
-    start, end = token_offset[table.piece_start], token_offset[table.piece_end]
-    head_end = np.minimum(start + HEAD_WORDS, end)
+    (start, end), counts = _token_ranges(table), vocabulary_counts(table, codes)
     words = np.maximum(end - start, 1).astype(np.float64)
     pieces = np.maximum(table.piece_end - table.piece_start, 1)
-    counts = (COMPILED.vocabulary_counts(np.ascontiguousarray(codes, np.int64), start, end,
-                                         head_end, len(VOCABULARIES), TITLE,
-                                         DIGIT, _VOCABULARY_SHIFT)
-              if COMPILED is not None else _vocabulary_counts(codes, start, end, head_end))
     titles, digits, in_range, in_head = counts
     # ×5, capped at 1: one boilerplate word in five already marks a block as furniture.
     return np.column_stack([
@@ -267,6 +269,26 @@ def vocabulary_features(table: ElementTable, codes: np.ndarray | None = None) ->
         np.minimum(in_range / words[:, None] * 5.0, 1.0),
         (in_head > 0).astype(np.float64),
     ]) if n else np.zeros((0, len(VOCABULARY_FEATURES)))
+
+
+def _token_ranges(table: ElementTable) -> tuple[np.ndarray, np.ndarray]:
+    """The token range [start, end) of every subtree: its pieces are contiguous, so are their
+    tokens."""
+    token_offset = np.concatenate([[0], np.cumsum(table.piece_words, dtype=np.int64)])
+    return token_offset[table.piece_start], token_offset[table.piece_end]
+
+
+def vocabulary_counts(table: ElementTable, codes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per element, over its tokens (``codes``: the page's :func:`token_codes`): how many are
+    Title Case, how many digits, how many of each vocabulary, and of each vocabulary among its
+    first :data:`HEAD_WORDS` tokens."""
+    start, end = _token_ranges(table)
+    head_end = np.minimum(start + HEAD_WORDS, end)
+    if COMPILED is not None:
+        return COMPILED.vocabulary_counts(np.ascontiguousarray(codes, np.int64), start, end,
+                                          head_end, len(VOCABULARIES), TITLE, DIGIT,
+                                          _VOCABULARY_SHIFT)
+    return _vocabulary_counts(codes, start, end, head_end)
 
 
 def _vocabulary_counts(codes: np.ndarray, start: np.ndarray, end: np.ndarray,

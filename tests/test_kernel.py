@@ -235,6 +235,34 @@ def test_generated_pages_give_the_same_table(seed, family):
         assert_same_table(root)
 
 
+def _pure_vectors(table) -> np.ndarray:
+    """The vectors of ``table`` by the pure Python path (numpy's float columns)."""
+    from noisecbr import pagefeatures, vectors
+    compiled = vectors.COMPILED
+    vectors.COMPILED = pagefeatures.COMPILED = None
+    try:
+        return vectors.vectorize(table)
+    finally:
+        vectors.COMPILED = pagefeatures.COMPILED = compiled
+
+
+@in_use
+@on_generated_pages(60)
+def test_generated_pages_give_the_same_vectors(seed, family):
+    for root in generated_roots(seed, family):
+        table = subtrees.build_table(root)
+        assert vectorize(table).tobytes() == _pure_vectors(table).tobytes()
+
+
+@in_use
+@pytest.mark.parametrize("name", sorted(XML_PAGES))
+def test_xml_pages_give_the_same_vectors(name):
+    table = subtrees.build_table(_xml_body(XML_PAGES[name]))
+    vectors = vectorize(table)
+    assert vectors.shape[0] == len(table) and np.isfinite(vectors).all()
+    assert vectors.tobytes() == _pure_vectors(table).tobytes()
+
+
 @compiled_only
 def test_dev_pages_give_the_same_table(modernweb_dev):
     # Fifty real pages of one set (the whole dev data: benchmarks/identity.py).
