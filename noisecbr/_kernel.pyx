@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The compiled kernel: the element table of :func:`noisecbr.subtrees.build_table` filled in one
 C pass over libxml2's nodes (``fill_table``), the integer loops of the vectors
-(``token_codes``, ``lookup``, ``ids``, ``inherited``, ``biggest_child``, ``vocabulary_counts``)
+(``text_codes``, ``lookup``, ``ids``, ``inherited``, ``biggest_child``, ``vocabulary_counts``)
 and their float columns (``vector_floats``: the pure path's float64 operations in its order;
 the logarithms still numpy's). :mod:`noisecbr.kernel` chooses it or the pure Python path, which
 is the reference: every output here must equal the pure path's bit for bit.
@@ -155,14 +155,15 @@ cdef inline bint _is_punct(Py_UCS4 ch) noexcept nogil:
 
 
 cdef class _Pieces:
-    """The text pieces being collected, with their per-piece counts."""
-    cdef list text, tokens
+    """The text pieces being collected, with their per-piece counts (the tokens themselves are
+    not made: ``ElementTable.piece_tokens`` finds them when asked, ``text_codes`` codes them)."""
+    cdef list text
     cdef int[::1] owner, words, chars, punct, commas
     cdef unsigned char[::1] in_link
     cdef Py_ssize_t count
 
     def __cinit__(self, Py_ssize_t capacity):
-        self.text, self.tokens, self.count = [], [], 0
+        self.text, self.count = [], 0
         self.owner = np.empty(capacity, dtype=np.int32)
         self.words = np.empty(capacity, dtype=np.int32)
         self.chars = np.empty(capacity, dtype=np.int32)
@@ -175,9 +176,8 @@ cdef class _Pieces:
         cdef int kind = PyUnicode_KIND(text)
         cdef void* data = PyUnicode_DATA(text)
         cdef Py_ssize_t length = PyUnicode_GET_LENGTH(text), i = 0, start, k = self.count
-        cdef int chars = 0, punct = 0, commas = 0
+        cdef int chars = 0, punct = 0, commas = 0, tokens = 0
         cdef Py_UCS4 ch
-        cdef list tokens = []
         while i < length:
             ch = PyUnicode_READ(kind, data, i)
             if _is_word(ch):
@@ -185,7 +185,7 @@ cdef class _Pieces:
                 i += 1
                 while i < length and _is_word(PyUnicode_READ(kind, data, i)):
                     i += 1
-                tokens.append(PyUnicode_Substring(text, start, i))
+                tokens += 1
                 chars += i - start
                 continue
             if _is_punct(ch):
@@ -194,9 +194,8 @@ cdef class _Pieces:
                     commas += 1
             i += 1
         self.text.append(text)
-        self.tokens.append(tokens)
         self.owner[k] = owner
-        self.words[k] = len(tokens)
+        self.words[k] = tokens
         self.chars[k] = chars
         self.punct[k] = punct
         self.commas[k] = commas
@@ -209,7 +208,6 @@ cdef class _Pieces:
         cdef Py_ssize_t count = self.count
         return {
             "piece_text": self.text,
-            "piece_tokens": self.tokens,
             "piece_owner": np.asarray(self.owner[:count]).copy(),
             "piece_words": np.asarray(self.words[:count]).copy(),
             "piece_chars": np.asarray(self.chars[:count]).copy(),
@@ -470,59 +468,84 @@ cdef inline size_t _word_hash(const char* word, Py_ssize_t length) noexcept nogi
     return h
 
 
-cdef long long _ascii_code(str token, AsciiWords words, long long title, long long digit):
-    """``pagefeatures._code`` of a token whose characters are ASCII word characters: Title Case
-    and digits by str.istitle's and str.isdigit's rules, then the listed word's bits."""
-    cdef const char* chars = <const char*>PyUnicode_DATA(token)
-    cdef Py_ssize_t length = PyUnicode_GET_LENGTH(token), i
+cdef long long _ascii_code(int kind, const void* data, Py_ssize_t start, Py_ssize_t length,
+                          AsciiWords words, long long title, long long digit) noexcept:
+    """``pagefeatures._code`` of the token ``[start, start + length)`` of a str's characters
+    (``kind``, ``data``), all ASCII word characters: Title Case and digits by str.istitle's and
+    str.isdigit's rules, then the listed word's bits."""
+    cdef Py_ssize_t i
     cdef char lower[WORD_BYTES]
-    cdef char ch
+    cdef int ch  # an int, not a Py_UCS4: Cython would add 32 to a one-character str
     cdef bint cased = False, previous_cased = False, titled = True, digits = True
     for i in range(length):
-        ch = chars[i]
-        if b"A" <= ch <= b"Z":
+        ch = <int>PyUnicode_READ(kind, data, start + i)
+        if 65 <= ch <= 90:  # A-Z
             titled = titled and not previous_cased
             previous_cased = cased = True
-        elif b"a" <= ch <= b"z":
+        elif 97 <= ch <= 122:  # a-z
             titled = titled and previous_cased
             previous_cased = cased = True
         else:
             previous_cased = False
-        digits = digits and b"0" <= ch <= b"9"
+        digits = digits and 48 <= ch <= 57
         if i < WORD_BYTES:
-            lower[i] = ch + 32 if b"A" <= ch <= b"Z" else ch
+            lower[i] = <char>(ch + 32 if 65 <= ch <= 90 else ch)
     cdef long long code = (title if titled and cased else 0) | (digit if digits else 0)
     if length < WORD_BYTES:
         code |= words.find(lower, length)
     return code
 
 
-def token_codes(list piece_tokens, dict cache, object code, AsciiWords words, long long title,
-                long long digit):
-    """The code of every token of ``piece_tokens`` (a list of lists of str) in order. Tokens of
-    ASCII word characters are coded here (``words``: the listed words' bits, ``title`` and
-    ``digit`` the Title Case and digit bits); the others come from ``cache`` (token → int) or,
-    when not in it, ``code(token)`` (which caches it)."""
-    cdef Py_ssize_t total = 0, i, j, at = 0
-    cdef list tokens
+def text_codes(list piece_text, const int[::1] piece_words, dict cache, object code,
+               AsciiWords words, long long title, long long digit):
+    """The code of every token (run of ``\\w``) of the texts in ``piece_text``, in order
+    (``piece_words``: each text's number of tokens, as the table counted them). Tokens of ASCII
+    characters are coded here from the text's characters (``words``: the listed words' bits,
+    ``title`` and ``digit`` the Title Case and digit bits), with no str made for them; the
+    others come from ``cache`` (token → int) or, when not in it, ``code(token)`` (which caches
+    it)."""
+    cdef Py_ssize_t total = 0, k, i, start, length, at = 0
+    cdef int kind
+    cdef const void* data
+    cdef Py_UCS4 ch
+    cdef bint ascii
     cdef PyObject* found
-    for i in range(PyList_GET_SIZE(piece_tokens)):
-        total += PyList_GET_SIZE(<list>PyList_GET_ITEM(piece_tokens, i))
+    if PyList_GET_SIZE(piece_text) != piece_words.shape[0]:
+        raise ValueError("piece_words needs a count for every text")
+    for k in range(piece_words.shape[0]):
+        total += piece_words[k]
     out = np.empty(total, dtype=np.int64)
     cdef long long[::1] codes = out
-    for i in range(PyList_GET_SIZE(piece_tokens)):
-        tokens = <list>PyList_GET_ITEM(piece_tokens, i)
-        for j in range(PyList_GET_SIZE(tokens)):
-            token = <object>PyList_GET_ITEM(tokens, j)
-            if words.usable and PyUnicode_IS_ASCII(token):
-                codes[at] = _ascii_code(token, words, title, digit)
+    for k in range(PyList_GET_SIZE(piece_text)):
+        text = <str>PyList_GET_ITEM(piece_text, k)
+        kind = PyUnicode_KIND(text)
+        data = PyUnicode_DATA(text)
+        length = PyUnicode_GET_LENGTH(text)
+        i = 0
+        while i < length:
+            ch = PyUnicode_READ(kind, data, i)
+            if not _is_word(ch):
+                i += 1
+                continue
+            start, ascii = i, ch < 128
+            i += 1
+            while i < length:
+                ch = PyUnicode_READ(kind, data, i)
+                if not _is_word(ch):
+                    break
+                ascii = ascii and ch < 128
+                i += 1
+            if at == total:
+                raise ValueError("the texts hold more tokens than piece_words counts")
+            if ascii and words.usable:
+                codes[at] = _ascii_code(kind, data, start, i - start, words, title, digit)
             else:
+                token = PyUnicode_Substring(text, start, i)
                 found = PyDict_GetItem(cache, token)
-                if found is not NULL:
-                    codes[at] = <object>found
-                else:
-                    codes[at] = code(token)
+                codes[at] = <object>found if found is not NULL else code(token)
             at += 1
+    if at != total:
+        raise ValueError("the texts hold fewer tokens than piece_words counts")
     return out
 
 

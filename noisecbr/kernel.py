@@ -40,8 +40,9 @@ _CHECK_PAGE = """<html><body><div class="nav menu" id="top" role="navigation">
 def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     """The names of the fields whose values differ between two tables' field dicts (or two
     ElementTables): arrays by dtype and values, lists by ``==``."""
-    if dataclasses.is_dataclass(a):
-        a, b = vars(a), vars(b)
+    if dataclasses.is_dataclass(a):  # the fields (not what properties cached)
+        a, b = ({field.name: getattr(table, field.name) for field in dataclasses.fields(table)}
+                for table in (a, b))
     out = []
     for name in sorted(a.keys() | b.keys()):
         x, y = a.get(name), b.get(name)

@@ -238,11 +238,11 @@ def token_codes(table: ElementTable) -> np.ndarray:
     """The code of every token of the page, in document order (the pieces' tokens one after
     the other): its :data:`TITLE`, :data:`DIGIT` and :data:`STOP` bits and its vocabulary.
     Computed once per page for the ``text`` and ``vocabulary`` groups alike, by one cached
-    dict lookup per token (in the compiled kernel, ASCII tokens are coded in C and the others
-    looked up in a C loop)."""
+    dict lookup per token (in the compiled kernel, ASCII tokens are coded in C from the
+    pieces' texts, with no str made for them, and the others looked up in a C loop)."""
     if COMPILED is not None:
-        return COMPILED.token_codes(table.piece_tokens, _codes, _code, _ASCII_WORDS, TITLE,
-                                    DIGIT)
+        return COMPILED.text_codes(table.piece_text, table.piece_words, _codes, _code,
+                                   _ASCII_WORDS, TITLE, DIGIT)
     tokens = list(itertools.chain.from_iterable(table.piece_tokens))
     codes = np.fromiter(map(_codes.get, tokens, itertools.repeat(-1)), dtype=np.int64,
                         count=len(tokens))

@@ -62,7 +62,6 @@ class ElementTable:
     piece_end: np.ndarray
     # text pieces in document order
     piece_text: list[str]
-    piece_tokens: list[list[str]]  # WORD tokens of each piece
     piece_owner: np.ndarray  # int32 element index owning the piece
     piece_words: np.ndarray  # int32
     piece_chars: np.ndarray  # int32, word characters
@@ -74,6 +73,18 @@ class ElementTable:
 
     def __len__(self) -> int:
         return len(self.elements)
+
+    @property
+    def piece_tokens(self) -> list[list[str]]:
+        """The WORD tokens of each piece, found on first access: the cleaning path reads only
+        their codes (:func:`noisecbr.pagefeatures.token_codes`, which the compiled kernel takes
+        from the texts without making a str per word)."""
+        tokens = self.__dict__.get("_tokens")
+        if tokens is None:
+            tokens = self.__dict__["_tokens"] = [
+                (_ASCII_WORD if text.isascii() else WORD).findall(text)
+                for text in self.piece_text]
+        return tokens
 
     def path(self, index: int) -> str:
         """Stable path of element ``index`` (an XPath with positions)."""
@@ -198,7 +209,6 @@ def _piece_counts(piece_text: list[str]) -> dict[str, Any]:
     count = len(piece_text)
     return {
         "piece_text": piece_text,
-        "piece_tokens": words,
         "piece_words": np.fromiter(map(len, words), dtype=np.int32, count=count),
         # word characters: the tokens joined (C calls only, no Python loop per piece)
         "piece_chars": np.fromiter(map(len, map("".join, words)), dtype=np.int32, count=count),

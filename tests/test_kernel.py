@@ -285,10 +285,28 @@ def test_token_codes_match_the_python_coder():
     tokens = [TRICKY_TOKENS] + [piece for html in fixture_pages()
                                 for piece in subtrees.build_table(tidy(html)).piece_tokens]
     expected = [pagefeatures._code(token) for piece in tokens for token in piece]
+    # The tokens as texts: joined by spaces and by non-word characters, and each ASCII token
+    # also inside a non-ASCII text (whose characters are stored two or four bytes wide).
+    texts = [" ".join(piece) for piece in tokens] + ["-. ".join(piece) for piece in tokens]
+    wide = [f"Ā {' '.join(piece)} 😀" for piece in tokens]
+    counts = [len(piece) for piece in tokens]
     for words in (pagefeatures._ASCII_WORDS, _kernel.AsciiWords({"é": 1})):  # C, and the dict
-        codes = _kernel.token_codes(tokens, {}, pagefeatures._code, words, pagefeatures.TITLE,
-                                    pagefeatures.DIGIT)
-        assert codes.tolist() == expected
+        codes = _kernel.text_codes(texts, np.array(counts * 2, dtype=np.int32), {},
+                                   pagefeatures._code, words, pagefeatures.TITLE,
+                                   pagefeatures.DIGIT)
+        assert codes.tolist() == expected * 2
+        wide_codes = _kernel.text_codes(wide, np.array([c + 1 for c in counts], np.int32), {},
+                                        pagefeatures._code, words, pagefeatures.TITLE,
+                                        pagefeatures.DIGIT)
+        assert wide_codes.tolist() == [code for piece in tokens for code in
+                                       [pagefeatures._code("Ā"),
+                                        *map(pagefeatures._code, piece)]]
+    with pytest.raises(ValueError, match="more tokens"):
+        _kernel.text_codes(["a b"], np.array([1], np.int32), {}, pagefeatures._code,
+                           pagefeatures._ASCII_WORDS, 1, 2)
+    with pytest.raises(ValueError, match="fewer tokens"):
+        _kernel.text_codes(["a b"], np.array([3], np.int32), {}, pagefeatures._code,
+                           pagefeatures._ASCII_WORDS, 1, 2)
     assert pagefeatures._ASCII_WORDS.usable and not _kernel.AsciiWords({"é": 1}).usable
 
 
