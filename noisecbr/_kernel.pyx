@@ -1,9 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The compiled kernel: the element table of :func:`noisecbr.subtrees.build_table` filled in one
 C pass over libxml2's nodes (``fill_table``), the integer loops of the vectors
-(``text_codes``, ``lookup``, ``ids``, ``inherited``, ``biggest_child``, ``vocabulary_counts``)
-and their float columns (``vector_floats``: the pure path's float64 operations in its order;
-the logarithms still numpy's). :mod:`noisecbr.kernel` chooses it or the pure Python path, which
+(``text_codes``, ``own_masks``, ``lookup``, ``ids``, ``inherited``, ``leaf_counts``,
+``siblings``, ``signature_counts``) and their float columns (``vector_floats``: the pure path's
+float64 operations in its order; the logarithms still numpy's). :mod:`noisecbr.kernel` chooses it or the pure Python path, which
 is the reference: every output here must equal the pure path's bit for bit.
 
 What the pure path reads through lxml proxies (``.tag``, ``.text``, ``.tail``, ``getparent()``,
@@ -704,55 +704,6 @@ def inherited(const int[::1] parent, const unsigned long long[::1] own):
     return out
 
 
-def biggest_child(const long long[::1] parent, const double[::1] words):
-    """Per element, the largest ``words`` of its children, 0 if it has none (what
-    ``np.maximum.at(out, parent[1:], words[1:])`` on zeros gives; words are never NaN)."""
-    cdef Py_ssize_t n = parent.shape[0], i
-    out = np.zeros(n, dtype=np.float64)
-    cdef double[::1] best = out
-    for i in range(1, n):
-        if words[i] > best[parent[i]]:
-            best[parent[i]] = words[i]
-    return out
-
-
-def vocabulary_counts(const long long[::1] codes, const long long[::1] start,
-                      const long long[::1] end, const long long[::1] head_end,
-                      int vocabularies, long long title_bit, long long digit_bit, int shift):
-    """Per element, over its tokens ``[start, end)``: how many are Title Case, how many digits,
-    how many of each vocabulary, and of each vocabulary among ``[start, head_end)`` (int32
-    arrays; the differences of cumulative counts, as ``pagefeatures`` computes them)."""
-    cdef Py_ssize_t count = codes.shape[0], n = start.shape[0], k, i
-    cdef int v
-    cdef long long index
-    title_sums = np.zeros(count + 1, dtype=np.int32)
-    digit_sums = np.zeros(count + 1, dtype=np.int32)
-    vocabulary_sums = np.zeros((count + 1, vocabularies), dtype=np.int32)
-    cdef int[::1] title = title_sums, digit = digit_sums
-    cdef int[:, ::1] vocabulary = vocabulary_sums
-    for k in range(count):
-        title[k + 1] = title[k] + ((codes[k] & title_bit) != 0)
-        digit[k + 1] = digit[k] + ((codes[k] & digit_bit) != 0)
-        vocabulary[k + 1, :] = vocabulary[k, :]
-        index = (codes[k] >> shift) - 1
-        if index >= vocabularies:
-            raise ValueError(f"token code {codes[k]} names no vocabulary")
-        if index >= 0:
-            vocabulary[k + 1, index] += 1
-    outputs = (np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32),
-               np.empty((n, vocabularies), dtype=np.int32),
-               np.empty((n, vocabularies), dtype=np.int32))
-    cdef int[::1] titles = outputs[0], digits = outputs[1]
-    cdef int[:, ::1] in_range = outputs[2], in_head = outputs[3]
-    for i in range(n):
-        titles[i] = title[end[i]] - title[start[i]]
-        digits[i] = digit[end[i]] - digit[start[i]]
-        for v in range(vocabularies):
-            in_range[i, v] = vocabulary[end[i], v] - vocabulary[start[i], v]
-            in_head[i, v] = vocabulary[head_end[i], v] - vocabulary[start[i], v]
-    return outputs
-
-
 # ---------------------------------------------------------------------------------------------
 # The text renderer: render.render_text's walk in C.
 
@@ -1168,13 +1119,14 @@ def vector_floats(float[:, ::1] out, dict offsets, object log1p, object table,
                   int keyword_bits, int mask_bits, const long long[::1] codes, long long stop_bit,
                   const long long[::1] signature_count, const long long[::1] sibling_count,
                   const long long[::1] previous, const long long[::1] following,
-                  Py_ssize_t first_h1, const int[::1] titles, const int[::1] digits,
-                  const int[:, ::1] in_range, const int[:, ::1] in_head,
+                  Py_ssize_t first_h1, long long title_bit, long long digit_bit,
+                  int vocabulary_shift, int n_vocabularies, int head_words,
                   int sentence_words, double min_paragraph_chars):
     """Fill every column of ``out`` (elements × features, float32) from the element table and
     the integer aggregates the caller computed (leaf counts, tag groups, keyword masks, token
-    codes, signature and sibling counts, sibling links, vocabulary counts), as
-    ``vectors.vectorize``'s pure path does: the same float64 operations in the same order."""
+    codes, signature and sibling counts, sibling links), as ``vectors.vectorize``'s pure path
+    does: the same float64 operations in the same order. The vocabulary counts are those of
+    ``vocabulary_counts``, counted here."""
     cdef const int[::1] parent = table.parent, end = table.end, depth = table.depth
     cdef const int[::1] n_children = table.n_children
     cdef const int[::1] piece_start = table.piece_start, piece_end = table.piece_end
@@ -1188,9 +1140,23 @@ def vector_floats(float[:, ::1] out, dict offsets, object log1p, object table,
     cdef int attributes_at = offsets["attributes"], context_at = offsets["context"]
     cdef int candidate_at = offsets["candidate"], page_at = offsets["page"]
     cdef int vocabulary_at = offsets["vocabulary"], n_leaf = leaf.shape[1]
-    cdef int n_tags = offsets["attributes"] - offsets["tag"], n_vocabularies = in_range.shape[1]
+    cdef int n_tags = offsets["attributes"] - offsets["tag"], v
     if n == 0:
         return
+    # Per token, cumulative counts: Title Case, digits, each vocabulary.
+    cdef Py_ssize_t n_tokens = codes.shape[0]
+    token_sums_array = np.zeros((n_tokens + 1, 2 + n_vocabularies), dtype=np.int32)
+    cdef int[:, ::1] token_sums = token_sums_array
+    cdef long long vocabulary
+    for t in range(n_tokens):
+        token_sums[t + 1, :] = token_sums[t, :]
+        token_sums[t + 1, 0] += (codes[t] & title_bit) != 0
+        token_sums[t + 1, 1] += (codes[t] & digit_bit) != 0
+        vocabulary = (codes[t] >> vocabulary_shift) - 1
+        if vocabulary >= n_vocabularies:
+            raise ValueError(f"token code {codes[t]} names no vocabulary")
+        if vocabulary >= 0:
+            token_sums[t + 1, 2 + vocabulary] += 1
     # Per piece, cumulative counts (a subtree's pieces are contiguous): words, characters,
     # link characters, punctuation, stop words, sentences, link pieces; and the tokens.
     cum_array = np.zeros((7, m + 1), dtype=np.int64)
@@ -1356,13 +1322,19 @@ def vector_floats(float[:, ::1] out, dict offsets, object log1p, object table,
             row[page_at + 15 + 3 * t] = <float>text[g, 2] if g >= 0 else 0.0
             row[page_at + 16 + 3 * t] = 1.0 if g >= 0 else 0.0
         row[page_at + 20] = <float>log_total
-        # vocabulary
-        vocabulary_words = _at_least(
-            <double>(token_offset[piece_end[i]] - token_offset[piece_start[i]]), 1.0)
-        row[vocabulary_at] = <float>(<double>titles[i] / vocabulary_words)
-        row[vocabulary_at + 1] = <float>(<double>digits[i] / vocabulary_words)
+        # vocabulary: over the subtree's tokens, and over its first head_words
+        start_token = token_offset[piece_start[i]]
+        end_token = token_offset[piece_end[i]]
+        head_token = start_token + head_words if start_token + head_words < end_token else end_token
+        vocabulary_words = _at_least(<double>(end_token - start_token), 1.0)
+        row[vocabulary_at] = <float>(
+            <double>(token_sums[end_token, 0] - token_sums[start_token, 0]) / vocabulary_words)
+        row[vocabulary_at + 1] = <float>(
+            <double>(token_sums[end_token, 1] - token_sums[start_token, 1]) / vocabulary_words)
         row[vocabulary_at + 2] = <float>(logs[LOG_PIECE_WORDS, i] / 5.0)
-        for t in range(n_vocabularies):
-            row[vocabulary_at + 3 + t] = <float>_at_most(
-                <double>in_range[i, t] / vocabulary_words * 5.0, 1.0)
-            row[vocabulary_at + 3 + n_vocabularies + t] = 1.0 if in_head[i, t] > 0 else 0.0
+        for v in range(n_vocabularies):
+            row[vocabulary_at + 3 + v] = <float>_at_most(
+                <double>(token_sums[end_token, 2 + v] - token_sums[start_token, 2 + v])
+                / vocabulary_words * 5.0, 1.0)
+            row[vocabulary_at + 3 + n_vocabularies + v] = (
+                1.0 if token_sums[head_token, 2 + v] > token_sums[start_token, 2 + v] else 0.0)

@@ -73,7 +73,7 @@ STOP_WORDS = frozenset(
 
 #: Bits of a token's code: Title Case, digits, stop word; the vocabulary index + 1 sits above
 #: them.
-TITLE, DIGIT, STOP, _VOCABULARY_SHIFT = 1, 2, 4, 3
+TITLE, DIGIT, STOP, VOCABULARY_SHIFT = 1, 2, 4, 3
 #: Codes of the tokens seen so far: one C-level dict lookup per token instead of five string
 #: methods (tokens repeat within and across pages). Cleared when it grows past this size.
 _CODE_CACHE_SIZE = 200_000
@@ -82,7 +82,7 @@ _codes: dict[str, int] = {}
 #: The STOP and vocabulary bits of every listed word (what ``_code`` adds for a token whose
 #: lower case it is), for the compiled kernel's coding of ASCII tokens without the cache.
 _WORD_BITS = {word: (STOP if word in STOP_WORDS else 0)
-              | (_VOCABULARY_OF.get(word, -1) + 1) << _VOCABULARY_SHIFT
+              | (_VOCABULARY_OF.get(word, -1) + 1) << VOCABULARY_SHIFT
               for word in STOP_WORDS | _VOCABULARY_OF.keys()}
 _ASCII_WORDS = COMPILED.AsciiWords(_WORD_BITS) if COMPILED is not None else None
 
@@ -165,7 +165,9 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
                   classes: list[str | None] | None = None) -> np.ndarray:
     """The ``page`` group (see the module docstring); ``words`` and ``link_density`` are the
     subtree word counts and link densities the text features already computed, ``classes``
-    the elements' class attributes if already read (None where absent)."""
+    the elements' class attributes if already read (None where absent). The pure path's
+    reference: the compiled kernel computes the same columns in one pass
+    (:func:`noisecbr.vectors.vectorize`)."""
     n = len(table)
     index = np.arange(n)
     parent = table.parent.astype(np.int64)
@@ -194,13 +196,9 @@ def page_features(table: ElementTable, words: np.ndarray, link_density: np.ndarr
     else:
         after_h1 = contains_h1 = from_h1 = np.zeros(n)
 
-    if COMPILED is not None:
-        biggest_child = COMPILED.biggest_child(parent,
-                                               np.ascontiguousarray(words, np.float64))
-    else:
-        biggest_child = np.zeros(n)
-        children = index[1:]
-        np.maximum.at(biggest_child, parent[children], words[children])
+    biggest_child = np.zeros(n)
+    children = index[1:]
+    np.maximum.at(biggest_child, parent[children], words[children])
 
     log_words = np.log1p(words) / 10.0
 
@@ -230,7 +228,7 @@ def _code(token: str) -> int:
     code = _codes[token] = (
         (TITLE if token.istitle() else 0) | (DIGIT if token.isdigit() else 0)
         | (STOP if lower in STOP_WORDS else 0)
-        | (_VOCABULARY_OF.get(lower, -1) + 1) << _VOCABULARY_SHIFT)
+        | (_VOCABULARY_OF.get(lower, -1) + 1) << VOCABULARY_SHIFT)
     return code
 
 
@@ -253,7 +251,7 @@ def token_codes(table: ElementTable) -> np.ndarray:
 
 def vocabulary_features(table: ElementTable, codes: np.ndarray | None = None) -> np.ndarray:
     """The ``vocabulary`` group (see the module docstring); ``codes`` are the page's
-    :func:`token_codes` if already computed."""
+    :func:`token_codes` if already computed. The pure path's reference, as :func:`page_features`."""
     n = len(table)
     if codes is None:
         codes = token_codes(table)
@@ -284,20 +282,8 @@ def vocabulary_counts(table: ElementTable, codes: np.ndarray) -> tuple[np.ndarra
     first :data:`HEAD_WORDS` tokens."""
     start, end = _token_ranges(table)
     head_end = np.minimum(start + HEAD_WORDS, end)
-    if COMPILED is not None:
-        return COMPILED.vocabulary_counts(np.ascontiguousarray(codes, np.int64), start, end,
-                                          head_end, len(VOCABULARIES), TITLE, DIGIT,
-                                          _VOCABULARY_SHIFT)
-    return _vocabulary_counts(codes, start, end, head_end)
-
-
-def _vocabulary_counts(codes: np.ndarray, start: np.ndarray, end: np.ndarray,
-                       head_end: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Per element, over its tokens ``[start, end)``: the Title Case tokens, the digit tokens,
-    the tokens of each vocabulary, and those of each vocabulary among ``[start, head_end)``
-    (the pure Python reference of the compiled kernel's ``vocabulary_counts``)."""
     title, digit = (codes & TITLE) > 0, (codes & DIGIT) > 0
-    vocabulary = (codes >> _VOCABULARY_SHIFT) - 1
+    vocabulary = (codes >> VOCABULARY_SHIFT) - 1
     found = vocabulary >= 0
     one_hot = np.zeros((len(codes), len(VOCABULARIES)), dtype=np.int32)
     one_hot[np.flatnonzero(found), vocabulary[found]] = 1

@@ -37,15 +37,19 @@ import re
 import numpy as np
 
 from .pagefeatures import (
+    DIGIT,
+    HEAD_WORDS,
     PAGE_FEATURES,
     SENTENCE_WORDS,
     STOP,
+    TITLE,
+    VOCABULARIES,
     VOCABULARY_FEATURES,
+    VOCABULARY_SHIFT,
     _cumulative,
     page_features,
     repeats,
     token_codes,
-    vocabulary_counts,
     vocabulary_features,
 )
 from .subtrees import COMPILED, KEYWORD_ATTRIBUTES, ElementTable
@@ -472,11 +476,11 @@ def _vectorize_compiled(table: ElementTable) -> np.ndarray:
     codes = np.ascontiguousarray(token_codes(table), np.int64)
     own = _own_masks(table, landmarks)
     signature_count, sibling_count, previous, following = repeats(table)
-    titles, digits, in_range, in_head = vocabulary_counts(table, codes)
     first_h1 = table.tags.index("h1") if "h1" in table.tags else -1
     COMPILED.vector_floats(
         out, _OFFSETS, np.log1p, table, leaf, np.ascontiguousarray(tag_groups, np.int64), own,
         COMPILED.inherited(table.parent, own), len(KEYWORDS), _N_MASK_BITS, codes, STOP,
-        signature_count, sibling_count, previous, following, first_h1, titles, digits,
-        in_range, in_head, SENTENCE_WORDS, float(_MIN_PARAGRAPH_CHARS))
+        signature_count, sibling_count, previous, following, first_h1, TITLE, DIGIT,
+        VOCABULARY_SHIFT, len(VOCABULARIES), HEAD_WORDS, SENTENCE_WORDS,
+        float(_MIN_PARAGRAPH_CHARS))
     return out
