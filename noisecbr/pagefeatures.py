@@ -251,7 +251,8 @@ def token_codes(table: ElementTable) -> np.ndarray:
 
 def vocabulary_features(table: ElementTable, codes: np.ndarray | None = None) -> np.ndarray:
     """The ``vocabulary`` group (see the module docstring); ``codes`` are the page's
-    :func:`token_codes` if already computed. The pure path's reference, as :func:`page_features`."""
+    :func:`token_codes` if already computed. The pure path's reference, as
+    :func:`page_features` is."""
     n = len(table)
     if codes is None:
         codes = token_codes(table)
