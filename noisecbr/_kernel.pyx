@@ -3,8 +3,9 @@
 C pass over libxml2's nodes (``fill_table``), the integer loops of the vectors
 (``text_codes``, ``own_masks``, ``lookup``, ``ids``, ``inherited``, ``leaf_counts``,
 ``siblings``, ``signature_counts``) and their float columns (``vector_floats``: the pure path's
-float64 operations in its order; the logarithms still numpy's). :mod:`noisecbr.kernel` chooses it or the pure Python path, which
-is the reference: every output here must equal the pure path's bit for bit.
+float64 operations in its order; the logarithms still numpy's). :mod:`noisecbr.kernel` chooses
+it or the pure Python path, which is the reference: every output here must equal the pure path's
+bit for bit.
 
 What the pure path reads through lxml proxies (``.tag``, ``.text``, ``.tail``, ``getparent()``,
 ``.get(name)``) is read here from the ``xmlNode`` fields lxml itself reads, with lxml's rules:
@@ -651,12 +652,14 @@ cdef class KeywordScanner:
                 if i + self.lengths[k] > n or found & self.bits[k]:
                     continue
                 j = 1
-                while j < self.lengths[k] and PyUnicode_READ(kind, data, i + j) == self.forms[k][j]:
+                while (j < self.lengths[k]
+                       and PyUnicode_READ(kind, data, i + j) == self.forms[k][j]):
                     j += 1
                 if j < self.lengths[k]:
                     continue
-                if self.whole[k] and ((i > 0 and _ascii_lower_letter(PyUnicode_READ(kind, data, i - 1)))
-                                      or (i + j < n and _ascii_lower_letter(PyUnicode_READ(kind, data, i + j)))):
+                if self.whole[k] and (
+                        (i > 0 and _ascii_lower_letter(PyUnicode_READ(kind, data, i - 1)))
+                        or (i + j < n and _ascii_lower_letter(PyUnicode_READ(kind, data, i + j)))):
                     continue
                 found |= self.bits[k]
         return found

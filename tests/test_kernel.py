@@ -287,8 +287,8 @@ def test_token_codes_match_the_python_coder():
     expected = [pagefeatures._code(token) for piece in tokens for token in piece]
     # The tokens as texts: joined by spaces and by non-word characters, and each ASCII token
     # also inside a non-ASCII text (whose characters are stored two or four bytes wide).
-    texts = [" ".join(piece) for piece in tokens] + ["-. ".join(piece) for piece in tokens]
-    wide = [f"Ā {' '.join(piece)} 😀" for piece in tokens]
+    texts = [" ".join(piece) for piece in tokens] + ["-.\u00a0".join(piece) for piece in tokens]
+    wide = [f"\u0100 {' '.join(piece)} \U0001f600" for piece in tokens]
     counts = [len(piece) for piece in tokens]
     for words in (pagefeatures._ASCII_WORDS, _kernel.AsciiWords({"é": 1})):  # C, and the dict
         codes = _kernel.text_codes(texts, np.array(counts * 2, dtype=np.int32), {},
@@ -299,7 +299,7 @@ def test_token_codes_match_the_python_coder():
                                         pagefeatures._code, words, pagefeatures.TITLE,
                                         pagefeatures.DIGIT)
         assert wide_codes.tolist() == [code for piece in tokens for code in
-                                       [pagefeatures._code("Ā"),
+                                       [pagefeatures._code("\u0100"),
                                         *map(pagefeatures._code, piece)]]
     with pytest.raises(ValueError, match="more tokens"):
         _kernel.text_codes(["a b"], np.array([1], np.int32), {}, pagefeatures._code,
