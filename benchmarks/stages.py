@@ -6,9 +6,9 @@
 
 The stages as ``Cleaner.clean`` runs them: tidy (decode + parse + remove the invisible), the
 element table, the vectors, the network (scores, with the cleaner's one BLAS thread), the walk
-(with the fallback), the page's metadata and headline, the text (and comments), and freeing the
-page's tree and table. Every page is cleaned once to warm the caches, then timed
-(``time.process_time``) a second time.
+(with the fallback), the page's metadata and headline, the text (the comments too where the
+revision renders them eagerly), and freeing the page's tree and table. Every page is cleaned once
+to warm the caches, then timed (``time.process_time``) a second time.
 
 ``--against REV`` also times the ``noisecbr`` package of git revision REV (extracted and
 imported under another name), page by page alternately with the working tree's: on a shared
@@ -47,9 +47,17 @@ def load_api(package: str) -> SimpleNamespace:
         result=module["cleaner"]._result, tidy=module["tidy"].tidy,
         InputError=module["tidy"].InputError, build_table=module["subtrees"].build_table,
         vectorize=module["vectors"].vectorize, fallback=module["fallback"],
-        page_metadata=module["metadata"].page_metadata,
-        headline_element=module["metadata"].headline_element,
+        headline=module["cleaner"]._headline,
         kernel=getattr(module["subtrees"], "KERNEL", "python"))
+
+
+def _metadata(api: SimpleNamespace, body, table):
+    """The page's metadata and headline element as ``Cleaner.result`` finds them: from the
+    table's elements, or for a revision older than that (``--against``) from the tree."""
+    try:
+        return api.headline(body, table)
+    except TypeError:  # _headline(body) before the table was handed in
+        return api.headline(body)
 
 
 def _walk(api: SimpleNamespace, cleaner, table, proba: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -91,8 +99,7 @@ def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
     start = clock()
     decision, fell_back = _walk(api, cleaner, table, proba)
     lap("walk")
-    metadata = api.page_metadata(body)
-    headline = api.headline_element(body, metadata.title)
+    metadata, headline = _metadata(api, body, table)
     lap("metadata")
     api.result(table, body, decision, proba, None, metadata, headline, fell_back,
                cleaner.comments, None, None)
