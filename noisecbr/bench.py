@@ -155,15 +155,25 @@ class BenchRow:
 ROUND_PAGES = 20
 
 
+def _turns(extractors: int, block: int) -> list[int]:
+    """The order in which the extractors take their turns on block number ``block``: each
+    block starts with the next one. The first to clean a block pays for its pages' first
+    reads and for the memory the previous turn freed: with a fixed order, noisecbr's balanced
+    row (always first) measured 306 docs/s on dragnet where its precision and recall rows,
+    which do the same work after it, measured 321 and 331."""
+    return [(block + k) % extractors for k in range(extractors)]
+
+
 def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
          pages: Sequence[LabelledPage]) -> list[BenchRow]:
     """Score and time each named extractor on every page, the extractors taking turns over
-    blocks of :data:`ROUND_PAGES` pages."""
+    blocks of :data:`ROUND_PAGES` pages (in an order that rotates from block to block)."""
     rows = [BenchRow(name) for name, _ in named]
     cpu = [0.0] * len(named)
-    for first in range(0, len(pages), ROUND_PAGES):
+    for number, first in enumerate(range(0, len(pages), ROUND_PAGES)):
         block = pages[first:first + ROUND_PAGES]
-        for k, (_, extract) in enumerate(named):
+        for k in _turns(len(named), number):
+            extract = named[k][1]
             for page in block:
                 start = time.process_time()
                 try:

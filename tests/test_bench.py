@@ -26,12 +26,16 @@ def test_extractors_take_turns_and_score_every_page():
 
     rows = _run([("echo", echo), ("flaky", flaky)], pages)
     assert [row.name for row in rows] == ["echo", "flaky"]
-    # Turns: a block of pages for echo, the same block for flaky, then the next block.
+    # Turns: a block of pages for echo, the same block for flaky; the second block starts with
+    # flaky, the third (5 pages) with echo again.
     owners = [name for name, _ in calls]
     assert owners[:ROUND_PAGES] == ["echo"] * ROUND_PAGES
     assert owners[ROUND_PAGES:2 * ROUND_PAGES] == ["flaky"] * ROUND_PAGES
-    assert owners[2 * ROUND_PAGES] == "echo"
+    assert owners[2 * ROUND_PAGES:3 * ROUND_PAGES] == ["flaky"] * ROUND_PAGES
+    assert owners[3 * ROUND_PAGES:4 * ROUND_PAGES] == ["echo"] * ROUND_PAGES
+    assert owners[4 * ROUND_PAGES] == "echo"
     assert [pid for name, pid in calls if name == "echo"] == [p.id for p in pages]
+    assert [pid for name, pid in calls if name == "flaky"] == [p.id for p in pages]
     echo_row, flaky_row = rows
     assert echo_row.scores.f1 == 1.0 and echo_row.failures == 0
     assert len(flaky_row.pages) == len(pages)
