@@ -1341,3 +1341,28 @@ def vector_floats(float[:, ::1] out, dict offsets, object log1p, object table,
                 / vocabulary_words * 5.0, 1.0)
             row[vocabulary_at + 3 + n_vocabularies + v] = (
                 1.0 if token_sums[head_token, 2 + v] > token_sums[start_token, 2 + v] else 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The element limit (limits.check_elements).
+
+def count_elements(cetree._Element element):
+    """The number of element nodes in ``element``'s document, as libxml2's XPath
+    ``count(//*)`` counts them on a parsed page (tests/test_kernel.py compares the two),
+    without building the node set."""
+    cdef xmlDoc* doc = element._doc._c_doc
+    cdef xmlNode* top = <xmlNode*>doc
+    cdef xmlNode* node = doc.children
+    cdef Py_ssize_t count = 0
+    while node is not NULL:
+        if node.type == XML_ELEMENT_NODE:
+            count += 1
+            if node.children is not NULL:
+                node = node.children
+                continue
+        while node.next is NULL:  # up to the first ancestor with a next sibling
+            node = node.parent
+            if node is top or node is NULL:
+                return count
+        node = node.next
+    return count

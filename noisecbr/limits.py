@@ -74,7 +74,9 @@ def check_elements(root: etree._Element, max_elements: int | None = None) -> Non
     element."""
     if max_elements is None:
         max_elements = MAX_ELEMENTS
-    count = int(_COUNT_ELEMENTS(root))
+    # The compiled kernel counts in one walk over the nodes; the XPath builds a node set first.
+    count = (COMPILED.count_elements(root) if COMPILED is not None
+             else int(_COUNT_ELEMENTS(root)))
     if count > max_elements:
         raise InputTooLargeError(f"page has {count:,} elements, over the limit of "
                                  f"{max_elements:,}")

@@ -245,19 +245,31 @@ def _per_tag(function, tags: list[str], dtype=np.int64) -> np.ndarray:
     return np.fromiter(map(known.__getitem__, tags), dtype=dtype, count=len(tags))
 
 
+#: Per tag, its leaf type, tag group and landmark packed into one int (:func:`_tag_code`), filled
+#: as tags are met: one C-level lookup of a page's tags, where finding each page's distinct tags
+#: took a set, a dict and three maps. Emptied past _TAG_CACHE_SIZE (custom element names).
+_TAG_CODES: dict[str, int] = {}
+_TAG_CACHE_SIZE = 4096
+_LEAF_BITS, _GROUP_BITS = 5, 5  # 30 leaf types and 26 groups
+
+
+def _tag_code(tag: str) -> int:
+    """A tag's leaf type, tag group and landmark (its index in _LANDMARKS + 1, 0 for none)."""
+    landmark = _LANDMARKS.index(tag) + 1 if tag in _LANDMARKS else 0
+    return leaf_type(tag) | _tag_group(tag) << _LEAF_BITS | landmark << (_LEAF_BITS + _GROUP_BITS)
+
+
 def _tag_columns(tags: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per element: its leaf type, its tag group and its landmark bit (0 if none), from one
-    pass over the tags (each distinct tag looked up once, then numpy gathers): three
-    ``_per_tag`` passes cost three Python-level maps over every element."""
-    distinct = list(set(tags))
-    slot = {tag: k for k, tag in enumerate(distinct)}
-    index = (COMPILED.lookup(tags, slot, -1, False) if COMPILED is not None
-             else np.fromiter(map(slot.__getitem__, tags), dtype=np.int64, count=len(tags)))
-    leaf = np.fromiter(map(leaf_type, distinct), dtype=np.int64, count=len(distinct))
-    group = np.fromiter(map(_tag_group, distinct), dtype=np.int64, count=len(distinct))
-    landmark = np.fromiter((_LANDMARK_BIT.get(tag, 0) for tag in distinct), dtype=np.uint64,
-                           count=len(distinct))
-    return leaf[index], group[index], landmark[index]
+    """Per element: its leaf type, its tag group and its landmark bit (0 if none)."""
+    if len(_TAG_CODES) > _TAG_CACHE_SIZE:
+        _TAG_CODES.clear()
+    codes = (COMPILED.lookup(tags, _TAG_CODES, -1, False) if COMPILED is not None
+             else np.fromiter(map(_TAG_CODES.get, tags, itertools.repeat(-1)), dtype=np.int64,
+                              count=len(tags)))
+    for k in np.flatnonzero(codes < 0).tolist():  # tags not met before
+        codes[k] = _TAG_CODES[tags[k]] = _tag_code(tags[k])
+    return (codes & (1 << _LEAF_BITS) - 1, codes >> _LEAF_BITS & (1 << _GROUP_BITS) - 1,
+            _LANDMARK_BITS[codes >> (_LEAF_BITS + _GROUP_BITS)])
 
 
 def leaf_counts(table: ElementTable, leaf_types: np.ndarray | None = None) -> np.ndarray:
@@ -296,6 +308,8 @@ def leaf_shares(counts: np.ndarray) -> np.ndarray:
 #: Bits above the keywords' in the masks whose ancestors are OR-ed: the landmark tags.
 _LANDMARK_BIT = {tag: 1 << (len(KEYWORDS) + j) for j, tag in enumerate(_LANDMARKS)}
 _N_MASK_BITS = len(KEYWORDS) + len(_LANDMARKS)
+#: The landmark bit of each landmark number of a tag code (0: none).
+_LANDMARK_BITS = np.array([0] + [_LANDMARK_BIT[tag] for tag in _LANDMARKS], dtype=np.uint64)
 
 
 def _own_masks(table: ElementTable, landmarks: np.ndarray | None = None) -> np.ndarray:

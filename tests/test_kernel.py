@@ -447,6 +447,15 @@ def test_hiding_carriers_are_those_the_xpath_finds():
 
 
 @compiled_only
+def test_elements_of_fixtures_and_xml_pages_are_counted_as_the_xpath_counts_them():
+    count = etree.XPath("count(//*)")
+    roots = [etree.HTML(page) for page in fixture_pages()]
+    roots += [_xml_body(markup).getroottree().getroot() for markup in XML_PAGES.values()]
+    for root in roots:
+        assert _kernel.count_elements(root) == int(count(root))
+
+
+@compiled_only
 def test_noscripts_are_found_in_the_same_walk():
     page = """<body><noscript id="1">a<noscript id="2"/></noscript><div><y:noscript
         xmlns:y="urn:y" id="ns"/><p style="x"><noscript id="3" hidden="">b</noscript></p>
@@ -457,6 +466,15 @@ def test_noscripts_are_found_in_the_same_walk():
     assert [e.get("id") for e in noscripts] == ["1", "2", "3"]
     assert noscripts == etree.XPath("descendant::noscript")(body)
     assert carriers == _carriers_by_xpath(body)
+
+
+@on_generated_pages(60)
+def test_elements_are_counted_as_the_xpath_counts_them(seed, family):
+    count = etree.XPath("count(//*)")
+    for root in generated_roots(seed, family, tidied=False):
+        assert _kernel.count_elements(root) == int(count(root))
+        for element in list(root.iter())[:3]:  # any element of the document counts it all
+            assert _kernel.count_elements(element) == int(count(root))
 
 
 @on_generated_pages(60)
