@@ -852,12 +852,99 @@ cdef class _MarkCache:
         return code
 
 
-def render_text(cetree._Element root, object removed, object dropped_text, dict marks):
+cdef enum:
+    #: What _finish finds a UTF-8 sequence to be.
+    WORD_CHAR, SPACE_CHAR, SLOW_CHAR
+
+
+cdef inline int _char_kind(const unsigned char* data, size_t at, size_t size,
+                           size_t* length) noexcept nogil:
+    """The kind of the UTF-8 character at ``at`` (and its length in bytes): a space as
+    ``str.split()`` and ``render._SPACES`` both see it (ASCII space, \\t\\n\\v\\f\\r, U+00A0),
+    a character on which render._split_join leaves its fast path (render._OTHER_SPACES, \\x01,
+    \\x02), or a word character."""
+    cdef unsigned char first = data[at], second, third
+    if first < 0x80:
+        length[0] = 1
+        if first == 0x20 or 9 <= first <= 13:
+            return SPACE_CHAR
+        if first == 1 or first == 2 or 0x1c <= first <= 0x1f:
+            return SLOW_CHAR
+        return WORD_CHAR
+    length[0] = 1 if first < 0xc0 else 2 if first < 0xe0 else 3 if first < 0xf0 else 4
+    if at + length[0] > size:
+        length[0] = size - at
+        return WORD_CHAR
+    second = data[at + 1]
+    if first == 0xc2:
+        return SPACE_CHAR if second == 0xa0 else SLOW_CHAR if second == 0x85 else WORD_CHAR
+    if length[0] != 3:
+        return WORD_CHAR
+    third = data[at + 2]
+    if ((first == 0xe1 and second == 0x9a and third == 0x80)                      # U+1680
+            or (first == 0xe2 and second == 0x80 and (0x80 <= third <= 0x8b      # U+2000-200B
+                                                      or third == 0xa8 or third == 0xa9
+                                                      or third == 0xaf))          # 2028/9, 202F
+            or (first == 0xe2 and second == 0x81 and third == 0x9f)              # U+205F
+            or (first == 0xe3 and second == 0x80 and third == 0x80)):            # U+3000
+        return SLOW_CHAR
+    return WORD_CHAR
+
+
+cdef object _finish(const unsigned char* data, size_t size):
+    """``render._split_join`` of the joined UTF-8 text ``data`` (markers "\\x00P" and "\\x00L"),
+    in one pass: words of a line joined by one space, lines by a newline, paragraphs by a
+    blank line, empty lines and paragraphs dropped. None when the text holds a character on
+    which _split_join leaves its fast path: the caller then runs it."""
+    cdef _Buffer out = _Buffer()
+    cdef size_t at = 0, length
+    cdef bint line_started = False, paragraph_started = False, any_paragraph = False
+    cdef bint space = False
+    cdef int kind
+    while at < size:
+        if data[at] == 0:  # a marker: the line ends, and with "P" the paragraph
+            if at + 1 < size and data[at + 1] == 80:  # "P"
+                paragraph_started = False
+            line_started = space = False
+            at += 2
+            continue
+        kind = _char_kind(data, at, size, &length)
+        if kind == SLOW_CHAR:
+            return None
+        if kind == SPACE_CHAR:
+            space = True
+        else:
+            if not line_started:
+                if not paragraph_started:
+                    if any_paragraph:
+                        out.add(b"\n\n", 2)
+                    any_paragraph = paragraph_started = True
+                else:
+                    out.add(b"\n", 1)
+                line_started = True
+            elif space:
+                out.add(b" ", 1)
+            space = False
+            out.add(<const char*>data + at, length)
+        at += length
+    return PyUnicode_DecodeUTF8(out.data, out.size, NULL)
+
+
+def finish_text(str joined):
+    """:func:`_finish` of a joined str (its markers as render.py writes them), for tests."""
+    encoded = joined.encode("utf-8", "surrogatepass")
+    return _finish(<const unsigned char*>PyBytes_AS_STRING(encoded), len(encoded))
+
+
+def render_text(cetree._Element root, object removed, object dropped_text, dict marks,
+                bint finish=False):
     """What ``render.render_text`` joins for ``root``, as one str: the kept text in document
     order with the break markers ("\\x00P", "\\x00L", " ") of ``marks`` (tag → start code |
     end code << 2; codes 1 space, 2 line, 3 paragraph) between. None when the walk meets what
     only the Python walk renders (a comment or processing instruction, an item of ``removed``
-    or ``dropped_text`` that is not an lxml element)."""
+    or ``dropped_text`` that is not an lxml element). With ``finish``, a pair: whether the
+    text is finished (``render._split_join`` done in C, see :func:`_finish`), and the text,
+    else the joined str."""
     cdef _NodeSet skip = _NodeSet(removed)
     cdef _NodeSet mute = _NodeSet(dropped_text)
     if not skip.valid or not mute.valid:
@@ -898,6 +985,11 @@ def render_text(cetree._Element root, object removed, object dropped_text, dict 
                 if code:
                     out.add(MARKS[code], MARK_LENGTHS[code])
             if node == top:
+                if finish:
+                    text = _finish(<const unsigned char*>out.data, out.size)
+                    if text is not None:
+                        return True, text
+                    return False, PyUnicode_DecodeUTF8(out.data, out.size, NULL)
                 return PyUnicode_DecodeUTF8(out.data, out.size, NULL)
             if not mute.holds(node.parent):
                 _add_run(out, node.next)

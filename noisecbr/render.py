@@ -126,10 +126,13 @@ def render_text(root: etree._Element, removed: Collection[etree._Element] = (),
     """Text of ``root`` without the subtrees in ``removed`` (their tails are kept) and without
     the own text (``.text`` and the children's tails) of the elements in ``dropped_text``."""
     if _COMPILED_RENDER is not None:
-        # The same walk in C (no Python step per element), handing back the parts joined.
-        joined = _COMPILED_RENDER(root, removed, dropped_text, _MARK_CODES)
-        if joined is not None:
-            return _split_join(joined)
+        # The same walk in C (no Python step per element), which also does _split_join's work
+        # on its UTF-8 bytes (one pass, no str per word) unless the text holds a character
+        # that takes _split_join off its fast path: then it hands back the parts joined.
+        walked = _COMPILED_RENDER(root, removed, dropped_text, _MARK_CODES, True)
+        if walked is not None:
+            finished, text = walked
+            return text if finished else _split_join(text)
     return _render_in_python(root, removed, dropped_text)
 
 
@@ -200,8 +203,10 @@ def _compiled_render():
     removed = set(body.iterfind(".//span"))
     muted = set(body.iterfind(".//section"))
     for skipped, muted_text in (((), ()), (removed, ()), (removed, muted), ({body}, ())):
+        expected = _render_in_python(body, skipped, muted_text)
         joined = COMPILED.render_text(body, skipped, muted_text, _MARK_CODES)
-        if joined is None or _split_join(joined) != _render_in_python(body, skipped, muted_text):
+        finished = COMPILED.render_text(body, skipped, muted_text, _MARK_CODES, True)
+        if joined is None or _split_join(joined) != expected or finished != (True, expected):
             return None
     return COMPILED.render_text
 

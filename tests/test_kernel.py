@@ -347,10 +347,43 @@ def test_keyword_masks_match_the_regexes():
 # The text renderer's walk in C (render.render_text) against the Python walk it replaces.
 
 def _both_renders(root, removed=(), dropped=()) -> tuple[str | None, str]:
+    """The compiled walk's text (None where it leaves the page to Python) and the Python
+    walk's; the compiled text finished in C and by _split_join alike."""
     from noisecbr import render
     joined = _kernel.render_text(root, removed, dropped, render._MARK_CODES)
-    return (None if joined is None else render._split_join(joined),
-            render._render_in_python(root, removed, dropped))
+    walked = _kernel.render_text(root, removed, dropped, render._MARK_CODES, True)
+    compiled = None if joined is None else render._split_join(joined)
+    if walked is None:
+        assert joined is None
+    else:
+        finished, text = walked
+        assert (text if finished else render._split_join(text)) == compiled
+        assert finished or text == joined
+    return compiled, render._render_in_python(root, removed, dropped)
+
+
+@compiled_only
+def test_the_text_is_finished_in_c_as_split_join_finishes_it():
+    from noisecbr import render
+    rng = random.Random(3)
+    pieces = ["a", "bé", "日本", "\U0001f600", " ", "\t", "\n", "\x0b", "\x0c", "\r", "\u00a0",
+              render._PARAGRAPH, render._LINE, "  ", "x y", "\u00a0\u00a0", "\u2019"]
+    slow = render._OTHER_SPACES + "\x01\x02"
+    finished = 0
+    for _ in range(5000):
+        parts = [rng.choice(pieces) for _ in range(rng.randint(0, 12))]
+        if rng.random() < 0.2:
+            parts.insert(rng.randint(0, len(parts)), rng.choice(slow))
+        joined = "".join(parts)
+        text = _kernel.finish_text(joined)
+        if text is None:  # left to _split_join's other path
+            assert any(character in joined for character in slow)
+        else:
+            assert text == render._split_join(joined)
+            finished += 1
+    assert finished > 3000
+    for character in slow:  # every one of them takes the text off the fast path
+        assert _kernel.finish_text(f"a{character}b") is None
 
 
 def _random_subsets(root, rng: random.Random) -> list[tuple[set, set]]:
