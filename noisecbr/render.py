@@ -138,12 +138,13 @@ def render_text(root: etree._Element, removed: Collection[etree._Element] = (),
 
 def render_texts(roots: Sequence[etree._Element]) -> str:
     """The texts of several subtrees one after the other, as paragraphs: what
-    ``"\n\n".join(filter(None, map(render_text, roots)))`` gives, joined once (a page's
-    comments are often dozens of subtrees)."""
+    ``"\n\n".join(filter(None, map(render_text, roots)))`` gives (a page's comments are often
+    dozens of subtrees)."""
     if _COMPILED_RENDER is not None:
-        joined = [_COMPILED_RENDER(root, (), (), _MARK_CODES) for root in roots]
-        if None not in joined:
-            return _split_join(_PARAGRAPH.join(joined))
+        walked = [_COMPILED_RENDER(root, (), (), _MARK_CODES, True) for root in roots]
+        if None not in walked:  # each text finished in C, or by _split_join (render_text)
+            return "\n\n".join(filter(None, (text if finished else _split_join(text)
+                                               for finished, text in walked)))
     return "\n\n".join(filter(None, map(render_text, roots)))
 
 
