@@ -94,10 +94,11 @@ def page_elements(body: etree._Element, body_elements: Sequence[etree._Element] 
     else:
         parts = [(root, _DOCUMENT_TAGS), (body, _BODY_TAGS)]
     for part, tags in parts:
-        if part is body and body_elements is not None and len(tags) > len(_DOCUMENT_TAGS):
+        if part is body and body_elements is not None:
             # Its elements are listed (the body itself first): pick those of the tags read.
             for k in _positions(list(body_tags)):
-                found[body_tags[k]].append(body_elements[k])
+                if body_tags[k] in tags:
+                    found[body_tags[k]].append(body_elements[k])
             continue
         for element in part.iter(*tags):
             found[element.tag].append(element)

@@ -267,7 +267,10 @@ def _tag_columns(tags: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
              else np.fromiter(map(_TAG_CODES.get, tags, itertools.repeat(-1)), dtype=np.int64,
                               count=len(tags)))
     for k in np.flatnonzero(codes < 0).tolist():  # tags not met before
-        codes[k] = _TAG_CODES[tags[k]] = _tag_code(tags[k])
+        code = _TAG_CODES.get(tags[k])
+        if code is None:
+            code = _TAG_CODES[tags[k]] = _tag_code(tags[k])
+        codes[k] = code
     return (codes & (1 << _LEAF_BITS) - 1, codes >> _LEAF_BITS & (1 << _GROUP_BITS) - 1,
             _LANDMARK_BITS[codes >> (_LEAF_BITS + _GROUP_BITS)])
 

@@ -237,6 +237,10 @@ def test_metadata_finds_its_elements_in_one_walk(page, parser):
     assert page_elements(body, table.elements, table.tags) == expected
     # a body that is not the root's child: the head is still read
     html = lxml_html.fromstring("<html><head><title>Deep</title></head><body><div>"
-                                "<section><h1>Deep</h1></section></div></body></html>")
+                                "<section><meta name='x' content='in'><h1>Deep</h1>"
+                                "</section></div></body></html>")
     section = html.find(".//section")
     assert page_elements(section) == _elements_by_separate_walks(section)
+    nested = build_table(section)
+    assert (page_elements(section, nested.elements, nested.tags)
+            == _elements_by_separate_walks(section))
