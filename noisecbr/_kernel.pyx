@@ -1177,15 +1177,20 @@ def hiding_carriers(cetree._Element root, list noscripts=None):
             if (noscripts is not None and node.ns is NULL
                     and strcmp(<const char*>node.name, b"noscript") == 0):
                 noscripts.append(cetree.elementFactory(root._doc, node))
-            if node.children is not NULL:
-                node = node.children
-                continue
-        while node.next is NULL:  # up to the first ancestor with a next sibling
-            node = node.parent
-            if node is top or node is NULL:
-                return out
-        node = node.next
+        node = _next_node(node, top)
     return out
+
+
+cdef inline xmlNode* _next_node(xmlNode* node, xmlNode* top) noexcept nogil:
+    """The node after ``node`` in document order below ``top``, entering the children of
+    elements only; NULL after the last."""
+    if node.type == XML_ELEMENT_NODE and node.children is not NULL:
+        return node.children
+    while node.next is NULL:  # up to the first ancestor with a next sibling
+        node = node.parent
+        if node is top or node is NULL:
+            return NULL
+    return node.next
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1447,14 +1452,6 @@ def count_elements(cetree._Element element):
     cdef xmlNode* node = doc.children
     cdef Py_ssize_t count = 0
     while node is not NULL:
-        if node.type == XML_ELEMENT_NODE:
-            count += 1
-            if node.children is not NULL:
-                node = node.children
-                continue
-        while node.next is NULL:  # up to the first ancestor with a next sibling
-            node = node.parent
-            if node is top or node is NULL:
-                return count
-        node = node.next
+        count += node.type == XML_ELEMENT_NODE
+        node = _next_node(node, top)
     return count
