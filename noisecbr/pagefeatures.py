@@ -32,7 +32,7 @@ import numpy as np
 from .subtrees import COMPILED, ElementTable
 
 __all__ = ["PAGE_FEATURES", "VOCABULARY_FEATURES", "VOCABULARIES", "STOP_WORDS", "page_features",
-           "repeats", "token_codes", "vocabulary_counts", "vocabulary_features"]
+           "repeats", "token_codes", "vocabulary_features"]
 
 #: A text piece that reads as a sentence: at least this many words, punctuation, not a link.
 SENTENCE_WORDS = 8
@@ -256,7 +256,10 @@ def vocabulary_features(table: ElementTable, codes: np.ndarray | None = None) ->
     n = len(table)
     if codes is None:
         codes = token_codes(table)
-    (start, end), counts = _token_ranges(table), vocabulary_counts(table, codes)
+    # Token range of every subtree: its pieces are contiguous, so are their tokens.
+    token_offset = np.concatenate([[0], np.cumsum(table.piece_words, dtype=np.int64)])
+    start, end = token_offset[table.piece_start], token_offset[table.piece_end]
+    counts = _vocabulary_counts(codes, start, end, np.minimum(start + HEAD_WORDS, end))
     words = np.maximum(end - start, 1).astype(np.float64)
     pieces = np.maximum(table.piece_end - table.piece_start, 1)
     titles, digits, in_range, in_head = counts
@@ -270,19 +273,10 @@ def vocabulary_features(table: ElementTable, codes: np.ndarray | None = None) ->
     ]) if n else np.zeros((0, len(VOCABULARY_FEATURES)))
 
 
-def _token_ranges(table: ElementTable) -> tuple[np.ndarray, np.ndarray]:
-    """The token range [start, end) of every subtree: its pieces are contiguous, so are their
-    tokens."""
-    token_offset = np.concatenate([[0], np.cumsum(table.piece_words, dtype=np.int64)])
-    return token_offset[table.piece_start], token_offset[table.piece_end]
-
-
-def vocabulary_counts(table: ElementTable, codes: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Per element, over its tokens (``codes``: the page's :func:`token_codes`): how many are
-    Title Case, how many digits, how many of each vocabulary, and of each vocabulary among its
-    first :data:`HEAD_WORDS` tokens."""
-    start, end = _token_ranges(table)
-    head_end = np.minimum(start + HEAD_WORDS, end)
+def _vocabulary_counts(codes: np.ndarray, start: np.ndarray, end: np.ndarray,
+                       head_end: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per element, over its tokens ``[start, end)``: the Title Case tokens, the digit tokens,
+    the tokens of each vocabulary, and those of each vocabulary among ``[start, head_end)``."""
     title, digit = (codes & TITLE) > 0, (codes & DIGIT) > 0
     vocabulary = (codes >> VOCABULARY_SHIFT) - 1
     found = vocabulary >= 0
