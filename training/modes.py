@@ -96,8 +96,6 @@ def sweep(pages: Sequence[LabelledPage], model_of: dict[tuple[str, str], Model],
           sets: list[dict[str, float]] | None = None, progress: bool = False) -> Sweep:
     """Each page scored by ``model_of[(dataset, id)]``, walked with every threshold set."""
     sets = sets or _grid()
-    total = np.zeros((len(sets), 2))
-    counted = 0
     per_dataset: dict[str, list] = {}  # dataset → [summed (P, R) per set, pages]
     cleaners: dict[int, list[Cleaner]] = {}
     for n, page in enumerate(pages):
@@ -123,14 +121,15 @@ def sweep(pages: Sequence[LabelledPage], model_of: dict[tuple[str, str], Model],
                 score = score_page(text, article)
                 rates[key] = (score.precision, score.recall)
             page_rates[row] = rates[key]
-        total += page_rates
-        counted += 1
         own = per_dataset.setdefault(page.dataset, [np.zeros((len(sets), 2)), 0])
         own[0] += page_rates
         own[1] += 1
         if progress and n % 100 == 0:
             print(f"  {n}/{len(pages)} pages", file=sys.stderr, flush=True)
-    mean = total / max(counted, 1)
+    # Over all pages: the sets' sums pooled.
+    counted = sum(pages for _, pages in per_dataset.values())
+    mean = sum((summed for summed, _ in per_dataset.values()),
+               np.zeros((len(sets), 2))) / max(counted, 1)
     by_dataset = {name: (summed[:, 0] / pages, summed[:, 1] / pages)
                   for name, (summed, pages) in per_dataset.items()}
     return Sweep(sets, mean[:, 0], mean[:, 1], counted, by_dataset)
