@@ -24,8 +24,12 @@ __all__ = ["COMMENTS_MARKER", "LabelledPage", "site_host", "site_of", "split_tru
            "dataset_size", "repair_truth", "site_in_html"]
 
 #: The line before a reader-comment thread in a ground truth (dragnet: ``!@#$%^&*()  COMMENTS``
-#: in 396 pages, with a few typos of the punctuation in 14 more).
-COMMENTS_MARKER = re.compile(r"^[ \t]*[!@#$%^&*()]{6,}[ \t]*COMMENTS[ \t]*$", re.MULTILINE)
+#: in 398 pages, with typos of the punctuation in 23 more: a character missing, doubled or
+#: swapped, ``!@ $%^&*()`` with a space for ``#`` in 4). The line may end in ``\r``: the 5 truths
+#: stored as UTF-16 (:func:`repair_truth`) have Windows line ends, and ``$`` matches only
+#: before ``\n``, so before this allowed ``\r`` their threads were scored as article text.
+COMMENTS_MARKER = re.compile(
+    r"^[ \t]*[!@#$%^&*()][!@#$%^&*() ]{4,}[!@#$%^&*()][ \t]*COMMENTS[ \t\r]*$", re.MULTILINE)
 
 #: A UTF-16 byte-order mark read as Latin-1 (little- and big-endian): how a ground truth that
 #: was stored as UTF-16 bytes but decoded one byte per character begins (5 of dragnet's pages).

@@ -48,6 +48,23 @@ def test_split_truth_at_the_marker():
     assert split_truth(ARTICLE) == (ARTICLE, "")
 
 
+@pytest.mark.parametrize("line_end", ["\n", "\r\n"])
+@pytest.mark.parametrize("marker", [MARKER, "!@#$%^&*() COMMENTS", "!@ $%^&*()  COMMENTS",
+                                    "#$%^&*()  COMMENTS", "!@#$%^&*()  \tCOMMENTS"])
+def test_split_truth_at_the_marker_as_dragnet_spells_it(marker, line_end):
+    # dragnet's 420 markers: typos of the punctuation (a space for '#' in 4 truths), and the
+    # Windows line ends of the 5 truths stored as UTF-16. A missed marker scores the thread as
+    # article and labels its comments data.
+    truth = line_end.join([ARTICLE, "", marker, "", COMMENT_1])
+    article, comments = split_truth(truth)
+    assert (article.strip(), comments.strip()) == (ARTICLE, COMMENT_1)
+
+
+def test_split_truth_leaves_a_sentence_that_names_comments():
+    truth = f"{ARTICLE}\nWe read all of them !!! COMMENTS\n{COMMENT_1}"
+    assert split_truth(truth) == (truth, "")
+
+
 def test_labels_from_a_truth_with_comments_mark_the_thread_as_comment():
     table = _table()
     paths = table.paths()
