@@ -16,6 +16,7 @@ the data it is developed on. Training lives in :mod:`training` (torch), the site
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -29,7 +30,7 @@ from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page, toke
 from .plugins import PluginMissingError, hook
 
 __all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "format_table",
-           "get_extractor"]
+           "get_extractor", "oracle_row"]
 
 
 class BenchUsageError(ValueError):
@@ -145,6 +146,34 @@ class BenchRow:
     note: str = ""
     pages: list[PageScore] = field(default_factory=list, repr=False)
     page_types: list[str] = field(default_factory=list, repr=False)
+    page_empty: list[bool] = field(default_factory=list, repr=False)
+
+
+#: The name of the row :func:`oracle_row` adds.
+ORACLE = "oracle: best row per page"
+
+
+def oracle_row(rows: Sequence[BenchRow]) -> BenchRow:
+    """A row that scores each page by whichever scored row did best on it (the F1 of its
+    shingles), ties to the first: the ceiling of the extractors together on this ground truth.
+    No extractor can know which choice is best without the truth; the row tells how high a
+    target stands. A target near it asks one extractor to do as well as the best of the others
+    on every page (no speed: it cleans nothing)."""
+    scored = [row for row in rows if row.scores is not None]
+    if not scored:
+        raise BenchUsageError("the oracle needs at least one scored row")
+    best = [max(range(len(scored)), key=lambda k, i=i: _f1(scored[k].pages[i]))
+            for i in range(len(scored[0].pages))]
+    pages = [scored[k].pages[i] for i, k in enumerate(best)]
+    return BenchRow(ORACLE, scores=aggregate(pages), f1_ci=bootstrap_f1(pages),
+                    docs_per_second=float("nan"), empty=sum(scored[k].page_empty[i]
+                                                            for i, k in enumerate(best)),
+                    pages=pages, page_types=list(scored[0].page_types))
+
+
+def _f1(score: PageScore) -> float:
+    p, r = score.precision, score.recall
+    return 2 * p * r / (p + r) if p + r > 0 else 0.0
 
 
 #: Pages one extractor cleans before the next takes its turn. This machine's speed drifts by
@@ -182,8 +211,9 @@ def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
                     text = ""
                     rows[k].failures += 1
                 cpu[k] += time.process_time() - start
-                if len(tokens(text)) < EMPTY_WORDS and len(tokens(page.truth)) >= TRUTH_WORDS:
-                    rows[k].empty += 1
+                empty = len(tokens(text)) < EMPTY_WORDS and len(tokens(page.truth)) >= TRUTH_WORDS
+                rows[k].empty += empty
+                rows[k].page_empty.append(empty)
                 rows[k].pages.append(score_page(text, page.truth))
                 rows[k].page_types.append(page.page_type)
     for row, seconds in zip(rows, cpu):
@@ -253,6 +283,7 @@ def bench(
     truth: str = "full",
     comments: bool = False,
     modes: bool = False,
+    oracle: bool = False,
 ) -> list[BenchRow]:
     """Score each extractor on the dataset's pages (the first ``limit`` if given).
 
@@ -291,7 +322,8 @@ def bench(
             continue
         slots.append((name, lambda page, f=extract: f(page.html, page.url)))
     timed = iter(_run([s for s in slots if not isinstance(s, BenchRow)], pages))
-    return [s if isinstance(s, BenchRow) else next(timed) for s in slots]
+    rows = [s if isinstance(s, BenchRow) else next(timed) for s in slots]
+    return rows + [oracle_row(rows)] if oracle else rows
 
 
 def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str
@@ -388,8 +420,9 @@ def format_table(rows: Sequence[BenchRow]) -> str:
             lines.append(f"{row.name:<{width}} {row.note}")
             continue
         s = row.scores
+        speed = "–" if math.isnan(row.docs_per_second) else f"{row.docs_per_second:.1f}"
         lines.append(
             f"{row.name:<{width}} {s.precision:6.3f} {s.recall:6.3f} {s.f1:6.3f} {row.f1_ci:6.3f} "
-            f"{row.docs_per_second:8.1f} {row.failures:5d} {row.empty:5d}"
+            f"{speed:>8} {row.failures:5d} {row.empty:5d}"
         )
     return "\n".join(lines)

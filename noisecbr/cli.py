@@ -11,6 +11,7 @@ case base of ``--memory`` cannot be read.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Iterator
@@ -414,6 +415,8 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
               "comments after the main text.")
 @click.option("--modes", is_flag=True, help="Add a noisecbr row for each --favor mode "
               "(precision, recall).")
+@click.option("--oracle", is_flag=True, help="Add a row that scores each page by the row that "
+              "did best on it: how high the extractors together reach on this ground truth.")
 @click.option("--adapt", type=click.IntRange(min=0), default=0, show_default=True,
               help="Score only the pages of sites with more than K pages, and add a noisecbr "
               "row that also uses a site memory of K other pages of each page's site, labelled "
@@ -421,7 +424,7 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
 def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                   with_sets: tuple[str, ...], limit: int | None, model: str | None, seed: int,
                   csv_path: Path | None, by_type: bool, truth: str, comments: bool, modes: bool,
-                  adapt: int) -> None:
+                  oracle: bool, adapt: int) -> None:
     """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
     with a bootstrap ± and docs/s (CPU time, one process)."""
     from .bench import PEERS, BenchUsageError, bench, format_by_type, format_table
@@ -437,7 +440,7 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
     try:
         rows = bench(dataset, extractors or ("noisecbr",), cv=cv, limit=limit, seed=seed,
                      model=model, progress=sys.stderr.isatty(), with_sets=with_sets, adapt=adapt,
-                     truth=truth, comments=comments, modes=modes)
+                     truth=truth, comments=comments, modes=modes, oracle=oracle)
     except BenchUsageError as error:
         _fail(str(error), EXIT_USAGE)
     click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")
@@ -455,7 +458,9 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                 if row.scores:
                     writer.writerow([row.name, f"{row.scores.precision:.4f}",
                                      f"{row.scores.recall:.4f}", f"{row.scores.f1:.4f}",
-                                     f"{row.f1_ci:.4f}", f"{row.docs_per_second:.2f}",
+                                     f"{row.f1_ci:.4f}",
+                                     "" if math.isnan(row.docs_per_second)
+                                     else f"{row.docs_per_second:.2f}",
                                      row.failures, row.empty])
 
 

@@ -93,3 +93,45 @@ def test_cv_fold_models_learn_from_the_datasets_own_truth(tmp_path, monkeypatch,
     rows = bench_module.bench(str(data), ["noisecbr"], cv=2, truth="article")
     assert seen == [full, full]
     assert rows[0].scores is not None
+
+
+def test_the_oracle_row_takes_each_pages_best_row():
+    from noisecbr.bench import ORACLE, oracle_row
+
+    pages = _pages(3)
+    half = {"0": "page 0 says one", "1": "", "2": "page 2 says one two three four"}
+
+    def exact(page: LabelledPage) -> str:
+        return page.truth if page.id != "2" else ""
+
+    def partial(page: LabelledPage) -> str:
+        return half[page.id]
+
+    rows = _run([("exact", exact), ("partial", partial)], pages)
+    row = oracle_row(rows)
+    assert row.name == ORACLE
+    # page 0 and 1 from "exact" (F1 1), page 2 from "partial" (F1 1): the ceiling is perfect
+    # though each row missed a page.
+    assert rows[0].scores.f1 < 1 and rows[1].scores.f1 < 1
+    assert row.scores.f1 == 1.0 and row.scores.pages == 3
+    assert [p.precision for p in row.pages] == [1.0, 1.0, 1.0]
+    assert row.empty == 0 and rows[1].page_empty == [False, False, False]
+
+
+def test_bench_adds_the_oracle_row_last(tmp_path, article_html):
+    import gzip
+    import json
+    import math
+
+    from noisecbr import bench as bench_module
+    from noisecbr.bench import ORACLE, format_table
+
+    data = tmp_path / "set"
+    (data / "html").mkdir(parents=True)
+    (data / "html" / "1.html.gz").write_bytes(gzip.compress(article_html))
+    (data / "ground-truth.json").write_text(json.dumps({"1": {"url": "", "articleBody": "x"}}))
+    rows = bench_module.bench(str(data), ["none", "noisecbr"], oracle=True)
+    assert [row.name for row in rows] == ["none", "noisecbr", ORACLE]
+    assert rows[2].scores.f1 == max(rows[0].scores.f1, rows[1].scores.f1)
+    assert math.isnan(rows[2].docs_per_second)
+    assert ORACLE in format_table(rows) and "nan" not in format_table(rows)
