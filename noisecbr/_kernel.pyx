@@ -1160,13 +1160,14 @@ cdef bint _carries_hiding_attribute(xmlNode* node) noexcept nogil:
     return False
 
 
-def hiding_carriers(cetree._Element root, list noscripts=None):
+def hiding_carriers(cetree._Element root, list noscripts=None, list iframes=None):
     """The elements below ``root`` that carry a ``hidden``, ``aria-hidden`` or ``style``
     attribute (in no namespace), in document order: what the XPath
     ``descendant::*/@hidden | descendant::*/@aria-hidden | descendant::*/@style`` finds,
     stepped back to the elements, in one walk over the nodes (no attribute string made).
-    ``noscripts``, if given, receives the ``noscript`` elements (in no namespace) below
-    ``root`` in document order, as ``descendant::noscript`` finds them, from the same walk."""
+    ``noscripts`` and ``iframes``, if given, receive the ``noscript`` and the ``iframe``
+    elements (in no namespace) below ``root`` in document order, as ``descendant::noscript``
+    and ``descendant::iframe`` find them, from the same walk."""
     cdef xmlNode* top = root._c_node
     cdef xmlNode* node = top.children
     cdef list out = []
@@ -1174,9 +1175,12 @@ def hiding_carriers(cetree._Element root, list noscripts=None):
         if node.type == XML_ELEMENT_NODE:
             if node.properties is not NULL and _carries_hiding_attribute(node):
                 out.append(cetree.elementFactory(root._doc, node))
-            if (noscripts is not None and node.ns is NULL
-                    and strcmp(<const char*>node.name, b"noscript") == 0):
-                noscripts.append(cetree.elementFactory(root._doc, node))
+            if node.ns is NULL:
+                if (noscripts is not None
+                        and strcmp(<const char*>node.name, b"noscript") == 0):
+                    noscripts.append(cetree.elementFactory(root._doc, node))
+                elif iframes is not None and strcmp(<const char*>node.name, b"iframe") == 0:
+                    iframes.append(cetree.elementFactory(root._doc, node))
         node = _next_node(node, top)
     return out
 

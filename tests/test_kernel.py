@@ -495,9 +495,21 @@ def test_noscripts_are_found_in_the_same_walk():
         </div><NOSCRIPT id="upper"/></body>"""
     body = etree.fromstring(page)
     noscripts: list = []
-    carriers = _kernel.hiding_carriers(body, noscripts)
+    iframes: list = []
+    carriers = _kernel.hiding_carriers(body, noscripts, iframes)
     assert [e.get("id") for e in noscripts] == ["1", "2", "3"]
     assert noscripts == etree.XPath("descendant::noscript")(body)
+    assert carriers == _carriers_by_xpath(body)
+    assert iframes == []
+    page = """<body><iframe id="1">a<iframe id="2"/></iframe><div><y:iframe xmlns:y="urn:y"
+        id="ns"/><p style="x"><noscript id="n"/><iframe id="3" hidden="">b</iframe></p></div>
+        <IFRAME id="upper"/></body>"""
+    body = etree.fromstring(page)
+    noscripts, iframes = [], []
+    carriers = _kernel.hiding_carriers(body, noscripts, iframes)
+    assert [e.get("id") for e in iframes] == ["1", "2", "3"]
+    assert iframes == etree.XPath("descendant::iframe")(body)
+    assert [e.get("id") for e in noscripts] == ["n"]
     assert carriers == _carriers_by_xpath(body)
 
 
