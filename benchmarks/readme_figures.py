@@ -48,7 +48,7 @@ FIGURES: dict[str, Figure] = {
         "-e", "resiliparse", "-e", "justext", "-e", "boilerpy3", "-e", "none")),
     "dragnet-article": Figure("dragnet", (
         "--cv", "5", "--truth", "article", "-e", "noisecbr", "-e", "trafilatura",
-        "-e", "readability", "--modes")),
+        "-e", "readability", "--modes", "--oracle")),
     # Never trained or tuned on: the embedded default, not fold models.
     "cleaneval": Figure("cleaneval-dev", ("-e", "noisecbr", "-e", "trafilatura",
                                           "-e", "readability")),
@@ -61,9 +61,12 @@ _BLOCK = re.compile(r"(<!-- figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /f
 
 
 def render(figure: Figure, rows: list[dict[str, str]], pages: int, day: str) -> str:
-    """The markdown of one table block (without its markers) from the bench's CSV rows."""
-    rows = sorted(rows, key=lambda row: -float(row["f1"]))
-    best = max(float(row["f1"]) for row in rows) if rows else None
+    """The markdown of one table block (without its markers) from the bench's CSV rows. A row
+    that cleans nothing (``--oracle``'s, with no docs/s) comes last, in italics, and is never
+    the bold best."""
+    measured = sorted((row for row in rows if row["docs_per_s"]), key=lambda row: -float(row["f1"]))
+    rows = measured + [row for row in rows if not row["docs_per_s"]]
+    best = max(float(row["f1"]) for row in measured) if measured else None
     command = " ".join(["noisecbr", *figure.arguments(SHOWN_DATA)])
     lines = [f"`{command}`, measured {day}:", "",
              f"| {figure.dataset} ({pages} pages) | P | R | F1 | ± | docs/s |",
@@ -71,10 +74,13 @@ def render(figure: Figure, rows: list[dict[str, str]], pages: int, day: str) -> 
     for row in rows:
         f1 = f"{float(row['f1']):.3f}"
         name = row["extractor"]
-        if float(row["f1"]) == best:
+        speed = f"{float(row['docs_per_s']):.1f}" if row["docs_per_s"] else "–"
+        if not row["docs_per_s"]:
+            f1, name = f"*{f1}*", f"*{name}*"
+        elif float(row["f1"]) == best:
             f1, name = f"**{f1}**", f"**{name}**"
         lines.append(f"| {name} | {float(row['precision']):.3f} | {float(row['recall']):.3f} | "
-                     f"{f1} | {float(row['f1_ci95']):.3f} | {float(row['docs_per_s']):.1f} |")
+                     f"{f1} | {float(row['f1_ci95']):.3f} | {speed} |")
     return "\n".join(lines) + "\n"
 
 

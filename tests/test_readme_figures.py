@@ -42,6 +42,16 @@ def test_a_table_is_rendered_sorted_with_its_command_and_day():
     assert lines[5] == "| trafilatura | 0.700 | 0.800 | 0.747 | 0.020 | 17.1 |"
 
 
+def test_the_oracle_row_comes_last_and_is_never_the_best():
+    figures = _script()
+    oracle = {"extractor": "oracle: best row per page", "precision": "0.9", "recall": "0.95",
+              "f1": "0.9243", "f1_ci95": "0.01", "docs_per_s": "", "failures": "0"}
+    lines = figures.render(figures.FIGURES["modernweb"], [oracle, *ROWS], 790,
+                           "2026-11-23").splitlines()
+    assert lines[4].startswith("| **noisecbr (cv 5)** |")
+    assert lines[6] == "| *oracle: best row per page* | 0.900 | 0.950 | *0.924* | 0.010 | – |"
+
+
 def test_only_the_blocks_change_and_every_table_has_one_in_the_readme():
     figures = _script()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
