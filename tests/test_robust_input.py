@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from conftest import dataset_with_page
 
 import noisecbr
+from noisecbr.render import render_text
 from noisecbr.tidy import InputError, drop_elements, tidy, xml_safe
 
 FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
@@ -53,8 +54,11 @@ def test_a_control_character_in_a_dropped_tail_keeps_the_text():
 
 
 def test_a_body_inside_the_head_keeps_the_content_around_it():
-    text = noisecbr.clean(b"<meta><d><p>before</p><body><p>inside</p>").text
-    assert "before" in text and "inside" in text
+    # What tidying keeps: whether the model keeps a two-word paragraph is its judgement (the
+    # model retrained 2026-11-24 scores "inside" noise 0.60, over the balanced leaf threshold).
+    page = b"<meta><d><p>before</p><body><p>inside</p>"
+    assert render_text(tidy(page)).split() == ["before", "inside"]
+    assert "before" in noisecbr.clean(page).text
 
 
 def test_an_undecodable_declared_charset_falls_back():
