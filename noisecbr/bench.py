@@ -162,18 +162,13 @@ def oracle_row(rows: Sequence[BenchRow]) -> BenchRow:
     scored = [row for row in rows if row.scores is not None]
     if not scored:
         raise BenchUsageError("the oracle needs at least one scored row")
-    best = [max(range(len(scored)), key=lambda k, i=i: _f1(scored[k].pages[i]))
+    best = [max(range(len(scored)), key=lambda k, i=i: scored[k].pages[i].f1)
             for i in range(len(scored[0].pages))]
     pages = [scored[k].pages[i] for i, k in enumerate(best)]
     return BenchRow(ORACLE, scores=aggregate(pages), f1_ci=bootstrap_f1(pages),
                     docs_per_second=float("nan"), empty=sum(scored[k].page_empty[i]
                                                             for i, k in enumerate(best)),
                     pages=pages, page_types=list(scored[0].page_types))
-
-
-def _f1(score: PageScore) -> float:
-    p, r = score.precision, score.recall
-    return 2 * p * r / (p + r) if p + r > 0 else 0.0
 
 
 #: Pages one extractor cleans before the next takes its turn. This machine's speed drifts by

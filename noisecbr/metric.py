@@ -61,6 +61,12 @@ class PageScore:
         return 1.0 if self.fp == 0 else 0.0
 
 
+    @property
+    def f1(self) -> float:
+        """The page's own F1: how the bench's oracle ranks extractors on one page."""
+        return _f1(self.precision, self.recall)
+
+
 def score_page(predicted: str, truth: str) -> PageScore:
     """The shingle counts of an extracted text against the ground truth.
 

@@ -1,6 +1,6 @@
 import codecs
-import importlib
 import gzip
+import importlib
 
 import pytest
 
