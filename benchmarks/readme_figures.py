@@ -64,7 +64,8 @@ def render(figure: Figure, rows: list[dict[str, str]], pages: int, day: str) -> 
     """The markdown of one table block (without its markers) from the bench's CSV rows. A row
     that cleans nothing (``--oracle``'s, with no docs/s) comes last, in italics, and is never
     the bold best."""
-    measured = sorted((row for row in rows if row["docs_per_s"]), key=lambda row: -float(row["f1"]))
+    measured = sorted((row for row in rows if row["docs_per_s"]),
+                      key=lambda row: -float(row["f1"]))
     rows = measured + [row for row in rows if not row["docs_per_s"]]
     best = max(float(row["f1"]) for row in measured) if measured else None
     command = " ".join(["noisecbr", *figure.arguments(SHOWN_DATA)])

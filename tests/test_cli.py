@@ -65,6 +65,14 @@ def test_bench_on_a_tiny_dataset(tmp_path, article_html):
     result = CliRunner().invoke(main, ["bench", str(data), "-e", "noisecbr", "-e", "none"])
     assert result.exit_code == 0, result.output
     assert "noisecbr" in result.output and "none" in result.output
+    assert "oracle" not in result.output
+    table = tmp_path / "bench.csv"
+    result = CliRunner().invoke(main, ["bench", str(data), "-e", "noisecbr", "-e", "none",
+                                       "--oracle", "--csv", str(table)])
+    assert result.exit_code == 0, result.output
+    oracle = result.output.splitlines()[-1]
+    assert oracle.startswith("oracle: best row per page") and " – " in oracle
+    assert table.read_text().splitlines()[-1].split(",")[5] == ""  # no docs/s: cleans nothing
 
 
 def test_bench_with_needs_cv(tmp_path):
