@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from noisecbr.bench import _bench_pages, _cleaners, _cv_models, get_extractor
+from noisecbr.bench import _bench_pages, _cleaners, _cv_models, best_per_page, get_extractor
 from noisecbr.metric import aggregate, score_page, shingles, tokens
 
 
@@ -59,8 +59,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  {name:<40} {aggregate(got)}")
     for size in (2, 3):
         for combo in itertools.combinations(scores, size):
-            best = [max((scores[n][k] for n in combo), key=lambda score: score.f1)
-                    for k in range(len(pages))]
+            lists = [scores[name] for name in combo]
+            best = [lists[k][i] for i, k in enumerate(best_per_page(lists))]
             print(f"  oracle of {' + '.join(combo):<30} {aggregate(best)}")
 
     shares = np.zeros((len(pages), 3))  # false shingles kept by both peers, one, neither

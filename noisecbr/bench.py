@@ -30,7 +30,7 @@ from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page, toke
 from .plugins import PluginMissingError, hook
 
 __all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "format_table",
-           "get_extractor", "oracle_row"]
+           "get_extractor", "best_per_page", "oracle_row"]
 
 
 class BenchUsageError(ValueError):
@@ -162,13 +162,19 @@ def oracle_row(rows: Sequence[BenchRow]) -> BenchRow:
     scored = [row for row in rows if row.scores is not None]
     if not scored:
         raise BenchUsageError("the oracle needs at least one scored row")
-    best = [max(range(len(scored)), key=lambda k, i=i: scored[k].pages[i].f1)
-            for i in range(len(scored[0].pages))]
+    best = best_per_page([row.pages for row in scored])
     pages = [scored[k].pages[i] for i, k in enumerate(best)]
     return BenchRow(ORACLE, scores=aggregate(pages), f1_ci=bootstrap_f1(pages),
                     docs_per_second=float("nan"), empty=sum(scored[k].page_empty[i]
                                                             for i, k in enumerate(best)),
                     pages=pages, page_types=list(scored[0].page_types))
+
+
+def best_per_page(scores: Sequence[Sequence[PageScore]]) -> list[int]:
+    """For each page, which of the extractors' score lists did best on it (its page F1; ties
+    to the first): the choice behind :func:`oracle_row`."""
+    return [max(range(len(scores)), key=lambda k, i=i: scores[k][i].f1)
+            for i in range(len(scores[0]))]
 
 
 #: Pages one extractor cleans before the next takes its turn. This machine's speed drifts by

@@ -25,9 +25,10 @@ __all__ = ["COMMENTS_MARKER", "LabelledPage", "site_host", "site_of", "split_tru
 
 #: The line before a reader-comment thread in a ground truth (dragnet: ``!@#$%^&*()  COMMENTS``
 #: in 398 truths, with typos of the punctuation in 23 more: a character missing, doubled or
-#: swapped, ``!@ $%^&*()`` with a space for ``#`` in 4; one truth ends at its marker). The line may end in ``\r``: the 5 truths
-#: stored as UTF-16 (:func:`repair_truth`) have Windows line ends, and ``$`` matches only
-#: before ``\n``, so before this allowed ``\r`` their threads were scored as article text.
+#: swapped, ``!@ $%^&*()`` with a space for ``#`` in 4; one truth ends at its marker). The
+#: line may end in ``\r``: the 5 truths stored as UTF-16 (:func:`repair_truth`) have Windows
+#: line ends, and ``$`` matches only before ``\n``, so before this allowed ``\r`` their
+#: threads were scored as article text.
 COMMENTS_MARKER = re.compile(
     r"^[ \t]*[!@#$%^&*()][!@#$%^&*() ]{4,}[!@#$%^&*()][ \t]*COMMENTS[ \t\r]*$", re.MULTILINE)
 

@@ -60,7 +60,6 @@ class PageScore:
             return self.tp / (self.tp + self.fn)
         return 1.0 if self.fp == 0 else 0.0
 
-
     @property
     def f1(self) -> float:
         """The page's own F1: how the bench's oracle ranks extractors on one page."""

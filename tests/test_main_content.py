@@ -52,7 +52,7 @@ def test_split_truth_at_the_marker():
 @pytest.mark.parametrize("marker", [MARKER, "!@#$%^&*() COMMENTS", "!@ $%^&*()  COMMENTS",
                                     "#$%^&*()  COMMENTS", "!@#$%^&*()  \tCOMMENTS"])
 def test_split_truth_at_the_marker_as_dragnet_spells_it(marker, line_end):
-    # dragnet's 420 markers: typos of the punctuation (a space for '#' in 4 truths), and the
+    # dragnet's 421 markers: typos of the punctuation (a space for '#' in 4 truths), and the
     # Windows line ends of the 5 truths stored as UTF-16. A missed marker scores the thread as
     # article and labels its comments data.
     truth = line_end.join([ARTICLE, "", marker, "", COMMENT_1])
