@@ -1,8 +1,10 @@
 """Reading datasets in the article-extraction layout: ``html/<id>.html.gz`` + ``ground-truth.json``.
 
 Pages are yielded one at a time (the HTML is read when the page is reached), so a dataset of any
-size is read in bounded memory. A page's *site* is the host of its ``url``; a page without a url
-takes the site its HTML names (:func:`site_in_html`), else it is its own site.
+size is read in bounded memory. A page's *site* is the ``site`` its ground truth names, where a
+set gives one (fundus's publisher; utomo-big9's nine publishers, whose archived pages have no URL
+and whose links point to the archive), else the host of its ``url``; a page without either takes
+the site its HTML names (:func:`site_in_html`), else it is its own site.
 """
 
 from __future__ import annotations
@@ -185,7 +187,7 @@ def read_dataset(directory: str | Path, ids: set[str] | None = None) -> Iterator
             with gzip.open(html_path, "rb") as handle:
                 data = handle.read()
         url = record.get("url") or ""
-        site = site_of(url, f"{directory.name}/{page_id}")
+        site = str(record.get("site") or "") or site_of(url, f"{directory.name}/{page_id}")
         if site.startswith("page:"):
             site = site_in_html(data) or site
         yield LabelledPage(

@@ -48,3 +48,19 @@ def test_a_page_without_url_takes_the_site_its_html_names(tmp_path):
     name = tmp_path.name
     assert sites == {"1": "blog.example", "2": "blog.example", "3": f"page:{name}/3",
                      "4": f"page:{name}/4", "5": "other.example"}  # a URL wins over the HTML
+
+
+def test_a_site_the_ground_truth_names_wins_over_url_and_html(tmp_path):
+    # utomo-big9's archived pages have no URL and link to the archive; fundus names publishers.
+    archived = ('<a href="http://web.archive.org/web/2009/http://cnn.com/a">a</a>'
+                '<a href="http://web.archive.org/web/2009/http://cnn.com/b">b</a>')
+    (tmp_path / "html").mkdir()
+    for key in ("1", "2", "3"):
+        (tmp_path / "html" / f"{key}.html").write_text(f"<html><body>{archived}</body></html>")
+    (tmp_path / "ground-truth.json").write_text(json.dumps({
+        "1": {"url": "", "site": "cnn.com", "articleBody": "x"},
+        "2": {"url": "https://www.diepresse.com/1", "site": "DiePresse", "articleBody": "x"},
+        "3": {"url": "", "articleBody": "x"},
+    }))
+    sites = {page.id: page.site for page in read_dataset(tmp_path)}
+    assert sites == {"1": "cnn.com", "2": "DiePresse", "3": "web.archive.org"}
