@@ -85,6 +85,9 @@ class Dataset:
     frontier: np.ndarray | None = None
     #: int64 (n,): how many identical cases each row stands for (``casebase dedupe``); None = 1
     counts: np.ndarray | None = None
+    #: float64 (n,): a factor on each case's loss weight, e.g. the weight of the set its page
+    #: comes from (:func:`training.build_default.build`); None = 1
+    weights: np.ndarray | None = None
     schema: int = VECTOR_SCHEMA
     meta: dict = field(default_factory=dict)
 
@@ -111,6 +114,11 @@ class Dataset:
             self.counts = np.asarray(self.counts, dtype=np.int64)
             if len(self.counts) != n:
                 raise ValueError("counts must have one entry per case")
+        if self.weights is not None:
+            self.weights = np.asarray(self.weights, dtype=np.float64)
+            if len(self.weights) != n or not np.all(np.isfinite(self.weights)) \
+                    or np.any(self.weights < 0):
+                raise ValueError("weights must be one finite factor ≥ 0 per case")
 
     def __len__(self) -> int:
         return len(self.y)
@@ -123,6 +131,7 @@ class Dataset:
             case_ids=None if self.case_ids is None else self.case_ids[index],
             frontier=None if self.frontier is None else self.frontier[index],
             counts=None if self.counts is None else self.counts[index],
+            weights=None if self.weights is None else self.weights[index],
             schema=self.schema, meta=dict(self.meta),
         )
 
@@ -199,15 +208,18 @@ class Dataset:
         if not parts:
             return cls(np.zeros((0, len(FEATURE_NAMES)), np.float32), np.zeros(0, np.int64),
                        np.zeros(0, str), np.zeros(0, str))
-        ids = frontier = None
+        ids = frontier = weights = None
         if all(p.case_ids is not None for p in parts):
             ids = np.concatenate([p.case_ids for p in parts])
         if all(p.frontier is not None for p in parts):
             frontier = np.concatenate([p.frontier for p in parts])
+        if any(p.weights is not None for p in parts):
+            weights = np.concatenate([np.ones(len(p)) if p.weights is None else p.weights
+                                      for p in parts])
         return cls(X=np.concatenate([p.X for p in parts]), y=np.concatenate([p.y for p in parts]),
                    sites=np.concatenate([p.sites for p in parts]),
                    pages=np.concatenate([p.pages for p in parts]), case_ids=ids,
-                   frontier=frontier, meta=dict(parts[0].meta))
+                   frontier=frontier, weights=weights, meta=dict(parts[0].meta))
 
 
 # -- sources ------------------------------------------------------------------------------------
@@ -481,7 +493,8 @@ def case_weights(dataset: Dataset, class_power: float = 0.0, page_power: float =
                  wordless: float = 1.0, frontier: float = 1.0) -> np.ndarray:
     """One loss weight per case, normalised to mean 1.
 
-    A deduplicated case (``counts``) weighs as many cases as it stands for;
+    A deduplicated case (``counts``) weighs as many cases as it stands for, times its
+    ``weights`` factor when the dataset has one;
     ``page_power``: page weight = cases_in_page ** -page_power (1: every page weighs the same);
     ``wordless``: factor for cases without words;
     ``frontier``: factor for cases on the walk frontier (when the dataset knows them);
@@ -494,6 +507,8 @@ def case_weights(dataset: Dataset, class_power: float = 0.0, page_power: float =
         return w.astype(np.float32)
     if dataset.counts is not None:  # a deduplicated case stands for ``count`` cases
         w *= np.maximum(dataset.counts, 1)
+    if dataset.weights is not None:  # e.g. the weight of the case's set
+        w *= dataset.weights
     if page_power:
         _, inverse, counts = np.unique(dataset.pages, return_inverse=True, return_counts=True)
         w *= counts[inverse].astype(np.float64) ** -page_power

@@ -1,0 +1,227 @@
+"""The embedded recipe on every development set at once, by site-grouped folds.
+
+    python experiments/recipe_cv.py ../shared/data --out /tmp/recipe/base.json
+
+Every page of the training sets is labelled and vectorised once (cached per set under
+``--cache``), the sites of all sets together are split into K folds, and each fold's model is
+trained as the embedded default is (the ``default`` preset on every other fold's pages, its
+epoch chosen on 15 % of those sites) and cleans the fold's pages. A page is thus scored by a
+model that never saw its site, whichever set it comes from: how the product meets a new site.
+
+Per set it prints shingle P / R / F1 (dragnet against its article truth, also with the
+headline the result holds as ``title`` scored before the text); modernweb-dev by page type;
+and it writes every page's scores to ``--out`` so two recipes can be compared page by page
+(``--against OTHER.json``: paired bootstrap ± of the difference per set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from noisecbr.cleaner import Cleaner, default_model  # noqa: E402
+from noisecbr.layout import read_dataset, split_truth  # noqa: E402
+from noisecbr.model import load_model, save_model  # noqa: E402
+from noisecbr.metric import aggregate, score_page, tokens  # noqa: E402
+from noisecbr.tidy import InputError  # noqa: E402
+from training.datasets import Dataset, from_labelled, site_folds, split_by_site  # noqa: E402
+from training.train import fit  # noqa: E402
+
+SETS = ("modernweb-dev", "dragnet", "fundus", "utomo-chaos2017", "utomo-big9", "chinese-wce")
+#: What each set's truth calls main content: the article body alone, or more.
+ARTICLE_BODY = {"fundus", "utomo-chaos2017", "utomo-big9", "chinese-wce"}
+
+
+def source_hash() -> str:
+    """A hash of the code that turns pages into cases: a cache built by other code is stale."""
+    h = hashlib.sha256()
+    for path in sorted([*ROOT.glob("noisecbr/**/*.py"), *ROOT.glob("noisecbr/*.pyx"),
+                        *ROOT.glob("casebase/*.py"), *ROOT.glob("training/datasets.py")]):
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def set_cases(data_dir: Path, name: str, cache: Path) -> Dataset:
+    """The cases of one set, from the cache when the code has not changed since."""
+    path = cache / f"{name}-{source_hash()}.npz"
+    if path.is_file():
+        return Dataset.load_npz(path)
+    pages = list(read_dataset(data_dir / name))
+    dataset = from_labelled(pages, 2, source=name)
+    dataset.save_npz(path)
+    return dataset
+
+
+def page_folds(pages, k: int, seed: int) -> dict[str, int]:
+    """Fold of each page key ("set/id"), the sites of all sets split together."""
+    sites = np.array([page.site for page in pages], dtype=object)
+    out = {}
+    for fold, (_, test) in enumerate(site_folds(sites, k, seed)):
+        for i in test:
+            out[f"{pages[i].dataset}/{pages[i].id}"] = fold
+    return out
+
+
+def set_weights(dataset: Dataset, weights: dict[str, float]) -> np.ndarray | None:
+    """Per-case weight factors from the per-set weights (the set is the page key's prefix)."""
+    if not weights:
+        return None
+    prefix = np.array([p.split("/", 1)[0] for p in dataset.pages])
+    out = np.ones(len(dataset), dtype=np.float64)
+    for name, w in weights.items():
+        out[prefix == name] = w
+    return out
+
+
+def train_fold(dataset: Dataset, fold_of_case: np.ndarray, fold: int, seed: int,
+               weights: dict[str, float], preset: str) -> object:
+    train = dataset.subset(np.flatnonzero(fold_of_case != fold))
+    factors = set_weights(train, weights)
+    if factors is not None:
+        train.weights = factors
+    fit_part, val_part = split_by_site(train.sites, (0.85, 0.15), seed + fold)
+    return fit(train.subset(fit_part), train.subset(val_part), preset, seed=seed,
+               progress=False).model
+
+
+def score_pages(pages, model_of, modes) -> list[dict]:
+    """Every page cleaned by its fold's model; its shingle scores."""
+    cleaners = {}
+    out = []
+    for page in pages:
+        model = model_of[f"{page.dataset}/{page.id}"]
+        if id(model) not in cleaners:
+            model.metadata.setdefault("modes", modes)
+            cleaners[id(model)] = Cleaner(model)
+        truth = split_truth(page.truth)[0]
+        try:
+            result = cleaners[id(model)].clean(page.html, url=page.url)
+            text, title, lang = result.text, result.title or "", result.lang or ""
+        except InputError:
+            text, title, lang = "", "", ""
+        s = score_page(text, truth)
+        t = score_page(f"{title}\n\n{text}", truth)
+        out.append({"key": f"{page.dataset}/{page.id}", "set": page.dataset,
+                    "type": page.page_type, "lang": lang, "site": page.site,
+                    "s": [s.tp, s.fp, s.fn], "t": [t.tp, t.fp, t.fn],
+                    "words": len(tokens(text))})
+    return out
+
+
+def report(rows: list[dict], key: str = "s") -> str:
+    from noisecbr.metric import PageScore
+
+    lines = []
+    for name in dict.fromkeys(r["set"] for r in rows):
+        mine = [PageScore(*r[key]) for r in rows if r["set"] == name]
+        a = aggregate(mine)
+        empty = sum(1 for r in rows if r["set"] == name and r["words"] < 10)
+        line = f"{name:<16} {len(mine):>5} P {a.precision:.3f} R {a.recall:.3f} F1 {a.f1:.3f}"
+        if name == "dragnet":
+            b = aggregate([PageScore(*r["t"]) for r in rows if r["set"] == name])
+            line += f"   (title + text: P {b.precision:.3f} R {b.recall:.3f} F1 {b.f1:.3f})"
+        lines.append(line + f"   empty {empty}")
+    mw = [r for r in rows if r["set"] == "modernweb-dev"]
+    if mw:
+        by = {}
+        for r in mw:
+            by.setdefault(r["type"], []).append(PageScore(*r[key]))
+        lines.append("  modernweb-dev by type: " + ", ".join(
+            f"{t} {aggregate(v).f1:.3f} ({len(v)})" for t, v in
+            sorted(by.items(), key=lambda kv: -len(kv[1]))))
+    fu = [r for r in rows if r["set"] == "fundus"]
+    if fu:
+        by = {}
+        for r in fu:
+            lang = (r["lang"] or "?").split("-")[0].lower()
+            by.setdefault(lang if lang in ("de", "en") else "other", []).append(PageScore(*r[key]))
+        lines.append("  fundus by language: " + ", ".join(
+            f"{t} {aggregate(v).f1:.3f} ({len(v)})" for t, v in sorted(by.items())))
+    return "\n".join(lines)
+
+
+def paired(rows: list[dict], other: list[dict], rounds: int = 1000) -> str:
+    """Per set: F1 difference against ``other`` (same pages) with a paired bootstrap 95 % ±."""
+    from noisecbr.metric import PageScore
+
+    theirs = {r["key"]: r for r in other}
+    lines = []
+    rng = np.random.default_rng(0)
+    for name in dict.fromkeys(r["set"] for r in rows):
+        mine = [r for r in rows if r["set"] == name and r["key"] in theirs]
+        if not mine:
+            continue
+        a = [PageScore(*r["s"]) for r in mine]
+        b = [PageScore(*theirs[r["key"]]["s"]) for r in mine]
+        diff = aggregate(a).f1 - aggregate(b).f1
+        draws = []
+        for _ in range(rounds):
+            k = rng.integers(0, len(a), len(a))
+            draws.append(aggregate([a[i] for i in k]).f1 - aggregate([b[i] for i in k]).f1)
+        lo, hi = np.percentile(draws, [2.5, 97.5])
+        lines.append(f"{name:<16} ΔF1 {diff:+.4f}  [{lo:+.4f}, {hi:+.4f}]")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data_dir", type=Path)
+    parser.add_argument("--sets", nargs="+", default=list(SETS), help="the sets trained on")
+    parser.add_argument("--score", nargs="+", default=list(SETS),
+                        help="the sets whose pages are scored (default: all six)")
+    parser.add_argument("--weight", action="append", default=[], metavar="SET=W",
+                        help="case weight factor of a set's pages")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--preset", default="default")
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/recipe-cache"))
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--against", type=Path)
+    parser.add_argument("--models", type=Path, help="write (or, with --reuse, read) the fold "
+                        "models in this folder as fold-K.safetensors")
+    parser.add_argument("--reuse", action="store_true", help="read the fold models of --models")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    weights = {k: float(v) for k, v in (w.split("=") for w in args.weight)}
+    args.cache.mkdir(parents=True, exist_ok=True)
+    names = list(dict.fromkeys([*args.sets, *args.score]))
+    pages = [p for name in names for p in read_dataset(args.data_dir / name)]
+    dataset = Dataset.concat([set_cases(args.data_dir, name, args.cache) for name in args.sets])
+    print(f"{len(dataset):,} cases of {len(pages)} pages, {time.perf_counter() - started:.0f} s",
+          file=sys.stderr)
+    fold_of_page = page_folds(pages, args.folds, args.seed)
+    fold_of_case = np.array([fold_of_page[p] for p in dataset.pages])
+    scored = [p for p in pages if p.dataset in args.score]
+    modes = default_model().metadata.get("modes")
+    rows = []
+    for fold in range(args.folds):
+        path = args.models / f"fold-{fold}.safetensors" if args.models else None
+        if args.reuse and path is not None and path.is_file():
+            model = load_model(path)
+        else:
+            model = train_fold(dataset, fold_of_case, fold, args.seed, weights, args.preset)
+            if path is not None:
+                save_model(model, path)
+        mine = [p for p in scored if fold_of_page[f"{p.dataset}/{p.id}"] == fold]
+        rows += score_pages(mine, {f"{p.dataset}/{p.id}": model for p in mine}, modes)
+        print(f"fold {fold}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    print(report(rows))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"args": vars(args) | {"data_dir": str(args.data_dir)},
+                                        "rows": rows}, default=str))
+    if args.against:
+        print(paired(rows, json.loads(args.against.read_text())["rows"]))
+
+
+if __name__ == "__main__":
+    main()
