@@ -43,9 +43,12 @@ __all__ = [
 
 Parser = Literal["lxml", "html5lib"]
 
-#: Elements whose content is never shown to a reader.
+#: Elements whose content is never shown to a reader. (``noembed`` and ``noframes`` hold the
+#: fallback of browsers without plugins or frames, read by the parser as raw text: ad markup
+#: such as ``<a href=…><img …>`` came out as article text on dev pages.)
 INVISIBLE_TAGS = ("script", "style", "noscript", "template", "head", "link", "meta", "object",
-                  "embed", "param", "canvas", "map", "datalist", "dialog", "title", "base")
+                  "embed", "param", "canvas", "map", "datalist", "dialog", "title", "base",
+                  "noembed", "noframes")
 
 #: A ``<noscript>`` with more text than this is the page's no-JavaScript rendering (forums such as
 #: Discourse serve the whole thread there) and is kept; smaller ones are "enable JavaScript"
@@ -232,6 +235,62 @@ def _parse_lxml(text: str, raw: bytes | None = None, encoding: str | None = None
     return root
 
 
+def _repaired(root: etree._Element, text: str, parse) -> etree._Element:
+    """``root``, or when an element without its end tag swallowed the rest of the page (see
+    :func:`_swallower`), the page parsed again by ``parse`` with that end tag put back (once
+    per element: a page may leave several open)."""
+    for _ in range(len(_RAW_TEXT_TAGS)):
+        swallower = _swallower(root)
+        if swallower is None:
+            return root
+        repaired = _close_swallower(text, swallower.tag)
+        if repaired is None:
+            return root
+        root, text = parse(repaired), repaired
+    return root
+
+
+#: Elements whose content the parser reads as text up to their end tag: one whose end tag is
+#: missing swallows the rest of the page (an unclosed ``<title>`` leaves an empty body).
+_RAW_TEXT_TAGS = ("title", "textarea", "script", "style", "xmp", "noembed", "noframes",
+                  "iframe", "noscript")
+#: The end of a document, as a swallowing element's text ends.
+_DOCUMENT_END = re.compile(r"</\s*(?:body|html)\s*>\s*$", re.I)
+#: Where the markup a swallowing element ran over starts: for title and textarea, whose text
+#: holds no tag, at the first tag; for a script or style, at the end of the head, the body's
+#: start, or the first block element (their code may hold a ``<`` or even ``"<b>"``).
+_RESUME = {
+    "text": re.compile(r"<[a-zA-Z/!]"),
+    "code": re.compile(r"</head\b|<body\b|<(?:div|p|table|h[1-6]|ul|ol|article|section|main|"
+                       r"header|nav|center|font|form)\b", re.I),
+}
+
+
+def _swallower(root: etree._Element) -> etree._Element | None:
+    """The raw-text element whose missing end tag made it swallow the rest of the page: its
+    text runs to the document's end tags. None on a well-formed page (a check of the last
+    characters of a few elements' texts)."""
+    for element in root.iter(*_RAW_TEXT_TAGS):
+        text = element.text
+        if text and len(text) > 64 and _DOCUMENT_END.search(text[-64:]):
+            return element
+    return None
+
+
+def _close_swallower(text: str, tag: str) -> str | None:
+    """``text`` with the end tag of the last unclosed ``<tag>`` put where the markup it
+    swallowed starts; None when it cannot be placed."""
+    starts = list(re.finditer(rf"<{tag}\b[^>]*>", text, re.I))
+    if not starts:
+        return None
+    start = starts[-1].end()
+    kind = "text" if tag in ("title", "textarea") else "code"
+    resume = _RESUME[kind].search(text, start)
+    if resume is None:
+        return None
+    return f"{text[:resume.start()]}</{tag}>{text[resume.start():]}"
+
+
 def _parse_html5lib(text: str) -> etree._Element:
     import html5lib
 
@@ -398,9 +457,9 @@ def tidy(
     raw = source if isinstance(source, bytes) and limited is text else None
     try:
         if parser == "html5lib":
-            root = _parse_html5lib(limited)
+            root = _repaired(_parse_html5lib(limited), limited, _parse_html5lib)
         else:
-            root = _parse_lxml(limited, raw, encoding)
+            root = _repaired(_parse_lxml(limited, raw, encoding), limited, _parse_lxml)
     except (etree.ParserError, ValueError) as error:
         raise InputError(f"cannot parse input as HTML: {error}") from error
     check_elements(root)
@@ -426,9 +485,29 @@ def _remove_invisible(body: etree._Element) -> None:
         if iframe.text is not None or len(iframe):
             iframe.text = None
             del iframe[:]
-    doomed = [
-        element for element in noscripts
-        if sum(map(len, element.itertext())) < NOSCRIPT_CONTENT_CHARS
-    ]
+    doomed = [element for element in noscripts if not _noscript_content(element)]
     doomed.extend(filter(_is_hidden, carriers))
     drop_elements(doomed)
+
+
+#: A tag written out as text: how a ``<noscript>`` read as raw text holds its markup.
+_TAG_TEXT = re.compile(r"</?[a-zA-Z][^<>]*>")
+
+
+def _noscript_content(noscript: etree._Element) -> bool:
+    """Whether a ``<noscript>`` is the page's no-JavaScript rendering, to keep: more than
+    NOSCRIPT_CONTENT_CHARS characters of text that is not markup. Markup its text holds (a
+    parser may read a noscript's content as text: ``<img height="1" …>`` tracking pixels) is
+    taken out of the kept one's text, never shown as words."""
+    texts = [(node, attribute, getattr(node, attribute))
+             for node in noscript.iter() for attribute in ("text", "tail")
+             if node is not noscript or attribute == "text"]
+    marked = [(node, attribute, value) for node, attribute, value in texts
+              if value and "<" in value and _TAG_TEXT.search(value)]
+    plain = sum(len(value) for _, _, value in texts if value) - sum(
+        sum(map(len, _TAG_TEXT.findall(value))) for _, _, value in marked)
+    if plain < NOSCRIPT_CONTENT_CHARS:
+        return False
+    for node, attribute, value in marked:
+        _set_text(node, attribute, _TAG_TEXT.sub(" ", value))
+    return True

@@ -147,3 +147,55 @@ def test_an_element_both_hidden_and_a_noscript_is_dropped_once():
     body = tidy(b"<html><body><p>alpha <noscript hidden>x</noscript> beta gamma</p>"
                 b"<div hidden><noscript hidden>y</noscript></div></body></html>")
     assert " ".join(body.itertext()).split() == ["alpha", "beta", "gamma"]
+
+
+_ARTICLE = "".join(f"<p>Paragraph {i} of the article, with some words in it.</p>"
+                   for i in range(30))
+
+
+@pytest.mark.parametrize("parser", ["lxml", "html5lib"])
+@pytest.mark.parametrize("page", [
+    # A <title> that never closes: the parser reads the rest of the page as its text.
+    f"<html><head><title>The headline<meta charset=utf-8></head><body>{_ARTICLE}</body></html>",
+    f"<html><head><script>var a = 1;\n</head><body><h1>Headline</h1>{_ARTICLE}</body></html>",
+    f"<html><body><p>First.</p><script>var x = '<b>';\n{_ARTICLE}</body></html>",
+    f"<html><body><form><textarea>Hi</form>{_ARTICLE}</body></html>",
+], ids=["title", "script-in-head", "script-in-body", "textarea"])
+def test_no_unclosed_element_swallows_the_page(page, parser):
+    text = text_of(page, parser=parser)
+    assert "Paragraph 0 of the article" in text and "Paragraph 29 of the article" in text
+    assert "<p>" not in text and "</body>" not in text
+
+
+def test_a_page_that_swallows_nothing_is_parsed_once(monkeypatch):
+    tidy_module = importlib.import_module("noisecbr.tidy")
+    calls = []
+    monkeypatch.setattr(tidy_module, "_close_swallower",
+                        lambda *args: calls.append(args) or None)
+    assert "Paragraph 3" in text_of(f"<html><head><title>T</title></head><body>{_ARTICLE}"
+                                    "<textarea>short</textarea></body></html>")
+    assert calls == []
+
+
+@pytest.mark.parametrize("fallback", [
+    '<noembed><a href="https://ads.example/c"><img src="https://ads.example/i.gif"></a>'
+    '</noembed>',
+    '<noframes><a href="https://www.youtube.com/watch?v=x"><img src="thumb.jpg"></a>'
+    '</noframes>',
+])
+def test_fallback_markup_of_plugins_and_frames_is_never_text(fallback):
+    text = text_of(f"<html><body><p>Before.</p>{fallback}<p>After.</p></body></html>")
+    assert text == "Before.\n\nAfter."
+
+
+def test_a_kept_noscript_never_shows_markup_as_text():
+    # A noscript read as raw text holds its markup as text; a long one (a no-JavaScript
+    # rendering) is kept, without the tags.
+    pixel = '&lt;img height="1" width="1" style="display:none" src="https://t.example/px"/&gt;'
+    body = "The whole thread, rendered for readers without JavaScript. " * 12
+    text = text_of(f"<html><body><noscript>{pixel}{body}</noscript><p>End.</p></body></html>")
+    assert "<img" not in text and "height=" not in text
+    assert "The whole thread, rendered" in text
+    # One made of markup alone is dropped, however long the markup.
+    text = text_of(f"<html><body><noscript>{pixel * 20}</noscript><p>End.</p></body></html>")
+    assert text == "End."
