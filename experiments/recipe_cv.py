@@ -34,6 +34,7 @@ from noisecbr.model import load_model, save_model  # noqa: E402
 from noisecbr.metric import aggregate, score_page, tokens  # noqa: E402
 from noisecbr.tidy import InputError  # noqa: E402
 from training.datasets import Dataset, from_labelled, site_folds, split_by_site  # noqa: E402
+from training.presets import get_preset  # noqa: E402
 from training.train import fit  # noqa: E402
 
 SETS = ("modernweb-dev", "dragnet", "fundus", "utomo-chaos2017", "utomo-big9", "chinese-wce")
@@ -45,7 +46,8 @@ def source_hash() -> str:
     """A hash of the code that turns pages into cases: a cache built by other code is stale."""
     h = hashlib.sha256()
     for path in sorted([*ROOT.glob("noisecbr/**/*.py"), *ROOT.glob("noisecbr/*.pyx"),
-                        *ROOT.glob("casebase/*.py"), *ROOT.glob("training/datasets.py")]):
+                        *ROOT.glob("casebase/*.py"), *ROOT.glob("training/datasets.py"),
+                        *ROOT.glob("training/lexicon.py")]):
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
@@ -83,7 +85,7 @@ def set_weights(dataset: Dataset, weights: dict[str, float]) -> np.ndarray | Non
 
 
 def train_fold(dataset: Dataset, fold_of_case: np.ndarray, fold: int, seed: int,
-               weights: dict[str, float], preset: str) -> object:
+               weights: dict[str, float], preset) -> object:
     train = dataset.subset(np.flatnonzero(fold_of_case != fold))
     factors = set_weights(train, weights)
     if factors is not None:
@@ -183,6 +185,8 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--preset", default="default")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="a preset field to override (e.g. lexical_dim=8)")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/recipe-cache"))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--against", type=Path)
@@ -192,6 +196,9 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     weights = {k: float(v) for k, v in (w.split("=") for w in args.weight)}
+    preset = get_preset(args.preset)
+    preset = preset.replace(**{k: type(getattr(preset, k))(v) for k, v in
+                               (item.split("=") for item in args.set)})
     args.cache.mkdir(parents=True, exist_ok=True)
     names = list(dict.fromkeys([*args.sets, *args.score]))
     pages = [p for name in names for p in read_dataset(args.data_dir / name)]
@@ -208,7 +215,7 @@ def main() -> None:
         if args.reuse and path is not None and path.is_file():
             model = load_model(path)
         else:
-            model = train_fold(dataset, fold_of_case, fold, args.seed, weights, args.preset)
+            model = train_fold(dataset, fold_of_case, fold, args.seed, weights, preset)
             if path is not None:
                 save_model(model, path)
         mine = [p for p in scored if fold_of_page[f"{p.dataset}/{p.id}"] == fold]

@@ -38,6 +38,7 @@ import numpy as np
 from lxml import etree
 
 from .byline import author_of, find_byline
+from .lexical import lexical_inputs
 from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_pieces, kept_words
 from .memory import SiteMemory
 from .metadata import (MAX_HEADLINE_WORDS, PageMetadata, headline_element, page_elements,
@@ -162,10 +163,11 @@ class Cleaner:
         if len(table) == 0:
             return proba
         vectors = vectorize(table)
+        lexical = lexical_inputs(table) if self.model.lexicon is not None else None
         # One BLAS thread: a page's matrices are small, and OpenBLAS's thread hand-offs cost
         # more than they save (measured 16 → 2.4 ms per page on the 2-core machine under load).
         with _blas_controller().limit(limits=1, user_api="blas"):
-            out = self.model.predict_proba(vectors)
+            out = self.model.predict_proba(vectors, lexical)
         if self.smooth:
             out = _smoothed(table, out, self.smooth)
         proba[:, :out.shape[1]] = out

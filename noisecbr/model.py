@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .lexical import (LEXICON_TENSORS, LexicalInputs, Lexicon, check_lexicon, lexicon_tensors,
+                      read_lexicon)
 from .result import LABELS, PAPER_LABELS
 from .vectors import FEATURE_NAMES, VECTOR_SCHEMA
 
@@ -56,24 +58,26 @@ def _activate(x: np.ndarray, name: str) -> np.ndarray:
 
 
 def _check_layers(weights: list[np.ndarray], biases: list[np.ndarray], columns: np.ndarray,
-                  mean: np.ndarray, scale: np.ndarray) -> None:
+                  mean: np.ndarray, scale: np.ndarray, extra_inputs: int = 0) -> None:
     """Raise :class:`ModelError` unless the arrays make one MLP: 2-D weights whose shapes
-    chain from the input columns to the output layer, a bias per layer of its width,
-    a mean and a positive scale per column, and finite numbers throughout."""
+    chain from the input columns (and ``extra_inputs``: the lexical fields) to the output
+    layer, a bias per layer of its width, a mean and a positive scale per column, and finite
+    numbers throughout."""
     if len(weights) != len(biases) or not weights:
         raise ModelError("a model needs as many bias vectors as weight matrices (≥ 1)")
     columns, mean, scale = np.asarray(columns), np.asarray(mean), np.asarray(scale)
     if columns.ndim != 1 or not np.issubdtype(columns.dtype, np.integer):
         raise ModelError(f"columns must be a 1-D array of integers, not {columns.dtype} "
                          f"of shape {columns.shape}")
-    width = len(columns)
+    width = len(columns) + extra_inputs
     for k, (weight, bias) in enumerate(zip(weights, biases)):
         weight, bias = np.asarray(weight), np.asarray(bias)
         if weight.ndim != 2 or bias.ndim != 1:
             raise ModelError(f"layer {k}: weight must be 2-D and bias 1-D, not shapes "
                              f"{weight.shape} and {bias.shape}")
         if weight.shape[1] != width:
-            what = "input columns" if k == 0 else f"outputs of layer {k - 1}"
+            what = ("input columns and lexical inputs" if k == 0 and extra_inputs else
+                    "input columns" if k == 0 else f"outputs of layer {k - 1}")
             raise ModelError(f"layer {k}: weight {weight.shape} takes {weight.shape[1]} inputs, "
                              f"but there are {width} {what}")
         if len(bias) != weight.shape[0]:
@@ -117,10 +121,13 @@ def _check_finite(name: str, values: np.ndarray) -> None:
 
 @dataclass
 class Model:
-    """An MLP over selected columns of the subtree vectors.
+    """An MLP over selected columns of the subtree vectors, and optionally the pooled lexical
+    fields of :mod:`noisecbr.lexical`.
 
     ``weights[k]`` has shape (out, in) as in torch's ``nn.Linear``; ``columns`` index the full
     vector of :func:`noisecbr.vectors.vectorize`; ``mean``/``scale`` normalise those columns.
+    With a ``lexicon``, the first layer's inputs are the normalised columns followed by the
+    lexicon's pooled fields (:meth:`noisecbr.lexical.Lexicon.pool`).
     """
 
     weights: list[np.ndarray]
@@ -131,12 +138,20 @@ class Model:
     hidden_activation: str = "relu"
     output_activation: str = "softmax"
     metadata: dict[str, Any] = field(default_factory=dict)
+    lexicon: Lexicon | None = None
 
     def __post_init__(self) -> None:
         for name in (self.hidden_activation, self.output_activation):
             if name not in _ACTIVATIONS:
                 raise ModelError(f"unknown activation {name!r}")
-        _check_layers(self.weights, self.biases, self.columns, self.mean, self.scale)
+        if self.lexicon is not None:
+            try:
+                check_lexicon(self.lexicon)
+            except ValueError as error:
+                raise ModelError(f"lexicon: {error}") from None
+        lexical_width = self.lexicon.width if self.lexicon is not None else 0
+        _check_layers(self.weights, self.biases, self.columns, self.mean, self.scale,
+                      lexical_width)
         self.labels = _output_labels(self.metadata.get("labels"), np.shape(self.weights[-1])[0])
         # float32 throughout: halves memory traffic, and the scores do not need more.
         self.weights = [np.ascontiguousarray(w.T, dtype=np.float32) for w in self.weights]
@@ -161,7 +176,7 @@ class Model:
         scale = self.scale.astype(np.float64)
         if not np.all(scale > 0) or np.abs(self.mean / scale).max(initial=0.0) > _MAX_FOLD_RATIO:
             return None
-        weight = self.weights[0].astype(np.float64)
+        weight = self.weights[0][:len(scale)].astype(np.float64)
         folded = weight / scale[:, None]
         bias = self.biases[0].astype(np.float64) - (self.mean.astype(np.float64) / scale) @ weight
         return folded.astype(np.float32), bias.astype(np.float32)
@@ -176,7 +191,8 @@ class Model:
         x = np.asarray(vectors, dtype=np.float32)
         return x if self._all_columns else x[:, self.columns]
 
-    def _first_layer(self, vectors: np.ndarray) -> np.ndarray:
+    def _first_layer(self, vectors: np.ndarray,
+                     lexical: LexicalInputs | np.ndarray | None = None) -> np.ndarray:
         """The first layer's output before its activation (a fresh array)."""
         x = self._inputs(vectors)
         if self._first is not None:
@@ -186,15 +202,31 @@ class Model:
             # they are).
             x = x - self.mean
             x /= self.scale
-            weight, bias = self.weights[0], self.biases[0]
+            weight, bias = self.weights[0][:len(self.columns)], self.biases[0]
         x = x @ weight
         x += bias
+        if self.lexicon is not None:
+            x += self.pooled(lexical, len(x)) @ self.weights[0][len(self.columns):]
         return x
 
-    def predict_proba(self, vectors: np.ndarray) -> np.ndarray:
+    def pooled(self, lexical: LexicalInputs | np.ndarray | None, rows: int) -> np.ndarray:
+        """The lexical inputs of ``rows`` subtrees: pooled by the model's lexicon from the
+        page's :class:`~noisecbr.lexical.LexicalInputs`, or already pooled (an array)."""
+        if lexical is None:
+            raise ValueError("this model reads lexical fields: pass the page's LexicalInputs "
+                             "(noisecbr.lexical.lexical_inputs)")
+        pooled = self.lexicon.pool(lexical) if isinstance(lexical, LexicalInputs) else lexical
+        if pooled.shape != (rows, self.lexicon.width):
+            raise ValueError(f"lexical inputs of shape {pooled.shape}, expected "
+                             f"({rows}, {self.lexicon.width})")
+        return np.asarray(pooled, dtype=np.float32)
+
+    def predict_proba(self, vectors: np.ndarray,
+                      lexical: LexicalInputs | np.ndarray | None = None) -> np.ndarray:
         """Class scores (rows: subtrees; columns: ``self.labels``, the first 3 or all 4 of
-        LABELS), normalised to sum to 1."""
-        x = self._first_layer(vectors)
+        LABELS), normalised to sum to 1. ``lexical``: the page's lexical inputs, needed when
+        the model has a lexicon (ignored otherwise)."""
+        x = self._first_layer(vectors, lexical)
         last = len(self.weights) - 1
         for k in range(last + 1):
             if k:
@@ -207,17 +239,19 @@ class Model:
             x = x / x.sum(axis=1, keepdims=True)
         return x
 
-    def hidden(self, vectors: np.ndarray) -> np.ndarray:
+    def hidden(self, vectors: np.ndarray,
+               lexical: LexicalInputs | np.ndarray | None = None) -> np.ndarray:
         """The first hidden layer's activations: how the network sees each subtree before it
         decides (rows: subtrees). :mod:`casebase.retrieve` finds similar stored cases there. A
         model without a hidden layer returns its normalised inputs."""
         if len(self.weights) == 1:
             return (self._inputs(vectors) - self.mean) / self.scale
-        return _activate(self._first_layer(vectors), self.hidden_activation)
+        return _activate(self._first_layer(vectors, lexical), self.hidden_activation)
 
-    def predict(self, vectors: np.ndarray) -> np.ndarray:
+    def predict(self, vectors: np.ndarray,
+                lexical: LexicalInputs | np.ndarray | None = None) -> np.ndarray:
         """Label index per subtree (LABELS order)."""
-        return self.predict_proba(vectors).argmax(axis=1)
+        return self.predict_proba(vectors, lexical).argmax(axis=1)
 
     def raw_weights(self) -> list[np.ndarray]:
         """Weights in (out, in) layout, as saved."""
@@ -237,14 +271,17 @@ def save_model(model: Model, path: str | Path) -> Path:
     for k, (w, b) in enumerate(zip(model.raw_weights(), model.biases)):
         tensors[f"layers.{k}.weight"] = np.ascontiguousarray(w, dtype=np.float32)
         tensors[f"layers.{k}.bias"] = b
+    lexical = lexicon_tensors(model.lexicon) if model.lexicon is not None else {}
+    tensors.update(lexical.pop("tensors", {}))
     metadata = {
+        **lexical,
         "vector_schema": VECTOR_SCHEMA,
         "labels": list(model.labels),
         "feature_names": [FEATURE_NAMES[c] for c in model.columns],
         "hidden_activation": model.hidden_activation,
         "output_activation": model.output_activation,
         **{k: v for k, v in model.metadata.items()
-           if k not in ("vector_schema", "labels", "feature_names")},
+           if k not in ("vector_schema", "labels", "feature_names", "lexicon")},
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -279,7 +316,7 @@ def load_model(path: str | Path) -> Model:
         raise
     except (SafetensorError, OSError, ValueError, TypeError) as error:
         raise ModelError(f"{path} is not a safetensors model: {error}") from error
-    n_layers = sum(1 for key in tensors if key.endswith(".weight"))
+    n_layers = sum(1 for key in tensors if _LAYER_KEY.match(key))
     try:
         return Model(
             weights=[tensors[f"layers.{k}.weight"] for k in range(n_layers)],
@@ -290,7 +327,10 @@ def load_model(path: str | Path) -> Model:
             hidden_activation=metadata.get("hidden_activation", "relu"),
             output_activation=metadata.get("output_activation", "softmax"),
             metadata=metadata,
+            lexicon=read_lexicon(metadata.get("lexicon"), tensors),
         )
+    except ValueError as error:
+        raise ModelError(f"{path}: {error}") from None
     except ModelError as error:
         raise ModelError(f"{path}: {error}") from None
 
@@ -348,7 +388,8 @@ def _read_tensors(path: Path, handle) -> dict[str, np.ndarray]:
     if layers != list(range(len(layers))):
         raise ModelError(f"{path}: layers must be numbered 0, 1, 2…, found {layers}")
     wanted = ["columns", "norm.mean", "norm.scale",
-              *(f"layers.{k}.{part}" for k in layers for part in ("weight", "bias"))]
+              *(f"layers.{k}.{part}" for k in layers for part in ("weight", "bias")),
+              *(key for key in LEXICON_TENSORS if key in keys)]
     missing = [key for key in wanted if key not in keys]
     if missing:
         raise ModelError(f"{path} lacks tensor {missing[0]!r}")

@@ -57,7 +57,7 @@ def out_of_fold_scores(dataset: Dataset, folds: int = 5, preset="default", seed:
     fold_seed = seed if split_seed is None else split_seed
     for fold, (_, test) in enumerate(site_folds(dataset.sites, folds, fold_seed)):
         model = fold_model(dataset, set(dataset.sites[test]), fold, folds, preset, seed, progress)
-        proba[test] = batched_proba(model, dataset.X, test, batch)
+        proba[test] = batched_proba(model, dataset.X, test, batch, dataset.lexical)
     return proba
 
 

@@ -46,6 +46,8 @@ import numpy as np
 from noisecbr.result import LABELS, MIXTURE
 from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA
 
+from .lexicon import LexicalCases, cases_of_page
+
 if TYPE_CHECKING:
     from noisecbr.layout import LabelledPage
 
@@ -88,6 +90,8 @@ class Dataset:
     #: float64 (n,): a factor on each case's loss weight, e.g. the weight of the set its page
     #: comes from (:func:`training.build_default.build`); None = 1
     weights: np.ndarray | None = None
+    #: the cases' lexical fields (:class:`training.lexicon.LexicalCases`), None when unknown
+    lexical: LexicalCases | None = None
     schema: int = VECTOR_SCHEMA
     meta: dict = field(default_factory=dict)
 
@@ -119,6 +123,8 @@ class Dataset:
             if len(self.weights) != n or not np.all(np.isfinite(self.weights)) \
                     or np.any(self.weights < 0):
                 raise ValueError("weights must be one finite factor ≥ 0 per case")
+        if self.lexical is not None and len(self.lexical) != n:
+            raise ValueError("lexical must hold one case per case")
 
     def __len__(self) -> int:
         return len(self.y)
@@ -132,6 +138,7 @@ class Dataset:
             frontier=None if self.frontier is None else self.frontier[index],
             counts=None if self.counts is None else self.counts[index],
             weights=None if self.weights is None else self.weights[index],
+            lexical=None if self.lexical is None else self.lexical.subset(index),
             schema=self.schema, meta=dict(self.meta),
         )
 
@@ -184,6 +191,8 @@ class Dataset:
         extra = {} if self.case_ids is None else {"case_ids": self.case_ids}
         if self.frontier is not None:
             extra["frontier"] = self.frontier
+        if self.lexical is not None:
+            extra.update(self.lexical.arrays())
         np.savez(path, X=self.X, y=self.y, sites=self.sites, pages=self.pages,
                  schema=np.array(self.schema), source=np.array(self.meta.get("source", "")),
                  **extra)
@@ -200,6 +209,7 @@ class Dataset:
             return cls(X=data["X"], y=data["y"], sites=data["sites"], pages=data["pages"],
                        case_ids=data["case_ids"] if "case_ids" in data else None,
                        frontier=data["frontier"] if "frontier" in data else None,
+                       lexical=LexicalCases.from_arrays(data),
                        schema=schema, meta={"source": str(data["source"])})
 
     @classmethod
@@ -216,10 +226,14 @@ class Dataset:
         if any(p.weights is not None for p in parts):
             weights = np.concatenate([np.ones(len(p)) if p.weights is None else p.weights
                                       for p in parts])
+        lexical = None
+        if all(p.lexical is not None for p in parts):
+            lexical = LexicalCases.concat([p.lexical for p in parts])
         return cls(X=np.concatenate([p.X for p in parts]), y=np.concatenate([p.y for p in parts]),
                    sites=np.concatenate([p.sites for p in parts]),
                    pages=np.concatenate([p.pages for p in parts]), case_ids=ids,
-                   frontier=frontier, weights=weights, meta=dict(parts[0].meta))
+                   frontier=frontier, weights=weights, lexical=lexical,
+                   meta=dict(parts[0].meta))
 
 
 # -- sources ------------------------------------------------------------------------------------
@@ -287,6 +301,7 @@ def page_arrays(page: LabelledPage) -> PageArrays | None:
     stores them (:func:`casebase.pages.page_cases`: the stored HTML re-parsed, labels from the
     ground truth); None when the page is not HTML."""
     from casebase.pages import page_cases
+    from noisecbr.lexical import lexical_inputs
     from noisecbr.tidy import InputError
     from noisecbr.vectors import vectorize
 
@@ -297,7 +312,7 @@ def page_arrays(page: LabelledPage) -> PageArrays | None:
     table = cases.page.table
     labels = cases.labels.astype(np.int64)
     return PageArrays(vectorize(table), labels, page.site, f"{page.dataset}/{page.id}",
-                      frontier_of(table.parent, labels))
+                      frontier_of(table.parent, labels), cases_of_page(lexical_inputs(table)))
 
 
 class PageArrays(NamedTuple):
@@ -308,6 +323,7 @@ class PageArrays(NamedTuple):
     site: str
     page: str
     frontier: np.ndarray
+    lexical: LexicalCases
 
 
 def _iter_pages(dirs: Iterable[str | Path], limit: int | None) -> Iterator[LabelledPage]:
@@ -359,6 +375,7 @@ def from_labelled(pages: Iterable[LabelledPage], processes: int | None = None, *
         sites=np.concatenate([np.full(len(p.y), p.site, dtype=object) for p in parts]),
         pages=np.concatenate([np.full(len(p.y), p.page, dtype=object) for p in parts]),
         frontier=np.concatenate([p.frontier for p in parts]),
+        lexical=LexicalCases.concat([p.lexical for p in parts]),
         meta={"source": source},
     )
 

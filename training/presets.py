@@ -95,6 +95,13 @@ class Preset:
     #: Output classes: the first ``classes`` of LABELS. 4 learns reader comments as a class of
     #: their own; 3 is the paper's noise / data / mixture (comment cases are learnt as noise).
     classes: int = len(LABELS)
+    #: Learned lexical fields (:mod:`noisecbr.lexical`): the length of each bucket's vector (0:
+    #: none); the buckets kept are those seen on at least ``lexical_min_sites`` training sites;
+    #: the bucket vectors learn at ``lexical_lr`` times the network's learning rate (a bucket
+    #: is in few batches, the network's weights in all).
+    lexical_dim: int = 0
+    lexical_min_sites: int = 3
+    lexical_lr: float = 10.0
     notes: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -120,6 +127,8 @@ class Preset:
             raise ValueError(f"classes must be 3 or {len(LABELS)}, got {self.classes}")
         if self.epochs < 1 or self.batch_size < 1:
             raise ValueError("epochs and batch_size must be ≥ 1")
+        if self.lexical_dim < 0 or self.lexical_min_sites < 1 or self.lexical_lr <= 0:
+            raise ValueError("lexical_dim must be ≥ 0, lexical_min_sites ≥ 1 and lexical_lr > 0")
 
     def replace(self, **changes) -> Preset:
         """A copy with ``changes``."""

@@ -22,6 +22,7 @@ from noisecbr.model import Model
 from noisecbr.result import LABELS
 
 from .datasets import Dataset
+from .lexicon import LexicalCases, pool_cases
 
 __all__ = ["batched_proba", "evaluate", "metrics_of", "format_table", "write_reports",
            "inference_speed", "ablation", "format_ablation", "PAPER_UNSEEN"]
@@ -31,20 +32,27 @@ PAPER_UNSEEN = {"noise": 0.837, "data": 0.779, "mixture": 0.653}
 
 
 def batched_proba(model: Model, X: np.ndarray, rows: np.ndarray | None = None,
-                  batch: int = 262144) -> np.ndarray:
+                  batch: int = 262144, lexical: LexicalCases | None = None) -> np.ndarray:
     """``model.predict_proba`` of X's rows (all, or those indexed by ``rows``), ``batch`` rows
-    at a time: a whole case base's vectors are never copied at once."""
+    at a time: a whole case base's vectors are never copied at once. ``lexical``: the cases'
+    lexical fields, for a model that reads them."""
     n = len(X) if rows is None else len(rows)
     proba = np.zeros((n, len(model.labels)), dtype=np.float32)
     for start in range(0, n, batch):
-        part = slice(start, start + batch) if rows is None else rows[start:start + batch]
-        proba[start:start + batch] = model.predict_proba(X[part])
+        part = np.arange(start, min(start + batch, n)) if rows is None else rows[start:start + batch]
+        pooled = None
+        if model.lexicon is not None:
+            if lexical is None:
+                raise ValueError("the model reads lexical fields: the cases' are needed")
+            pooled = pool_cases(model.lexicon, lexical, part)
+        proba[start:start + batch] = model.predict_proba(X[part], pooled)
     return proba
 
 
 def evaluate(model: Model, dataset: Dataset, batch: int = 262144) -> dict:
     """Per-class rates, MSE, accuracy and the confusion matrix (rows truth, columns predicted)."""
-    return metrics_of(batched_proba(model, dataset.X, batch=batch), dataset)
+    return metrics_of(batched_proba(model, dataset.X, batch=batch, lexical=dataset.lexical),
+                      dataset)
 
 
 def metrics_of(proba: np.ndarray, dataset: Dataset) -> dict:

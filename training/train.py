@@ -28,6 +28,7 @@ from noisecbr.result import LABELS
 from noisecbr.vectors import VECTOR_SCHEMA, group_slices
 
 from .datasets import Dataset, case_weights
+from .feed import Feed, LexicalNetwork, is_lexical, lexical_feeds
 from .presets import Preset, get_preset
 
 __all__ = ["TrainResult", "fit", "feature_columns", "build_network", "export_model",
@@ -76,11 +77,15 @@ def build_network(preset: Preset, n_inputs: int):
 
 def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
                  preset: Preset, metadata: dict | None = None) -> Model:
-    """The numpy :class:`~noisecbr.model.Model` of a trained network, with its normalisation and
-    metadata.
+    """The numpy :class:`~noisecbr.model.Model` of a trained network, with its normalisation,
+    its lexicon (a network with lexical fields) and metadata.
     """
     import torch.nn as nn
 
+    lexicon = None
+    if is_lexical(net):
+        lexicon = net.lexicon()
+        net = net.mlp
     linears = [m for m in net if isinstance(m, nn.Linear)]
     return Model(
         weights=[m.weight.detach().cpu().numpy().astype(np.float32).copy() for m in linears],
@@ -98,14 +103,18 @@ def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
             "labels": list(LABELS[:preset.classes]),
             **(metadata or {}),
         },
+        lexicon=lexicon,
     )
 
 
 def torch_forward(net, X: np.ndarray, preset: Preset) -> np.ndarray:
-    """The network's output activations for already selected and normalised inputs."""
+    """The network's output activations for already selected and normalised inputs (a network
+    with lexical fields: its MLP, the fields being given as the last columns of X)."""
     import torch
 
     net.eval()
+    if is_lexical(net):
+        net = net.mlp
     with torch.no_grad():
         out = net(torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32)))
         out = torch.softmax(out, 1) if preset.output_activation == "softmax" else torch.sigmoid(out)
@@ -259,17 +268,22 @@ def _optimiser(net, preset: Preset, y_train: np.ndarray):
     """The preset's optimiser over ``net`` and its learning-rate schedule (None: constant)."""
     import torch
 
+    groups = [{"params": list(net.parameters()), "lr": preset.lr}]
+    if is_lexical(net):
+        groups = [{"params": list(net.mlp.parameters()), "lr": preset.lr},
+                  {"params": list(net.embeddings()), "lr": preset.lr * preset.lexical_lr}]
     if preset.optimizer == "sgd":
-        opt = torch.optim.SGD(net.parameters(), lr=preset.lr, momentum=preset.momentum,
+        opt = torch.optim.SGD(groups, lr=preset.lr, momentum=preset.momentum,
                               weight_decay=preset.weight_decay)
     else:
-        opt = torch.optim.AdamW(net.parameters(), lr=preset.lr, weight_decay=preset.weight_decay)
+        opt = torch.optim.AdamW(groups, lr=preset.lr, weight_decay=preset.weight_decay)
     scheduler = None
     if preset.schedule == "onecycle":
         n_epoch = len(_epoch_indices(np.random.default_rng(0), y_train, preset))
         steps = math.ceil(n_epoch / preset.batch_size)
         scheduler = torch.optim.lr_scheduler.OneCycleLR(
-            opt, max_lr=preset.lr, total_steps=steps * preset.epochs, pct_start=0.25)
+            opt, max_lr=[group["lr"] for group in groups], total_steps=steps * preset.epochs,
+            pct_start=0.25)
     return opt, scheduler
 
 
@@ -296,15 +310,16 @@ class _Loss:
         return ((torch.sigmoid(logits) - t) ** 2).mean(dim=1)
 
 
-def _logits(net, X):
-    """``net``'s logits for the rows of the tensor ``X``, :data:`EVAL_ROWS` rows at a time."""
+def _logits(net, feed: Feed):
+    """``net``'s logits for every row ``feed`` holds, :data:`EVAL_ROWS` rows at a time."""
     import torch
 
     with torch.no_grad():
-        return torch.cat([net(X[i:i + EVAL_ROWS]) for i in range(0, len(X), EVAL_ROWS)])
+        return torch.cat([feed(net, np.arange(i, min(i + EVAL_ROWS, len(feed))))
+                          for i in range(0, len(feed), EVAL_ROWS)])
 
 
-def _evaluate(net, loss: _Loss, X, y, w) -> tuple[float, float, list[float]]:
+def _evaluate(net, loss: _Loss, X: Feed, y, w) -> tuple[float, float, list[float]]:
     """Weighted loss, MSE of the output activations and per-class correct rates on (X, y, w)."""
     import torch
 
@@ -322,15 +337,15 @@ def _evaluate(net, loss: _Loss, X, y, w) -> tuple[float, float, list[float]]:
     return value, mse, rates
 
 
-def _run_epoch(net, loss: _Loss, opt, scheduler, order, X, y, w) -> float:
+def _run_epoch(net, loss: _Loss, opt, scheduler, order, X: Feed, y, w) -> float:
     """One pass over the cases ``order`` in mini-batches; returns the weighted training loss."""
     batch_size = loss.preset.batch_size
     net.train()
     total, weight_sum = 0.0, 0.0
     for b in range(0, len(order), batch_size):
         idx = order[b:b + batch_size]
-        xb, yb, wb = X[idx], y[idx], w[idx]
-        per_case = loss(net(xb), yb) * wb
+        yb, wb = y[idx], w[idx]
+        per_case = loss(X(net, idx.numpy()), yb) * wb
         value = per_case.sum() / len(idx)
         opt.zero_grad(set_to_none=True)
         value.backward()
@@ -389,7 +404,7 @@ def _train_loop(net, loss: _Loss, opt, scheduler, rng: np.random.Generator, trai
     return loop
 
 
-def _calibrate(net, X_val, y_val: np.ndarray, preset: Preset) -> np.ndarray | None:
+def _calibrate(net, X_val: Feed, y_val: np.ndarray, preset: Preset) -> np.ndarray | None:
     """Add to the output biases the logit offsets that maximise the preset's ``calibrate``
     objective on the validation set; returns them (None when the preset does not calibrate)."""
     import torch
@@ -397,8 +412,9 @@ def _calibrate(net, X_val, y_val: np.ndarray, preset: Preset) -> np.ndarray | No
     if not preset.calibrate:
         return None
     offsets = calibrate_offsets(_logits(net, X_val).numpy(), y_val, preset.calibrate)
+    mlp = net.mlp if is_lexical(net) else net
     with torch.no_grad():
-        net[-1].bias += torch.from_numpy(offsets)
+        mlp[-1].bias += torch.from_numpy(offsets)
     return offsets
 
 
@@ -432,11 +448,13 @@ def fit(
     with _Settings(preset.threads):
         torch.manual_seed(seed)
         rng = np.random.default_rng(seed)
-        net = build_network(preset, len(inputs.columns))
+        Xtr, Xva_t, lexical = lexical_feeds(preset, inputs.train, inputs.val, dataset_train,
+                                            dataset_val)
+        net = build_network(preset, len(inputs.columns) + (lexical.width if lexical else 0))
+        if lexical is not None:
+            net = LexicalNetwork(net, lexical)
         opt, scheduler = _optimiser(net, preset, ytr)
-        Xva_t = torch.from_numpy(inputs.val)
-        train = (torch.from_numpy(inputs.train), torch.from_numpy(ytr), torch.from_numpy(wtr),
-                 ytr)
+        train = (Xtr, torch.from_numpy(ytr), torch.from_numpy(wtr), ytr)
         val = (Xva_t, torch.from_numpy(yva), torch.from_numpy(wva))
         loop = _train_loop(net, _Loss(preset), opt, scheduler, rng, train, val, progress)
         if loop.best_state is not None:

@@ -1,0 +1,284 @@
+"""Lexical cues the network learns: hashed tokens of a subtree's markup and text.
+
+The hand-written vocabularies of the dense vector know page furniture in a few languages; the
+words that mark it on the web are many more ("Most read", "Foto:", "Lesezeit",
+"Actualizado") and so are the class names (``rail``, ``kicker``, ``dek``, ``credit``,
+``outbrain``). Here every token is *hashed* into one of 2**BUCKET_BITS buckets (feature
+hashing: no vocabulary to ship or to keep in step with the pages), and the model holds a
+learned vector for each bucket its training saw on enough sites (:class:`Lexicon`). A subtree
+is described by five pooled fields, each the mean of the vectors of its known tokens:
+
+``attr``  the tokens of the subtree root's class, id, role and aria-label (split at
+          non-letters and at camelCase humps, lower-cased)
+``anc``   the same tokens of its ANCESTORS nearest ancestors
+``head``  its first HEAD_WORDS words (a widget's heading: "Ähnliche Nachrichten")
+``bag``   all its words
+``page``  all the page's words (the same for every subtree: what kind of page it is, a
+          product's, a forum's, an article's, in its own words)
+
+A token whose bucket the model does not know adds nothing and is not counted: tokens never seen
+in training (a site's generated class names, a rare word) are harmless. The buckets are the
+same on every machine and in every process (FNV-1a of the lower-cased UTF-8 bytes, not
+Python's salted ``hash``).
+
+This module computes the model-independent part, :class:`LexicalInputs` (which bucket each
+token falls in, and which tokens each subtree holds); :meth:`Lexicon.pool` turns them into the
+network's inputs with the model's learned vectors. Training learns those vectors with the rest
+of the network (:mod:`training.train`); cleaning runs in numpy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .subtrees import ElementTable
+
+__all__ = ["BUCKET_BITS", "FIELDS", "ANCESTORS", "HEAD_WORDS", "LEXICON_TENSORS",
+           "LexicalInputs", "Lexicon", "bucket", "attribute_tokens", "lexical_inputs",
+           "check_lexicon", "lexicon_tensors", "read_lexicon"]
+
+#: Buckets: 2**20. With some 10⁵ distinct tokens kept by a model, a new token falls into a
+#: known bucket about one time in ten; fewer bits would make collisions common, more cost
+#: nothing but a wider code.
+BUCKET_BITS = 20
+_BUCKET_MASK = (1 << BUCKET_BITS) - 1
+#: The pooled fields, in the order of the network's inputs.
+FIELDS = ("attr", "anc", "head", "bag", "page")
+#: How many ancestors' attribute tokens describe a subtree's surroundings: a widget's box is
+#: usually the element itself or one to three wrappers above it.
+ANCESTORS = 3
+#: A subtree's first words read as its heading (as the vocabulary group's head words).
+HEAD_WORDS = 6
+
+_FNV_OFFSET, _FNV_PRIME, _MASK64 = 0xCBF29CE484222325, 0x100000001B3, (1 << 64) - 1
+
+#: Attribute tokens: runs of letters and digits; camelCase humps split ("articleBody").
+_ATTRIBUTE_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
+#: Attribute tokens shorter than this say nothing (``a``, ``x``); longer than the other bound
+#: they are generated names or base64.
+_MIN_TOKEN, _MAX_TOKEN = 2, 30
+
+
+def bucket(token: str) -> int:
+    """The bucket of a token (its case ignored): FNV-1a over the lower-cased UTF-8 bytes, the
+    low BUCKET_BITS bits of the 64-bit hash folded with the high ones.
+
+    >>> bucket("Related") == bucket("related")
+    True
+    """
+    h = _FNV_OFFSET
+    for byte in token.lower().encode("utf-8"):
+        h = ((h ^ byte) * _FNV_PRIME) & _MASK64
+    return (h ^ (h >> 32)) & _BUCKET_MASK
+
+
+def attribute_tokens(value: str) -> list[str]:
+    """The tokens of a class / id / role / aria-label value, lower case.
+
+    >>> attribute_tokens("article-body related_stories carouselItem x")
+    ['article', 'body', 'related', 'stories', 'carousel', 'item']
+    """
+    return [part.lower() for part in _ATTRIBUTE_PART.findall(value)
+            if _MIN_TOKEN <= len(part) <= _MAX_TOKEN and not part.isdigit()]
+
+
+#: Buckets by token and by attribute value, filled as they are met (tokens and class names
+#: repeat within and across a site's pages); emptied when they grow past their size.
+_TOKEN_BUCKETS: dict[str, int] = {}
+_VALUE_BUCKETS: dict[str | None, tuple[int, ...]] = {}
+_CACHE_SIZE = 200_000
+
+
+def _token_buckets(tokens: list[str]) -> np.ndarray:
+    if len(_TOKEN_BUCKETS) > _CACHE_SIZE:
+        _TOKEN_BUCKETS.clear()
+    out = np.fromiter(map(_TOKEN_BUCKETS.get, tokens, itertools.repeat(-1)), dtype=np.int64,
+                      count=len(tokens))
+    for k in np.flatnonzero(out < 0).tolist():
+        out[k] = _TOKEN_BUCKETS.setdefault(tokens[k], bucket(tokens[k]))
+    return out
+
+
+def _value_buckets(value: str | None) -> tuple[int, ...]:
+    found = _VALUE_BUCKETS.get(value)
+    if found is None:
+        if len(_VALUE_BUCKETS) > _CACHE_SIZE:
+            _VALUE_BUCKETS.clear()
+        found = _VALUE_BUCKETS[value] = (tuple(map(bucket, attribute_tokens(value)))
+                                         if value else ())
+    return found
+
+
+@dataclass
+class LexicalInputs:
+    """Which bucket each token of a page falls in, and which tokens each subtree holds."""
+
+    text: np.ndarray  # int64 bucket of every word of the page, in document order
+    text_start: np.ndarray  # int64 per element: its subtree's words are text[start:end]
+    text_end: np.ndarray
+    attr: np.ndarray  # int64 buckets of the elements' attribute tokens, element after element
+    attr_start: np.ndarray  # int64 per element: its own attribute tokens are attr[start:end]
+    attr_end: np.ndarray
+    ancestors: np.ndarray  # int64 (elements, ANCESTORS): nearest ancestors, -1 past the body
+
+    def __len__(self) -> int:
+        return len(self.text_start)
+
+
+def ancestor_columns(parent: np.ndarray, depth: int = ANCESTORS) -> np.ndarray:
+    """Per element, its ``depth`` nearest ancestors (parent first), −1 beyond the root."""
+    parent = np.asarray(parent, dtype=np.int64)
+    out = np.full((len(parent), depth), -1, dtype=np.int64)
+    current = parent
+    for k in range(depth):
+        out[:, k] = current
+        current = np.where(current >= 0, parent[np.maximum(current, 0)], -1)
+    return out
+
+
+def lexical_inputs(table: ElementTable) -> LexicalInputs:
+    """The page's :class:`LexicalInputs`: its words' buckets (the table's tokens, lower-cased)
+    and its elements' attribute tokens' buckets."""
+    tokens = list(itertools.chain.from_iterable(table.piece_tokens))
+    offsets = np.zeros(len(table.piece_words) + 1, dtype=np.int64)
+    np.cumsum(table.piece_words, out=offsets[1:])
+    per_element = [tuple(itertools.chain.from_iterable(values)) for values in zip(
+        *[map(_value_buckets, values) for values in table.keyword_values])]
+    counts = np.fromiter(map(len, per_element), dtype=np.int64, count=len(per_element))
+    attr_end = np.cumsum(counts)
+    return LexicalInputs(
+        text=_token_buckets(tokens),
+        text_start=offsets[table.piece_start], text_end=offsets[table.piece_end],
+        attr=np.fromiter(itertools.chain.from_iterable(per_element), dtype=np.int64,
+                         count=int(attr_end[-1]) if len(attr_end) else 0),
+        attr_start=attr_end - counts, attr_end=attr_end,
+        ancestors=ancestor_columns(table.parent))
+
+
+@dataclass
+class Lexicon:
+    """The learned vectors of the buckets a model knows: one table for words (``head``,
+    ``bag``), one for attribute tokens (``attr``, ``anc``). ``*_buckets`` are sorted."""
+
+    text_buckets: np.ndarray  # int64 (K,), sorted, distinct
+    text_vectors: np.ndarray  # float32 (K, dim)
+    attr_buckets: np.ndarray
+    attr_vectors: np.ndarray
+
+    @property
+    def dim(self) -> int:
+        """The length of each bucket's vector."""
+        return int(self.text_vectors.shape[1])
+
+    @property
+    def width(self) -> int:
+        """The number of network inputs the pooled fields add."""
+        return len(FIELDS) * self.dim
+
+    def pool(self, inputs: LexicalInputs) -> np.ndarray:
+        """The pooled fields of every element (float32, elements × len(FIELDS)·dim)."""
+        n, dim = len(inputs), self.dim
+        out = np.zeros((n, len(FIELDS) * dim), dtype=np.float32)
+        if n == 0:
+            return out
+        text_sum, text_count = _prefix(self.text_buckets, self.text_vectors, inputs.text)
+        head_end = np.minimum(inputs.text_start + HEAD_WORDS, inputs.text_end)
+        out[:, 2 * dim:3 * dim] = _mean(text_sum, text_count, inputs.text_start, head_end)
+        out[:, 3 * dim:4 * dim] = _mean(text_sum, text_count, inputs.text_start,
+                                        inputs.text_end)
+        out[:, 4 * dim:] = _mean(text_sum, text_count, inputs.text_start[:1],
+                                 inputs.text_end[:1])  # the body's words: the page's
+        attr_sum, attr_count = _prefix(self.attr_buckets, self.attr_vectors, inputs.attr)
+        own = attr_sum[inputs.attr_end] - attr_sum[inputs.attr_start]
+        own_count = attr_count[inputs.attr_end] - attr_count[inputs.attr_start]
+        out[:, :dim] = own / np.maximum(own_count, 1)[:, None]
+        around = np.zeros((n, dim))
+        around_count = np.zeros(n)
+        for k in range(inputs.ancestors.shape[1]):
+            ancestor = inputs.ancestors[:, k]
+            has = ancestor >= 0
+            around[has] += own[ancestor[has]]
+            around_count[has] += own_count[ancestor[has]]
+        out[:, dim:2 * dim] = around / np.maximum(around_count, 1)[:, None]
+        return out
+
+
+def _prefix(buckets: np.ndarray, vectors: np.ndarray, tokens: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative sums (leading zero row) of the tokens' vectors and of the known tokens."""
+    row = np.searchsorted(buckets, tokens)
+    row = np.minimum(row, max(len(buckets) - 1, 0))
+    known = buckets[row] == tokens if len(buckets) else np.zeros(len(tokens), dtype=bool)
+    values = np.zeros((len(tokens) + 1, vectors.shape[1]))
+    values[1:][known] = vectors[row[known]]
+    np.cumsum(values, axis=0, out=values)
+    count = np.zeros(len(tokens) + 1)
+    np.cumsum(known, out=count[1:])
+    return values, count
+
+
+def _mean(total: np.ndarray, count: np.ndarray, start: np.ndarray, end: np.ndarray
+          ) -> np.ndarray:
+    """The mean vector of the known tokens in [start, end) of each element (0 if none)."""
+    return (total[end] - total[start]) / np.maximum(count[end] - count[start], 1)[:, None]
+
+
+#: The tensors of a model file that hold its lexicon.
+LEXICON_TENSORS = ("lexicon.text.buckets", "lexicon.text.vectors", "lexicon.attr.buckets",
+                   "lexicon.attr.vectors")
+#: What the pooled fields mean: a model trained under other settings reads other inputs.
+_SETTINGS = {"bucket_bits": BUCKET_BITS, "fields": list(FIELDS), "ancestors": ANCESTORS,
+             "head_words": HEAD_WORDS}
+
+
+def check_lexicon(lexicon: Lexicon) -> None:
+    """Raise ValueError unless the lexicon's tables are usable: sorted distinct buckets in
+    range, one finite float32 vector of the same length per bucket."""
+    dims = set()
+    for name in ("text", "attr"):
+        buckets = np.asarray(getattr(lexicon, f"{name}_buckets"))
+        vectors = np.asarray(getattr(lexicon, f"{name}_vectors"))
+        if buckets.ndim != 1 or not np.issubdtype(buckets.dtype, np.integer):
+            raise ValueError(f"{name} buckets must be a 1-D integer array")
+        if vectors.ndim != 2 or vectors.shape[0] != len(buckets):
+            raise ValueError(f"{name} vectors must be a matrix of one row per bucket, not "
+                             f"{vectors.shape} for {len(buckets)} buckets")
+        if vectors.dtype != np.float32 or not np.all(np.isfinite(vectors)):
+            raise ValueError(f"{name} vectors must be finite float32, not {vectors.dtype}")
+        if len(buckets) and (np.any(np.diff(buckets) <= 0) or buckets[0] < 0
+                             or buckets[-1] > _BUCKET_MASK):
+            raise ValueError(f"{name} buckets must be sorted, distinct and below "
+                             f"2**{BUCKET_BITS}")
+        dims.add(vectors.shape[1])
+        setattr(lexicon, f"{name}_buckets", buckets.astype(np.int64))
+    if len(dims) != 1 or 0 in dims:
+        raise ValueError(f"both tables need vectors of one nonzero length, not {sorted(dims)}")
+
+
+def lexicon_tensors(lexicon: Lexicon) -> dict:
+    """The lexicon as a model file holds it: ``{"lexicon": settings, "tensors": {...}}``."""
+    return {"lexicon": {**_SETTINGS, "dim": lexicon.dim}, "tensors": {
+        "lexicon.text.buckets": lexicon.text_buckets.astype(np.int64),
+        "lexicon.text.vectors": np.ascontiguousarray(lexicon.text_vectors, dtype=np.float32),
+        "lexicon.attr.buckets": lexicon.attr_buckets.astype(np.int64),
+        "lexicon.attr.vectors": np.ascontiguousarray(lexicon.attr_vectors, dtype=np.float32)}}
+
+
+def read_lexicon(settings, tensors: dict[str, np.ndarray]) -> Lexicon | None:
+    """The lexicon of a model file's metadata and tensors (None when it has none); ValueError
+    when it was made under other settings or lacks a table."""
+    if settings is None:
+        return None
+    if not isinstance(settings, dict):
+        raise ValueError("the lexicon settings must be a JSON object")
+    differ = {k: settings.get(k) for k, v in _SETTINGS.items() if settings.get(k) != v}
+    if differ:
+        raise ValueError(f"the lexicon was made with {differ}, this code reads {_SETTINGS}")
+    missing = [key for key in LEXICON_TENSORS if key not in tensors]
+    if missing:
+        raise ValueError(f"the lexicon lacks tensor {missing[0]!r}")
+    return Lexicon(*(tensors[key] for key in LEXICON_TENSORS))

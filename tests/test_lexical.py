@@ -1,0 +1,115 @@
+"""The learned lexical fields: hashed tokens, their buckets, and the pooling a model does."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from lxml import etree
+
+from noisecbr.lexical import (BUCKET_BITS, FIELDS, HEAD_WORDS, Lexicon, attribute_tokens, bucket,
+                              lexical_inputs)
+from noisecbr.model import Model, ModelError, load_model, save_model
+from noisecbr.subtrees import build_table
+from noisecbr.vectors import FEATURE_NAMES, vectorize
+
+
+def _table(html: str):
+    return build_table(etree.HTML(html).find("body"))
+
+
+def test_a_token_lands_in_the_same_bucket_every_time():
+    assert bucket("related") == bucket("Related") == bucket("RELATED")
+    assert 0 <= bucket("Ähnliche") < 2 ** BUCKET_BITS
+    # FNV-1a of the UTF-8 bytes, not Python's salted hash: the same in another process with
+    # another hash seed, and pinned so that a change of the function is seen (a model's
+    # buckets would silently stop matching).
+    code = "from noisecbr.lexical import bucket; print(bucket('related'), bucket('Ähnliche'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={"PYTHONHASHSEED": "12345", "PATH": ""}).stdout.split()
+    assert [int(v) for v in out] == [bucket("related"), bucket("Ähnliche")]
+    assert bucket("related") == 844994
+
+
+def test_attribute_values_split_into_words():
+    assert attribute_tokens("article-body related_stories carouselItem x 42") == [
+        "article", "body", "related", "stories", "carousel", "item"]
+    assert attribute_tokens("HTMLParser Übersicht") == ["html", "parser", "übersicht"]
+    assert attribute_tokens("") == []
+
+
+def _lexicon(known_text: dict[str, list[float]], known_attr: dict[str, list[float]]) -> Lexicon:
+    def table(known):
+        items = sorted((bucket(token), vector) for token, vector in known.items())
+        return (np.array([b for b, _ in items], dtype=np.int64),
+                np.array([v for _, v in items], dtype=np.float32).reshape(len(items), 2))
+
+    text_buckets, text_vectors = table(known_text)
+    attr_buckets, attr_vectors = table(known_attr)
+    return Lexicon(text_buckets, text_vectors, attr_buckets, attr_vectors)
+
+
+PAGE = ('<html><body><div class="story-body"><p>Plain words here and there.</p></div>'
+        '<aside class="rail related"><h3>Related stories</h3><a href="/x">Other news today</a>'
+        '</aside></body></html>')
+
+
+def test_pooled_fields_are_means_of_the_known_tokens():
+    lexicon = _lexicon({"related": [1.0, 0.0], "stories": [0.0, 1.0], "words": [2.0, 2.0]},
+                       {"related": [4.0, 0.0], "rail": [0.0, 4.0]})
+    table = _table(PAGE)
+    pooled = lexicon.pool(lexical_inputs(table))
+    assert pooled.shape == (len(table), len(FIELDS) * 2)
+    fields = {name: pooled[:, k * 2:(k + 1) * 2] for k, name in enumerate(FIELDS)}
+    aside, h3, p = table.tags.index("aside"), table.tags.index("h3"), table.tags.index("p")
+    np.testing.assert_allclose(fields["attr"][aside], [2.0, 2.0])  # rail and related
+    np.testing.assert_allclose(fields["anc"][h3], [2.0, 2.0])  # its parent's tokens
+    np.testing.assert_allclose(fields["head"][aside], [0.5, 0.5])  # "Related stories …"
+    np.testing.assert_allclose(fields["bag"][p], [2.0, 2.0])  # only "words" is known
+    np.testing.assert_allclose(fields["page"][p], fields["bag"][0])  # the body's words
+    np.testing.assert_allclose(fields["attr"][p], [0.0, 0.0])  # no attribute: nothing
+    assert HEAD_WORDS >= 2
+
+
+def test_unseen_tokens_are_harmless():
+    lexicon = _lexicon({"related": [1.0, 0.0]}, {"related": [4.0, 0.0]})
+    plain = lexicon.pool(lexical_inputs(_table(PAGE)))
+    noisy = PAGE.replace('class="rail related"', 'class="rail related css-1x2y3z qx7-promo"')
+    noisy = noisy.replace("Related stories", "Related zzqxv stories")
+    pooled = lexicon.pool(lexical_inputs(_table(noisy)))
+    aside = _table(noisy).tags.index("aside")
+    # Unknown tokens add nothing and are not counted: the means of the known ones stand.
+    np.testing.assert_allclose(pooled[aside, :2], plain[aside, :2])
+    assert np.all(np.isfinite(pooled))
+    empty = _lexicon({}, {}).pool(lexical_inputs(_table(PAGE)))
+    assert not empty.any()
+
+
+def test_a_model_with_a_lexicon_survives_its_file(tmp_path):
+    lexicon = _lexicon({"related": [1.0, -1.0]}, {"rail": [0.5, 0.5]})
+    rng = np.random.default_rng(0)
+    columns = np.arange(len(FEATURE_NAMES))
+    width = len(columns) + lexicon.width
+    model = Model(weights=[rng.normal(size=(8, width)), rng.normal(size=(4, 8))],
+                  biases=[np.zeros(8), np.zeros(4)], columns=columns,
+                  mean=np.zeros(len(columns)), scale=np.ones(len(columns)), lexicon=lexicon)
+    table = _table(PAGE)
+    vectors, inputs = vectorize(table), lexical_inputs(table)
+    loaded = load_model(save_model(model, tmp_path / "m.safetensors"))
+    np.testing.assert_array_equal(loaded.predict_proba(vectors, inputs),
+                                  model.predict_proba(vectors, inputs))
+    with pytest.raises(ValueError, match="lexical"):
+        model.predict_proba(vectors)
+    with pytest.raises(ModelError, match="lexical inputs"):
+        Model(weights=[rng.normal(size=(8, len(columns))), rng.normal(size=(4, 8))],
+              biases=[np.zeros(8), np.zeros(4)], columns=columns, mean=np.zeros(len(columns)),
+              scale=np.ones(len(columns)), lexicon=lexicon)
+    bad = Lexicon(lexicon.text_buckets[::-1].copy(), lexicon.text_vectors, lexicon.attr_buckets,
+                  lexicon.attr_vectors)
+    bad.text_buckets = np.array([5, 3], dtype=np.int64)
+    bad.text_vectors = np.zeros((2, 2), dtype=np.float32)
+    with pytest.raises(ModelError, match="sorted"):
+        Model(weights=model.raw_weights(), biases=model.biases, columns=columns,
+              mean=np.zeros(len(columns)), scale=np.ones(len(columns)), lexicon=bad)

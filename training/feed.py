@@ -1,0 +1,129 @@
+"""What the network is fed in training: the normalised columns of any rows and, for a preset with
+lexical fields, the rows' embedding bags; and the torch module that learns the bucket vectors
+with the MLP.
+
+torch is imported when a network is built or fed, never at import time (the ``runs`` and
+``train --help`` commands work without it).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from noisecbr.lexical import FIELDS, Lexicon
+
+from .lexicon import Bags, vocabulary
+
+__all__ = ["Feed", "LexicalSetup", "LexicalNetwork", "lexical_feeds", "is_lexical"]
+
+
+@dataclass
+class LexicalSetup:
+    """The buckets a network learns vectors for, and their length."""
+
+    text_buckets: np.ndarray
+    attr_buckets: np.ndarray
+    dim: int
+
+    @property
+    def width(self) -> int:
+        """The inputs the pooled fields add to the MLP's."""
+        return len(FIELDS) * self.dim
+
+
+class Feed:
+    """The network's inputs of any rows: the dense rows and, with lexical fields, their bags."""
+
+    def __init__(self, X: np.ndarray, bags: Bags | None = None) -> None:
+        import torch
+
+        self.X = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32))
+        self.bags = bags
+
+    def __len__(self) -> int:
+        return len(self.X)
+
+    def __call__(self, net, index: np.ndarray):
+        """``net``'s logits for the rows ``index``."""
+        import torch
+
+        x = self.X[torch.from_numpy(np.asarray(index, dtype=np.int64))]
+        if self.bags is None:
+            return net(x)
+        fields = [(torch.from_numpy(tokens), torch.from_numpy(offsets),
+                   None if inverse is None else torch.from_numpy(inverse))
+                  for tokens, offsets, inverse in self.bags.batch(index)]
+        return net(x, fields)
+
+
+def is_lexical(net) -> bool:
+    """Whether ``net`` is a :func:`LexicalNetwork`."""
+    return getattr(net, "is_lexical", False)
+
+
+@functools.cache
+def _network_class():
+    import torch
+    import torch.nn as nn
+
+    class _LexicalNetwork(nn.Module):
+        """An MLP whose inputs are the dense columns and the four pooled fields."""
+
+        is_lexical = True
+
+        def __init__(self, mlp, setup: LexicalSetup) -> None:
+            super().__init__()
+            self.mlp, self.setup = mlp, setup
+            self.attr = nn.EmbeddingBag(max(len(setup.attr_buckets), 1), setup.dim, mode="mean")
+            self.text = nn.EmbeddingBag(max(len(setup.text_buckets), 1), setup.dim, mode="mean")
+            # Small vectors to start: a bucket that is rarely seen stays near nothing.
+            nn.init.normal_(self.attr.weight, std=0.1)
+            nn.init.normal_(self.text.weight, std=0.1)
+
+        def forward(self, x, fields):
+            pooled = []
+            for k, (tokens, offsets, inverse) in enumerate(fields):
+                bag = (self.attr if k < 2 else self.text)(tokens, offsets)
+                pooled.append(bag if inverse is None else bag[inverse])
+            return self.mlp(torch.cat([x, *pooled], dim=1))
+
+        def embeddings(self):
+            return [self.attr.weight, self.text.weight]
+
+        def lexicon(self) -> Lexicon:
+            setup = self.setup
+
+            def rows(table, buckets):
+                return table.weight.detach().cpu().numpy()[:len(buckets)].astype(np.float32)
+
+            return Lexicon(setup.text_buckets.astype(np.int64),
+                           rows(self.text, setup.text_buckets),
+                           setup.attr_buckets.astype(np.int64),
+                           rows(self.attr, setup.attr_buckets))
+
+    return _LexicalNetwork
+
+
+def LexicalNetwork(mlp, setup: LexicalSetup):  # noqa: N802 - builds a module, as a class would
+    """The torch module of an MLP with lexical fields (:data:`setup`'s buckets)."""
+    return _network_class()(mlp, setup)
+
+
+def lexical_feeds(preset, X_train: np.ndarray, X_val: np.ndarray, train, val
+                  ) -> tuple[Feed, Feed, LexicalSetup | None]:
+    """The training and validation feeds of a fit, and the lexical setup (None when the preset
+    has no lexical fields; ValueError when it has but the data does not)."""
+    if not preset.lexical_dim:
+        return Feed(X_train), Feed(X_val), None
+    if train.lexical is None or val.lexical is None:
+        raise ValueError(f"preset {preset.name!r} learns lexical fields, but the cases have "
+                         "no lexical inputs (build them with training.datasets.from_pages or "
+                         "from_casebase)")
+    text_buckets, attr_buckets = vocabulary(train.lexical, train.sites, train.pages,
+                                            preset.lexical_min_sites)
+    setup = LexicalSetup(text_buckets, attr_buckets, preset.lexical_dim)
+    return (Feed(X_train, Bags(train.lexical, text_buckets, attr_buckets)),
+            Feed(X_val, Bags(val.lexical, text_buckets, attr_buckets)), setup)

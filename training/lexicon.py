@@ -1,0 +1,225 @@
+"""The lexical fields in training: which tokens each case holds, the vocabulary of buckets a
+model keeps, and the embedding bags that learn their vectors with the network.
+
+A :class:`LexicalCases` holds every page's token buckets one page after another (``text``: the
+words; ``attr``: the attribute tokens, element after element) and, per case, the ranges of them
+that make each pooled field of :mod:`noisecbr.lexical`: its words, its first HEAD_WORDS words,
+its own attribute tokens and those of its ANCESTORS nearest ancestors. Ranges are global, so a
+subset of the cases (a fold, a validation part) keeps the same token arrays.
+
+The vocabulary (:func:`vocabulary`) keeps the buckets seen on at least ``min_sites`` training
+sites: a token of one site's template would otherwise be learnt as that site's noise or data,
+which says nothing about a new site; the others stay unknown to the model, so they add nothing
+(as tokens never seen in training add nothing when cleaning).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from noisecbr.lexical import ANCESTORS, HEAD_WORDS, FIELDS, LexicalInputs, Lexicon
+
+__all__ = ["LexicalCases", "cases_of_page", "vocabulary", "Bags", "pool_cases"]
+
+
+@dataclass
+class LexicalCases:
+    """Token buckets of many pages and, per case, the token ranges of its fields."""
+
+    text: np.ndarray  # int64 buckets of every page's words, page after page
+    attr: np.ndarray  # int64 buckets of every page's attribute tokens
+    text_range: np.ndarray  # int64 (cases, 2): the case's words
+    attr_range: np.ndarray  # int64 (cases, 1 + ANCESTORS, 2): own tokens, then each ancestor's
+    page_range: np.ndarray  # int64 (cases, 2): the words of the case's page
+
+    def __len__(self) -> int:
+        return len(self.text_range)
+
+    def subset(self, index: np.ndarray) -> LexicalCases:
+        """The cases at ``index`` (the token arrays are shared)."""
+        return LexicalCases(self.text, self.attr, self.text_range[index], self.attr_range[index],
+                            self.page_range[index])
+
+    @classmethod
+    def concat(cls, parts: Sequence[LexicalCases]) -> LexicalCases:
+        """The cases of ``parts`` one after another, their ranges moved onto the joined
+        token arrays."""
+        text_at = np.cumsum([0] + [len(p.text) for p in parts])
+        attr_at = np.cumsum([0] + [len(p.attr) for p in parts])
+        return cls(
+            text=np.concatenate([p.text for p in parts]) if parts else np.zeros(0, np.int64),
+            attr=np.concatenate([p.attr for p in parts]) if parts else np.zeros(0, np.int64),
+            text_range=np.concatenate([p.text_range + t for p, t in zip(parts, text_at)])
+            if parts else np.zeros((0, 2), np.int64),
+            attr_range=np.concatenate([p.attr_range + a for p, a in zip(parts, attr_at)])
+            if parts else np.zeros((0, 1 + ANCESTORS, 2), np.int64),
+            page_range=np.concatenate([p.page_range + t for p, t in zip(parts, text_at)])
+            if parts else np.zeros((0, 2), np.int64))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays by name, for a .npz file."""
+        return {"lexical_text": self.text, "lexical_attr": self.attr,
+                "lexical_text_range": self.text_range, "lexical_attr_range": self.attr_range,
+                "lexical_page_range": self.page_range}
+
+    @classmethod
+    def from_arrays(cls, data) -> LexicalCases | None:
+        """The cases :meth:`arrays` wrote (None when ``data`` has none)."""
+        if "lexical_text" not in data:
+            return None
+        return cls(data["lexical_text"], data["lexical_attr"], data["lexical_text_range"],
+                   data["lexical_attr_range"], data["lexical_page_range"])
+
+
+def cases_of_page(inputs: LexicalInputs) -> LexicalCases:
+    """Every element of one page as a case: the ranges of its fields."""
+    own = np.stack([inputs.attr_start, inputs.attr_end], axis=1)
+    ranges = np.zeros((len(inputs), 1 + ANCESTORS, 2), dtype=np.int64)
+    ranges[:, 0] = own
+    for k in range(ANCESTORS):
+        ancestor = inputs.ancestors[:, k]
+        has = ancestor >= 0
+        ranges[has, 1 + k] = own[ancestor[has]]
+    text_range = np.stack([inputs.text_start, inputs.text_end], axis=1)
+    page_range = np.repeat(text_range[:1], len(text_range), axis=0)  # the body's words
+    return LexicalCases(inputs.text.astype(np.int64), inputs.attr.astype(np.int64),
+                        text_range, ranges, page_range)
+
+
+def _page_spans(ranges: np.ndarray, pages: np.ndarray) -> dict[str, tuple[int, int]]:
+    """Per page, the span of token positions its cases' ranges cover."""
+    starts = ranges[..., 0].reshape(len(ranges), -1)
+    ends = ranges[..., 1].reshape(len(ranges), -1)
+    nonempty = ends > starts
+    low = np.where(nonempty, starts, np.iinfo(np.int64).max).min(axis=1)
+    high = np.where(nonempty, ends, -1).max(axis=1)
+    spans: dict[str, tuple[int, int]] = {}
+    order = np.argsort(pages, kind="stable")
+    names, first = np.unique(pages[order], return_index=True)
+    for name, a, b in zip(names, first, np.append(first[1:], len(order))):
+        rows = order[a:b]
+        lo, hi = int(low[rows].min()), int(high[rows].max())
+        if hi > lo:
+            spans[str(name)] = (lo, hi)
+    return spans
+
+
+def _site_counts(tokens: np.ndarray, spans: dict[str, tuple[int, int]],
+                 site_of_page: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct buckets of the spans' tokens and on how many sites each occurs."""
+    sites = {site: k for k, site in enumerate(sorted(set(site_of_page.values())))}
+    pairs = [np.unique(tokens[lo:hi]) + (sites[site_of_page[page]] << 32)
+             for page, (lo, hi) in spans.items()]
+    if not pairs:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    unique_pairs = np.unique(np.concatenate(pairs))
+    return np.unique(unique_pairs & 0xFFFFFFFF, return_counts=True)
+
+
+def vocabulary(lexical: LexicalCases, sites: np.ndarray, pages: np.ndarray,
+               min_sites: int) -> tuple[np.ndarray, np.ndarray]:
+    """The word and attribute buckets (sorted) of the cases that occur on at least
+    ``min_sites`` distinct sites."""
+    site_of_page = dict(zip(pages.tolist(), sites.tolist()))
+    out = []
+    for tokens, ranges in ((lexical.text, lexical.text_range[:, None, :]),
+                           (lexical.attr, lexical.attr_range)):
+        buckets, counts = _site_counts(tokens, _page_spans(ranges, pages), site_of_page)
+        out.append(buckets[counts >= min_sites].astype(np.int64))
+    return out[0], out[1]
+
+
+def _rows(buckets: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """The row of each token in ``buckets`` (sorted), −1 for a bucket not in it."""
+    if not len(buckets):
+        return np.full(len(tokens), -1, dtype=np.int64)
+    row = np.minimum(np.searchsorted(buckets, tokens), len(buckets) - 1)
+    return np.where(buckets[row] == tokens, row, -1)
+
+
+class Bags:
+    """Embedding-bag inputs of the fields for any set of cases, over the known tokens
+    only (a field's mean is over the tokens the vocabulary keeps, as when cleaning)."""
+
+    def __init__(self, lexical: LexicalCases, text_buckets: np.ndarray,
+                 attr_buckets: np.ndarray) -> None:
+        self.ranges = []
+        self.tokens = []
+        for tokens, buckets in ((lexical.text, text_buckets), (lexical.attr, attr_buckets)):
+            row = _rows(buckets, tokens)
+            known = row >= 0
+            # Position → known tokens before it: a range of positions becomes a range of the
+            # compacted known tokens.
+            before = np.zeros(len(tokens) + 1, dtype=np.int64)
+            np.cumsum(known, out=before[1:])
+            self.tokens.append(row[known])
+            self.ranges.append(before)
+        text_before, attr_before = self.ranges
+        start, end = lexical.text_range[:, 0], lexical.text_range[:, 1]
+        head = np.minimum(start + HEAD_WORDS, end)
+        self.fields = [
+            attr_before[lexical.attr_range[:, :1]],  # (cases, 1, 2): own tokens
+            attr_before[lexical.attr_range[:, 1:]],  # (cases, ANCESTORS, 2)
+            text_before[np.stack([start, head], axis=1)][:, None, :],
+            text_before[lexical.text_range][:, None, :],
+            text_before[lexical.page_range][:, None, :],
+        ]
+
+    def batch(self, index: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+        """Per field, (flat token rows, offset of each bag, the bag of each case) for the cases
+        ``index``. The page field's bag is made once per page of the batch (its cases share
+        it; a bag per case would gather a page's words for each of its subtrees), the others
+        once per case (the bag of each case: None)."""
+        out = []
+        for k, ranges in enumerate(self.fields):
+            tokens = self.tokens[0 if k >= 2 else 1]
+            chosen, inverse = ranges[index], None
+            if FIELDS[k] == "page":
+                chosen, inverse = np.unique(chosen[:, 0, :], axis=0, return_inverse=True)
+                chosen, inverse = chosen[:, None, :], inverse.reshape(-1)
+            flat, offsets = _flatten(chosen)
+            out.append((tokens[flat], offsets, inverse))
+        return out
+
+
+def _flatten(ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of a batch's ranges (cases × k × 2) one after another, and where each case's
+    positions start."""
+    lengths = (ranges[..., 1] - ranges[..., 0]).reshape(-1)
+    starts = ranges[..., 0].reshape(-1)
+    total = int(lengths.sum())
+    run_at = np.cumsum(lengths) - lengths
+    flat = np.repeat(starts - run_at, lengths) + np.arange(total, dtype=np.int64)
+    per_case = lengths.reshape(len(ranges), -1).sum(axis=1)
+    return flat, np.cumsum(per_case) - per_case
+
+
+#: Cases pooled at a time by :func:`pool_cases`: a body's bag holds all its page's words, so
+#: a chunk's gathered vectors stay in the hundreds of megabytes.
+POOL_CHUNK = 8192
+
+
+def pool_cases(lexicon: Lexicon, lexical: LexicalCases, rows: np.ndarray | None = None
+               ) -> np.ndarray:
+    """The pooled fields (float32, cases × 4·dim) of the cases ``rows`` (all by default), as
+    :meth:`noisecbr.lexical.Lexicon.pool` computes them on a page."""
+    rows = np.arange(len(lexical)) if rows is None else np.asarray(rows)
+    bags = Bags(lexical, lexicon.text_buckets, lexicon.attr_buckets)
+    dim = lexicon.dim
+    tables = [lexicon.attr_vectors.astype(np.float64), lexicon.text_vectors.astype(np.float64)]
+    out = np.zeros((len(rows), len(FIELDS) * dim), dtype=np.float32)
+    for at in range(0, len(rows), POOL_CHUNK):
+        chunk = rows[at:at + POOL_CHUNK]
+        for k, (tokens, offsets, inverse) in enumerate(bags.batch(chunk)):
+            counts = np.diff(np.append(offsets, len(tokens)))
+            sums = np.zeros((len(offsets), dim))
+            has = counts > 0
+            if has.any():
+                sums[has] = np.add.reduceat(tables[k >= 2][tokens], offsets[has], axis=0)
+            means = sums / np.maximum(counts, 1)[:, None]
+            out[at:at + len(chunk), k * dim:(k + 1) * dim] = (
+                means if inverse is None else means[inverse])
+    return out
