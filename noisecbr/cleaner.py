@@ -38,6 +38,7 @@ import numpy as np
 from lxml import etree
 
 from .byline import author_of, find_byline
+from .discussion import without_unfounded_comments
 from .lexical import lexical_inputs
 from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_pieces, kept_words
 from .memory import SiteMemory
@@ -158,7 +159,8 @@ class Cleaner:
     # -- scores ------------------------------------------------------------------------------
     def scores(self, table: ElementTable) -> np.ndarray:
         """Class probabilities of every subtree of the page (rows in document order; columns
-        in LABELS order, all four: a model of the paper's three classes scores comment 0)."""
+        in LABELS order, all four: a model of the paper's three classes scores comment 0; a
+        subtree without a thread's markup too, see :mod:`noisecbr.discussion`)."""
         proba = np.zeros((len(table), len(LABELS)), dtype=np.float32)
         if len(table) == 0:
             return proba
@@ -171,7 +173,9 @@ class Cleaner:
         if self.smooth:
             out = _smoothed(table, out, self.smooth)
         proba[:, :out.shape[1]] = out
-        return proba
+        # A comment needs a thread's markup (documentation sections, bios and teasers were
+        # filed as comments): elsewhere its score is set aside.
+        return without_unfounded_comments(table, proba)
 
     def decide(self, table: ElementTable, extra_noise: set[int] | None = None,
                recalled: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
