@@ -47,7 +47,7 @@ from .render import render_html, render_text, render_texts
 from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
 from .subtrees import ElementTable, build_table
 from .tidy import Parser, drop_elements, tidy, xml_safe
-from .vectors import vectorize
+from .features import vectorize
 
 __all__ = ["DEFAULT_MODEL", "FAVOR", "Cleaner", "DecidedPage", "clean", "default_model"]
 

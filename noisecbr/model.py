@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .features import FEATURE_NAMES, VECTOR_SCHEMA
 from .result import LABELS, PAPER_LABELS
-from .vectors import FEATURE_NAMES, VECTOR_SCHEMA
 
 __all__ = ["ModelError", "SchemaMismatchError", "Model", "load_model", "save_model"]
 
@@ -120,7 +120,7 @@ class Model:
     """An MLP over selected columns of the subtree vectors.
 
     ``weights[k]`` has shape (out, in) as in torch's ``nn.Linear``; ``columns`` index the full
-    vector of :func:`noisecbr.vectors.vectorize`; ``mean``/``scale`` normalise those columns.
+    vector of :func:`noisecbr.features.vectorize`; ``mean``/``scale`` normalise those columns.
     """
 
     weights: list[np.ndarray]

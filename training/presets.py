@@ -2,7 +2,7 @@
 
 ``paper`` — Htwe, "Eliminating multiple noise patterns in web pages" (NoiseEliminator):
   * inputs: the eq. 1 leaf-frequency vector only, x_n = S_n / T_n over the 30 leaf-node types of
-    :data:`noisecbr.vectors.LEAF_TYPES` (the ``leaf`` feature group), un-normalised (the shares
+    :data:`noisecbr.features.LEAF_TYPES` (the ``leaf`` feature group), un-normalised (the shares
     are already in [0, 1] and sum to 1);
   * one hidden layer of 14 sigmoid units, three sigmoid output units, one-hot targets
     [1 0 0] noise, [0 1 0] data, [0 0 1] mixture;
@@ -47,8 +47,8 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 
+from noisecbr.features import FEATURE_GROUPS
 from noisecbr.result import LABELS
-from noisecbr.vectors import FEATURE_GROUPS
 
 __all__ = ["Preset", "PAPER", "DEFAULT", "PRESETS", "get_preset"]
 
