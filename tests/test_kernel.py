@@ -345,6 +345,22 @@ def test_keyword_masks_match_the_regexes():
     assert again.tolist() == [(a | b | 1 << 60) for a, b in zip(expected, expected[::-1])]
 
 
+@compiled_only
+def test_the_kernel_reads_the_quantities_the_table_names_and_refuses_others():
+    from noisecbr.features import FEATURES
+    from noisecbr.features.compiled import schema_arrays
+    named = {f.of for f in FEATURES if f.transform not in ("at", "relative")}
+    named |= {f.per for f in FEATURES if f.per is not None}
+    assert all(isinstance(getattr(_kernel, name.upper()), int) for name in named)
+    _kernel.Schema(*schema_arrays())
+    leaf = [f.name for f in FEATURES].index("leaf:a")
+    for field, value in (("index", 30), ("of", 999), ("transform", 99), ("per", -1)):
+        columns, parameters = schema_arrays()
+        columns[field][leaf] = value
+        with pytest.raises(ValueError, match="not one the kernel can read"):
+            _kernel.Schema(columns, parameters)
+
+
 # The text renderer's walk in C (render.render_text) against the Python walk it replaces.
 
 def _both_renders(root, removed=(), dropped=()) -> tuple[str | None, str]:

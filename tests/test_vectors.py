@@ -5,7 +5,9 @@ import pytest
 from lxml import etree
 
 from noisecbr.features import (
+    FEATURE_GROUPS,
     FEATURE_NAMES,
+    FEATURES,
     KEYWORDS,
     LEAF_TYPES,
     group_slices,
@@ -14,6 +16,7 @@ from noisecbr.features import (
     leaf_shares,
     vectorize,
 )
+from noisecbr.features.vectors import page_columns
 from noisecbr.subtrees import WORD, at_level, build_table
 from noisecbr.tidy import tidy
 
@@ -60,6 +63,22 @@ def test_full_vector_shape_and_features():
     assert x[2, name["anc_kw:nav"]] == 1.0 and x[6, name["anc_kw:nav"]] == 0.0
     slices = group_slices()
     assert slices["leaf"].stop - slices["leaf"].start == len(LEAF_TYPES)
+
+
+def test_the_table_names_each_column_once_in_contiguous_groups():
+    assert len(set(FEATURE_NAMES)) == len(FEATURE_NAMES) == len(FEATURES) == 217
+    assert [f.group for f in FEATURES] == [
+        group for group, columns in group_slices().items()
+        for _ in range(columns.stop - columns.start)]
+    assert sum(map(len, FEATURE_GROUPS.values())) == len(FEATURES)
+
+
+def test_the_pure_path_computes_the_quantities_the_table_names():
+    named = {f.of for f in FEATURES if f.transform not in ("at", "relative")}
+    named |= {f.per for f in FEATURES if f.per is not None}
+    assert page_columns(table()).quantities.keys() == named
+    columns = {f.of for f in FEATURES if f.transform in ("at", "relative")}
+    assert columns <= set(FEATURE_NAMES)
 
 
 def test_ad_keyword_is_a_whole_token():
