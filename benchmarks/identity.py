@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 
 from noisecbr.cleaner import Cleaner
+from noisecbr.features import vectorize
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import InputError, tidy
-from noisecbr.vectors import vectorize
 
 SETS = ("modernweb-dev", "dragnet", "cleaneval-dev", "readability")
 

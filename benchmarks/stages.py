@@ -41,12 +41,16 @@ AGAINST_PACKAGE = "noisecbr_against"
 def load_api(package: str) -> SimpleNamespace:
     """The functions the stages call, from ``package`` (``noisecbr`` or a revision's copy)."""
     module = {name: importlib.import_module(f"{package}.{name}") for name in
-              ("cleaner", "fallback", "metadata", "subtrees", "tidy", "vectors")}
+              ("cleaner", "fallback", "metadata", "subtrees", "tidy")}
+    try:
+        module["features"] = importlib.import_module(f"{package}.features")
+    except ModuleNotFoundError:  # a revision from before noisecbr.features
+        module["features"] = importlib.import_module(f"{package}.vectors")
     return SimpleNamespace(
         Cleaner=module["cleaner"].Cleaner, blas=module["cleaner"]._blas_controller,
         result=module["cleaner"]._result, tidy=module["tidy"].tidy,
         InputError=module["tidy"].InputError, build_table=module["subtrees"].build_table,
-        vectorize=module["vectors"].vectorize, fallback=module["fallback"],
+        vectorize=module["features"].vectorize, fallback=module["fallback"],
         headline=module["cleaner"]._headline,
         kernel=getattr(module["subtrees"], "KERNEL", "python"))
 

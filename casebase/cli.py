@@ -689,7 +689,7 @@ def revectorize(ctx: click.Context, quiet: bool) -> None:
     differs, position out of range, page unparsable) keeps its old vector and schema and is
     reported (exit 1). Cases merged by dedupe are recomputed from the page of the case kept.
     """
-    from noisecbr.vectors import VECTOR_SCHEMA
+    from noisecbr.features import VECTOR_SCHEMA
 
     cb = _open(ctx)
     done: dict[str, int] = {"pages": 0, "updated": 0}

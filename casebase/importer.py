@@ -24,13 +24,13 @@ import numpy as np
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from noisecbr.features import VECTOR_SCHEMA, vectorize
 from noisecbr.layout import dataset_size, read_dataset, site_of
 from noisecbr.metric import PageScore, Scores, aggregate, score_page
 from noisecbr.render import render_text
 from noisecbr.result import LABELS, NOISE
 from noisecbr.subtrees import ElementTable
 from noisecbr.tidy import InputError, normalize_space
-from noisecbr.vectors import VECTOR_SCHEMA, vectorize
 
 from .labelling import MAX_COVERAGE, T_DATA, T_NOISE
 from .labelling import oracle as oracle_walk

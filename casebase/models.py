@@ -158,7 +158,7 @@ class Case(Base):
     label_source: Mapped[str] = mapped_column(String(16))
     #: The subtree's text, whitespace-normalised, at most :data:`MAX_TEXT_CHARS` characters.
     text: Mapped[str] = mapped_column(Text, default="")
-    #: float32 little-endian bytes of the subtree's vector (:func:`noisecbr.vectors.vectorize`).
+    #: float32 little-endian bytes of the subtree's vector (:func:`noisecbr.features.vectorize`).
     vector: Mapped[bytes] = mapped_column(LargeBinary)
     schema_version: Mapped[int] = mapped_column(Integer)
     #: How many identical cases this one stands for (``casebase dedupe`` sums them).

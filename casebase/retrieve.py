@@ -31,12 +31,12 @@ import numpy as np
 from sqlalchemy import text
 
 from noisecbr.cleaner import Cleaner, DecidedPage
+from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
 from noisecbr.layout import site_of
 from noisecbr.memory import SiteMemory
 from noisecbr.model import Model
 from noisecbr.result import LABELS, named_probabilities
 from noisecbr.tidy import tidy
-from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
 
 from .store import CaseBase, CaseBaseError
 

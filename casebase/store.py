@@ -46,8 +46,8 @@ from sqlalchemy import (
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
 from noisecbr.result import LABELS
-from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
 
 from .errors import CaseBaseError, NotFoundError
 from .importer import AddedPage, add_page
@@ -487,7 +487,7 @@ class CaseBase:
                     on_page: Callable[[RevectorizeReport], None] | None = None
                     ) -> RevectorizeReport:
         """Recompute, from the stored pages, the vector of every case whose ``schema_version``
-        is not :data:`~noisecbr.vectors.VECTOR_SCHEMA`, and set its schema to it.
+        is not :data:`~noisecbr.features.VECTOR_SCHEMA`, and set its schema to it.
 
         Each page is parsed as the import parsed it (:func:`casebase.pages.parse_stored`,
         ``build_table``, ``vectorize``); a case is matched to the element at its ``position``,

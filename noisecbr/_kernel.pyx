@@ -2,8 +2,9 @@
 """The compiled kernel: the element table of :func:`noisecbr.subtrees.build_table` filled in one
 C pass over libxml2's nodes (``fill_table``), the integer loops of the vectors
 (``text_codes``, ``own_masks``, ``lookup``, ``ids``, ``inherited``, ``leaf_counts``,
-``siblings``, ``signature_counts``) and their float columns (``vector_floats``: the pure path's
-float64 operations in its order; the logarithms still numpy's). :mod:`noisecbr.kernel` chooses
+``siblings``, ``signature_counts``) and their float columns (``vector_floats``: every column as
+the feature table says, by the pure path's float64 operations in its order; the logarithms still
+numpy's). :mod:`noisecbr.kernel` chooses
 it or the pure Python path, which is the reference: every output here must equal the pure path's
 bit for bit.
 
@@ -471,7 +472,7 @@ cdef inline size_t _word_hash(const char* word, Py_ssize_t length) noexcept nogi
 
 cdef long long _ascii_code(int kind, const void* data, Py_ssize_t start, Py_ssize_t length,
                           AsciiWords words, long long title, long long digit) noexcept:
-    """``pagefeatures._code`` of the token ``[start, start + length)`` of a str's characters
+    """``features.tokens._code`` of the token ``[start, start + length)`` of a str's characters
     (``kind``, ``data``), all ASCII word characters: Title Case and digits by str.istitle's and
     str.isdigit's rules, then the listed word's bits."""
     cdef Py_ssize_t i
@@ -593,16 +594,17 @@ def ids(list values, dict index):
 
 
 cdef enum:
-    #: Forms the keyword scanner holds (``vectors.KEYWORDS`` and the whole-token forms: 43).
+    #: Forms the keyword scanner holds (``features.keywords.KEYWORDS`` and the whole-token
+    #: forms: 43).
     MAX_FORMS = 64
     #: Longest form (characters).
     FORM_CHARS = 16
 
 
 cdef class KeywordScanner:
-    """The keyword bits of attribute values as ``vectors._new_masks`` finds them with a regex
-    per keyword: bit ``b`` of a form is set when the form occurs in the lower-cased value, a
-    whole-token form only between characters that are not ASCII letters. The forms are ASCII
+    """The keyword bits of attribute values as ``features.keywords._new_masks`` finds them with a
+    regex per keyword: bit ``b`` of a form is set when the form occurs in the lower-cased value,
+    a whole-token form only between characters that are not ASCII letters. The forms are ASCII
     letters, so an occurrence lies inside one ``[a-z]+`` token, as the regexes' rule wants.
     One pass over a value's characters, trying only the forms that start with each one."""
     cdef Py_UCS4 forms[MAX_FORMS][FORM_CHARS]
@@ -1198,15 +1200,50 @@ cdef inline xmlNode* _next_node(xmlNode* node, xmlNode* top) noexcept nogil:
 
 
 # ---------------------------------------------------------------------------------------------
-# The vectors' float columns (vectors.vectorize): each column computed as numpy computes it in
-# the pure path, operation by operation in float64, then rounded to float32. Sums of counts are
-# exact in integers; the logarithms are numpy's (one np.log1p over a block of arguments: its
-# results may differ from libm's in the last bit).
+# The vectors' float columns (features.vectorize): every column as its row of the feature table
+# (noisecbr/features/schema.py) says, from per-element quantities computed here as the pure path
+# computes them with numpy, operation by operation in float64, then rounded to float32. Sums of
+# counts are exact in integers; the logarithms are numpy's (one np.log1p over a block of
+# arguments: its results may differ from libm's in the last bit). The table reaches the kernel
+# as a Schema (features.compiled.kernel_schema): no column position or feature scale is written
+# here, only the quantities' names.
+
+cpdef enum Transform:
+    # How a column is made of its quantity (schema.TRANSFORMS, upper-cased): those that read a
+    # quantity, then the two that read another column.
+    LOG, SHARE, CAPPED, BIT, ONE_HOT, VALUE, AT, RELATIVE
+
+cpdef enum Relation:
+    # The element whose column an AT or RELATIVE column reads (schema.RELATIONS, upper-cased).
+    PARENT, PREVIOUS, NEXT, ROOT, FIRST_H1
+
+# The quantities the table's ``of`` and ``per`` name (upper-cased; module-level names, as an
+# anonymous enum's members index a memoryview where a named enum's do not). First the rows of
+# the quantities block, one float64 per element (a page-wide quantity repeated):
+cpdef enum:
+    INDEX, END, ELEMENTS, SIZE, DEPTH, MAX_DEPTH, CHILDREN, TAG_GROUP, LEAVES,
+    CHARS, WORDS, LINK_CHARS, PUNCT, STOP_WORDS, OWN_CHARS, PAGE_CHARS,
+    INSIDE_CANDIDATE, CONTAINS_CANDIDATE, CANDIDATE_TEXT_SHARE, CONTENT_SCORE, TOP_SCORE,
+    CANDIDATE_DISTANCE, WORDS_BEFORE, WORDS_AFTER, PAGE_WORDS, SIGNATURES, SIGNATURE_SIBLINGS,
+    SIBLINGS, SENTENCES, PAGE_SENTENCES, LINK_PIECES, PAGE_LINK_PIECES, AFTER_H1, CONTAINS_H1,
+    BIGGEST_CHILD_WORDS, HAS_PREVIOUS, HAS_NEXT, TITLE_TOKENS, DIGIT_TOKENS, PIECES,
+    # then the families, read at a column's index:
+    LEAF_COUNTS, OWN_MASKS, ANCESTOR_MASKS, VOCABULARY_TOKENS, HEAD_VOCABULARY_TOKENS
 
 cdef enum:
-    #: Rows of the block of log1p arguments.
-    LOG_CHARS, LOG_WORDS, LOG_DENSITY, LOG_DEPTH, LOG_CHILDREN, LOG_SIZE, LOG_DISTANCE,
-    LOG_SIGNATURES, LOG_SIBLINGS, LOG_SENTENCES, LOG_PIECE_WORDS, N_LOGS
+    #: Rows of the quantities block.
+    N_ROWS = LEAF_COUNTS
+    #: Rows filled at a time: a block of the output stays in the cache while its columns are
+    #: written.
+    BLOCK = 64
+
+cdef enum:
+    #: Rows of the per-piece cumulative sums (a subtree's pieces are contiguous).
+    P_WORDS, P_CHARS, P_LINK_CHARS, P_PUNCT, P_STOPS, P_SENTENCES, P_LINK_PIECES, N_PIECE_SUMS
+
+cdef enum:
+    #: Columns of the per-token cumulative counts: Title Case, digits, then each vocabulary.
+    T_TITLES, T_DIGITS, T_VOCABULARIES
 
 
 cdef inline double _at_least(double x, double floor) noexcept nogil:
@@ -1217,231 +1254,408 @@ cdef inline double _at_most(double x, double ceiling) noexcept nogil:
     return x if x <= ceiling else ceiling  # np.minimum(x, ceiling) for x not NaN
 
 
-def vector_floats(float[:, ::1] out, dict offsets, object log1p, object table,
-                  const int[:, ::1] leaf, const long long[::1] tag_group,
-                  const unsigned long long[::1] own, const unsigned long long[::1] inherited,
-                  int keyword_bits, int mask_bits, const long long[::1] codes, long long stop_bit,
-                  const long long[::1] signature_count, const long long[::1] sibling_count,
-                  const long long[::1] previous, const long long[::1] following,
-                  Py_ssize_t first_h1, long long title_bit, long long digit_bit,
-                  int vocabulary_shift, int n_vocabularies, int head_words,
-                  int sentence_words, double min_paragraph_chars):
-    """Fill every column of ``out`` (elements × features, float32) from the element table and
-    the integer aggregates the caller computed (leaf counts, tag groups, keyword masks, token
-    codes, signature and sibling counts, sibling links), as ``vectors.vectorize``'s pure path
-    does: the same float64 operations in the same order. The vocabulary counts are those of
-    ``vocabulary_counts``, counted here."""
-    cdef const int[::1] parent = table.parent, end = table.end, depth = table.depth
-    cdef const int[::1] n_children = table.n_children
-    cdef const int[::1] piece_start = table.piece_start, piece_end = table.piece_end
-    cdef const int[::1] owner = table.piece_owner, piece_words = table.piece_words
-    cdef const int[::1] piece_chars = table.piece_chars, piece_punct = table.piece_punct
-    cdef const int[::1] piece_commas = table.piece_commas
-    cdef const unsigned char[::1] in_link = table.piece_in_link.view(np.uint8)
-    cdef Py_ssize_t n = out.shape[0], m = owner.shape[0], i, k, t, p, g
-    cdef int leaf_at = offsets["leaf"], text_at = offsets["text"]
-    cdef int structure_at = offsets["structure"], tag_at = offsets["tag"]
-    cdef int attributes_at = offsets["attributes"], context_at = offsets["context"]
-    cdef int candidate_at = offsets["candidate"], page_at = offsets["page"]
-    cdef int vocabulary_at = offsets["vocabulary"], n_leaf = leaf.shape[1]
-    cdef int n_tags = offsets["attributes"] - offsets["tag"], v
-    if n == 0:
+cdef class Schema:
+    """The feature table as the kernel reads it (``features.compiled.kernel_schema`` builds it
+    from ``features.schema``). ``columns``: per column its Transform, what it is made of
+    (``of``: a quantity, or the column an AT or RELATIVE column reads), the family ``index``,
+    the quantity it is divided by (``per``, −1: none), its Relation (``at``), ``floor``,
+    ``scale``, ``weight`` and ``cap``. ``parameters``: the column the candidate's score is
+    damped by (``link_density``), the number of leaf types, the token codes' bits, and the
+    parameters of the algorithms that make the quantities."""
+    cdef int[::1] transform, of, index, per, at, log_row
+    cdef double[::1] floor, scale, weight, cap
+    cdef Py_ssize_t n_columns, n_logs, link_density, n_leaf_types
+    cdef long long title_bit, digit_bit, stop_bit
+    cdef int vocabulary_shift, n_vocabularies, head_words, sentence_words
+    cdef double min_paragraph_chars, paragraph_chars, max_length_points, grandparent_divisor
+
+    def __init__(self, dict columns, dict parameters):
+        if len({len(values) for values in columns.values()}) != 1:
+            raise ValueError("the feature table's arrays differ in length")
+        self.transform, self.of, self.index = columns["transform"], columns["of"], columns["index"]
+        self.per, self.at = columns["per"], columns["at"]
+        self.floor, self.scale = columns["floor"], columns["scale"]
+        self.weight, self.cap = columns["weight"], columns["cap"]
+        self.n_columns = self.transform.shape[0]
+        is_log = np.asarray(self.transform) == LOG
+        self.n_logs = int(is_log.sum())
+        # Each LOG column's row of the log1p block (−1 for the other columns).
+        self.log_row = np.where(is_log, np.cumsum(is_log) - 1, -1).astype(np.int32)
+        self.link_density = parameters["link_density"]
+        self.n_leaf_types = parameters["leaf_types"]
+        self.title_bit, self.digit_bit = parameters["title_bit"], parameters["digit_bit"]
+        self.stop_bit = parameters["stop_bit"]
+        self.vocabulary_shift = parameters["vocabulary_shift"]
+        self.n_vocabularies = parameters["vocabularies"]
+        self.head_words = parameters["head_words"]
+        self.sentence_words = parameters["sentence_words"]
+        self.min_paragraph_chars = parameters["min_paragraph_chars"]
+        self.paragraph_chars = parameters["paragraph_chars"]
+        self.max_length_points = parameters["max_length_points"]
+        self.grandparent_divisor = parameters["grandparent_divisor"]
+        _check_schema(self)
+
+
+cdef inline bint _relational(Schema schema, Py_ssize_t c) noexcept:
+    """Whether column c reads another column (AT, RELATIVE) rather than a quantity."""
+    return schema.transform[c] == AT or schema.transform[c] == RELATIVE
+
+
+cdef int _check_schema(Schema schema) except -1:
+    """Refuse a table the loops (which do not check bounds) would misread: an unknown
+    transform, quantity or relation, a family index beyond its family, a share without a
+    divisor, an AT or RELATIVE column that reads another such column."""
+    cdef dict width = {LEAF_COUNTS: schema.n_leaf_types, OWN_MASKS: 64, ANCESTOR_MASKS: 64,
+                       VOCABULARY_TOKENS: schema.n_vocabularies,
+                       HEAD_VOCABULARY_TOKENS: schema.n_vocabularies}
+    cdef Py_ssize_t c
+    cdef int of, per
+    for c in range(schema.n_columns):
+        of, per = schema.of[c], schema.per[c]
+        if _relational(schema, c):
+            usable = (0 <= of < schema.n_columns and not _relational(schema, of)
+                      and PARENT <= schema.at[c] <= FIRST_H1)
+        else:
+            usable = (LOG <= schema.transform[c] <= VALUE and 0 <= of <= HEAD_VOCABULARY_TOKENS
+                      and -1 <= per < N_ROWS and 0 <= schema.index[c] < width.get(of, 1 << 30)
+                      and (per >= 0 or schema.transform[c] not in (SHARE, CAPPED)))
+        if not usable:
+            raise ValueError(f"column {c} of the feature table is not one the kernel can read")
+    return 0
+
+
+cdef class _Page:
+    """One page's inputs (the element table's arrays, the caller's integer aggregates) and what
+    the kernel derives from them: the quantities block, the log1p block, the token ranges."""
+    cdef const int[::1] parent, end, depth, n_children, piece_start, piece_end, owner
+    cdef const int[::1] piece_words, piece_chars, piece_punct, piece_commas
+    cdef const unsigned char[::1] in_link
+    cdef const int[:, ::1] leaf
+    cdef const unsigned long long[::1] own, inherited
+    cdef const long long[::1] codes, tag_group, signatures, signature_siblings
+    cdef const long long[::1] previous, following
+    cdef Py_ssize_t n, m, first_h1
+    cdef double[:, ::1] q, logs
+    cdef long long[::1] token_offset
+    cdef int[:, ::1] token_sums
+
+    def __init__(self, object table, dict inputs):
+        self.parent, self.end, self.depth = table.parent, table.end, table.depth
+        self.n_children, self.owner = table.n_children, table.piece_owner
+        self.piece_start, self.piece_end = table.piece_start, table.piece_end
+        self.piece_words, self.piece_chars = table.piece_words, table.piece_chars
+        self.piece_punct, self.piece_commas = table.piece_punct, table.piece_commas
+        self.in_link = table.piece_in_link.view(np.uint8)
+        self.leaf, self.tag_group = inputs["leaf_counts"], inputs["tag_group"]
+        self.own, self.inherited = inputs["own_masks"], inputs["ancestor_masks"]
+        self.codes = inputs["codes"]
+        self.signatures = inputs["signatures"]
+        self.signature_siblings = inputs["signature_siblings"]
+        self.previous, self.following = inputs["previous"], inputs["next"]
+        self.first_h1 = inputs["first_h1"]
+        self.n, self.m = self.parent.shape[0], self.owner.shape[0]
+        self.q = np.empty((N_ROWS, self.n), dtype=np.float64)
+
+
+def vector_floats(float[:, ::1] out, Schema schema, object table, dict inputs):
+    """Fill every column of ``out`` (elements × features, float32) as ``schema`` says, from the
+    element table and the integer aggregates the caller computed (``inputs``: leaf counts, tag
+    groups, keyword masks, token codes, signature counts, sibling links, the first h1), as
+    ``features.vectors``'s pure path does: the same float64 operations in the same order. The
+    vocabulary counts are those of ``tokens.vocabulary_quantities``, counted here."""
+    cdef _Page page = _Page(table, inputs)
+    if page.n == 0:
         return
-    # Per token, cumulative counts: Title Case, digits, each vocabulary.
-    cdef Py_ssize_t n_tokens = codes.shape[0]
-    token_sums_array = np.zeros((n_tokens + 1, 2 + n_vocabularies), dtype=np.int32)
-    cdef int[:, ::1] token_sums = token_sums_array
+    if page.leaf.shape[1] != schema.n_leaf_types:
+        raise ValueError(f"{page.leaf.shape[1]} leaf types, where the table has "
+                         f"{schema.n_leaf_types}")
+    _count_tokens(page, schema)
+    cdef long long[:, ::1] cum = _piece_sums(page, schema)
+    _element_quantities(page, cum)
+    _candidate_quantities(page, schema)
+    _page_quantities(page, cum)
+    _vocabulary_quantities(page)
+    _log_block(page, schema)
+    _fill(out, page, schema)
+
+
+cdef int _count_tokens(_Page page, Schema schema) except -1:
+    """Per token, cumulative counts: Title Case, digits, each vocabulary."""
+    cdef const long long[::1] codes = page.codes
+    cdef Py_ssize_t t
     cdef long long vocabulary
-    for t in range(n_tokens):
-        token_sums[t + 1, :] = token_sums[t, :]
-        token_sums[t + 1, 0] += (codes[t] & title_bit) != 0
-        token_sums[t + 1, 1] += (codes[t] & digit_bit) != 0
-        vocabulary = (codes[t] >> vocabulary_shift) - 1
-        if vocabulary >= n_vocabularies:
+    page.token_sums = np.zeros((codes.shape[0] + 1, T_VOCABULARIES + schema.n_vocabularies),
+                               dtype=np.int32)
+    cdef int[:, ::1] sums = page.token_sums
+    for t in range(codes.shape[0]):
+        sums[t + 1, :] = sums[t, :]
+        sums[t + 1, T_TITLES] += (codes[t] & schema.title_bit) != 0
+        sums[t + 1, T_DIGITS] += (codes[t] & schema.digit_bit) != 0
+        vocabulary = (codes[t] >> schema.vocabulary_shift) - 1
+        if vocabulary >= schema.n_vocabularies:
             raise ValueError(f"token code {codes[t]} names no vocabulary")
         if vocabulary >= 0:
-            token_sums[t + 1, 2 + vocabulary] += 1
-    # Per piece, cumulative counts (a subtree's pieces are contiguous): words, characters,
-    # link characters, punctuation, stop words, sentences, link pieces; and the tokens.
-    cum_array = np.zeros((7, m + 1), dtype=np.int64)
-    cdef long long[:, ::1] cum = cum_array
-    token_offset_array = np.zeros(m + 1, dtype=np.int64)
-    cdef long long[::1] token_offset = token_offset_array
+            sums[t + 1, T_VOCABULARIES + vocabulary] += 1
+    return 0
+
+
+cdef long long[:, ::1] _piece_sums(_Page page, Schema schema):
+    """Per piece, cumulative counts (the P_ rows): words, characters, link characters,
+    punctuation, stop words, sentences, link pieces; and the pieces' token offsets."""
+    cdef Py_ssize_t k, t
     cdef long long stops
-    for k in range(m):
-        token_offset[k + 1] = token_offset[k] + piece_words[k]
+    cdef bint sentence
+    cdef long long[:, ::1] cum = np.zeros((N_PIECE_SUMS, page.m + 1), dtype=np.int64)
+    page.token_offset = np.zeros(page.m + 1, dtype=np.int64)
+    cdef long long[::1] offset = page.token_offset
+    for k in range(page.m):
+        offset[k + 1] = offset[k] + page.piece_words[k]
         stops = 0
-        for t in range(token_offset[k], token_offset[k + 1]):
-            stops += (codes[t] & stop_bit) != 0
-        cum[0, k + 1] = cum[0, k] + piece_words[k]
-        cum[1, k + 1] = cum[1, k] + piece_chars[k]
-        cum[2, k + 1] = cum[2, k] + (piece_chars[k] if in_link[k] else 0)
-        cum[3, k + 1] = cum[3, k] + piece_punct[k]
-        cum[4, k + 1] = cum[4, k] + stops
-        cum[5, k + 1] = cum[5, k] + (piece_words[k] >= sentence_words and piece_punct[k] > 0
-                                     and not in_link[k])
-        cum[6, k + 1] = cum[6, k] + in_link[k]
-    # Per element, float64 (exact whole numbers): the subtree sums, and the own pieces' sums.
-    sums_array = np.empty((9, n), dtype=np.float64)
-    cdef double[:, ::1] sums = sums_array
-    cdef double[::1] words = sums[0], chars = sums[1], link_chars = sums[2], punct = sums[3]
-    cdef double[::1] stop_words = sums[4], sentences = sums[5], link_pieces = sums[6]
-    cdef double[::1] own_chars = sums[7], commas = sums[8]
+        for t in range(offset[k], offset[k + 1]):
+            stops += (page.codes[t] & schema.stop_bit) != 0
+        sentence = (page.piece_words[k] >= schema.sentence_words and page.piece_punct[k] > 0
+                    and not page.in_link[k])
+        cum[P_WORDS, k + 1] = cum[P_WORDS, k] + page.piece_words[k]
+        cum[P_CHARS, k + 1] = cum[P_CHARS, k] + page.piece_chars[k]
+        cum[P_LINK_CHARS, k + 1] = (cum[P_LINK_CHARS, k]
+                                    + (page.piece_chars[k] if page.in_link[k] else 0))
+        cum[P_PUNCT, k + 1] = cum[P_PUNCT, k] + page.piece_punct[k]
+        cum[P_STOPS, k + 1] = cum[P_STOPS, k] + stops
+        cum[P_SENTENCES, k + 1] = cum[P_SENTENCES, k] + sentence
+        cum[P_LINK_PIECES, k + 1] = cum[P_LINK_PIECES, k] + page.in_link[k]
+    return cum
+
+
+cdef inline double _summed(long long[:, ::1] cum, int row, _Page page,
+                           Py_ssize_t i) noexcept:
+    """Element i's subtree sum of a per-piece count (exact as a whole number)."""
+    return <double>(cum[row, page.piece_end[i]] - cum[row, page.piece_start[i]])
+
+
+cdef void _element_quantities(_Page page, long long[:, ::1] cum) noexcept:
+    """The leaf, text and structure groups' rows, and the subtree sums the page group reads."""
+    cdef double[:, ::1] q = page.q
+    cdef Py_ssize_t n = page.n, i, k, t
+    cdef long long leaves
+    cdef double max_depth = 0.0
     for i in range(n):
-        for t in range(7):
-            sums[t, i] = <double>(cum[t, piece_end[i]] - cum[t, piece_start[i]])
-        own_chars[i] = 0.0
-        commas[i] = 0.0
-    for k in range(m):
-        own_chars[owner[k]] += piece_chars[k]
-        commas[owner[k]] += piece_commas[k]
-    # The text group (float64: the context and candidate groups read it), and the log1p
-    # arguments of every group.
-    text_array = np.empty((n, 8), dtype=np.float64)
-    cdef double[:, ::1] text = text_array
-    logs_array = np.empty((N_LOGS, n), dtype=np.float64)
-    cdef double[:, ::1] logs = logs_array
-    cdef double page_chars = _at_least(chars[0], 1.0), size, max_depth = 0.0
+        q[INDEX, i] = <double>i
+        q[END, i] = <double>page.end[i]
+        q[SIZE, i] = <double>(page.end[i] - i)
+        q[DEPTH, i] = <double>page.depth[i]
+        q[CHILDREN, i] = <double>page.n_children[i]
+        q[TAG_GROUP, i] = <double>page.tag_group[i]
+        leaves = 0
+        for t in range(page.leaf.shape[1]):
+            leaves += page.leaf[i, t]
+        q[LEAVES, i] = <double>leaves
+        q[WORDS, i] = _summed(cum, P_WORDS, page, i)
+        q[CHARS, i] = _summed(cum, P_CHARS, page, i)
+        q[LINK_CHARS, i] = _summed(cum, P_LINK_CHARS, page, i)
+        q[PUNCT, i] = _summed(cum, P_PUNCT, page, i)
+        q[STOP_WORDS, i] = _summed(cum, P_STOPS, page, i)
+        q[SENTENCES, i] = _summed(cum, P_SENTENCES, page, i)
+        q[LINK_PIECES, i] = _summed(cum, P_LINK_PIECES, page, i)
+        q[OWN_CHARS, i] = 0.0
+        max_depth = _at_least(q[DEPTH, i], max_depth)
+    for k in range(page.m):
+        q[OWN_CHARS, page.owner[k]] += page.piece_chars[k]
     for i in range(n):
-        size = <double>(end[i] - i)
-        logs[LOG_CHARS, i] = chars[i]
-        logs[LOG_WORDS, i] = words[i]
-        logs[LOG_DENSITY, i] = chars[i] / size
-        logs[LOG_DEPTH, i] = <double>depth[i]
-        logs[LOG_CHILDREN, i] = <double>n_children[i]
-        logs[LOG_SIZE, i] = size
-        logs[LOG_SIGNATURES, i] = <double>signature_count[i]
-        logs[LOG_SIBLINGS, i] = <double>sibling_count[i]
-        logs[LOG_SENTENCES, i] = sentences[i]
-        logs[LOG_PIECE_WORDS, i] = (
-            <double>(token_offset[piece_end[i]] - token_offset[piece_start[i]])
-            / <double>(piece_end[i] - piece_start[i] if piece_end[i] - piece_start[i] > 1 else 1))
-        text[i, 2] = link_chars[i] / _at_least(chars[i], 1.0)
-        text[i, 3] = _at_most(punct[i] / _at_least(words[i], 1.0), 1.0)
-        text[i, 4] = stop_words[i] / _at_least(words[i], 1.0)
-        text[i, 5] = own_chars[i] / _at_least(chars[i], 1.0)
-        text[i, 6] = chars[i] / page_chars
-        if <double>depth[i] > max_depth:
-            max_depth = <double>depth[i]
-    # The candidate: readability's paragraph scores, added to the parent, then half to the
-    # grandparent, in document order (as the pure path's bincount adds them).
-    score_array = np.zeros(n, dtype=np.float64)
-    paragraph_array = np.empty(n, dtype=np.float64)
-    cdef double[::1] score = score_array, paragraph = paragraph_array
+        q[ELEMENTS, i] = <double>n
+        q[MAX_DEPTH, i] = max_depth
+        q[PAGE_CHARS, i] = q[CHARS, 0]
+
+
+cdef int _candidate_quantities(_Page page, Schema schema) except -1:
+    """The candidate group's rows: readability's paragraph scores, added to the parent, then
+    divided to the grandparent, in document order (as the pure path's bincount adds them),
+    damped by the link density column; the main candidate is the best score."""
+    cdef double[:, ::1] q = page.q
+    cdef const int[::1] parent = page.parent, end = page.end
+    cdef Py_ssize_t n = page.n, i, k, top = 0
+    cdef double[::1] commas = np.zeros(n), paragraph = np.empty(n)
+    cdef double[::1] score = np.zeros(n), density = np.empty(n)
+    cdef bint inside, contains
+    for k in range(page.m):
+        commas[page.owner[k]] += page.piece_commas[k]
     for i in range(n):
-        paragraph[i] = ((1.0 + commas[i]) + _at_most(own_chars[i] / 100.0, 3.0)
-                        if own_chars[i] >= min_paragraph_chars else 0.0)
+        paragraph[i] = ((1.0 + commas[i]) + _at_most(q[OWN_CHARS, i] / schema.paragraph_chars,
+                                                     schema.max_length_points)
+                        if q[OWN_CHARS, i] >= schema.min_paragraph_chars else 0.0)
     for i in range(n):
         if parent[i] >= 0:
             score[parent[i]] += paragraph[i]
     for i in range(n):
         if parent[i] >= 0 and parent[parent[i]] >= 0:
-            score[parent[parent[i]]] += paragraph[i] / 2.0
-    cdef Py_ssize_t top = 0
+            score[parent[parent[i]]] += paragraph[i] / schema.grandparent_divisor
+    _column(page, schema, schema.link_density, 0, n, &density[0])
     for i in range(n):
-        score[i] *= 1.0 - text[i, 2]
+        score[i] *= 1.0 - density[i]
         if score[i] > score[top]:
             top = i
     for i in range(n):
-        logs[LOG_DISTANCE, i] = <double>abs(depth[i] - depth[top])
-    log1p(logs_array, out=logs_array)
-    cdef double total = _at_least(<double>cum[0, m], 1.0)
-    cdef double log_total = log1p(total) / 12.0
-    # Every column, row by row.
-    cdef float* row
-    cdef double before, before_h1 = 0.0, best, sibling_share, word_floor, vocabulary_words
-    cdef double page_density = text[0, 2], score_top = _at_least(score[top], 1e-9)
-    cdef double sentence_floor = _at_least(sentences[0], 1.0)
-    cdef double link_piece_floor = _at_least(link_pieces[0], 1.0)
-    cdef bint inside, contains
-    cdef long long count, start_token, end_token, head_token
-    biggest_array = np.zeros(n, dtype=np.float64)
-    cdef double[::1] biggest = biggest_array
-    for i in range(1, n):
-        if words[i] > biggest[parent[i]]:
-            biggest[parent[i]] = words[i]
-    if first_h1 >= 0:
-        before_h1 = <double>cum[0, piece_start[first_h1]] / total
-    for i in range(n):
-        row = &out[i, 0]
-        text[i, 0] = logs[LOG_CHARS, i] / 12.0
-        text[i, 1] = logs[LOG_WORDS, i] / 10.0
-        text[i, 7] = logs[LOG_DENSITY, i] / 8.0
-        count = 0
-        for t in range(n_leaf):
-            count += leaf[i, t]
-        for t in range(n_leaf):
-            row[leaf_at + t] = <float>(<double>leaf[i, t] / _at_least(<double>count, 1.0))
-        for t in range(8):
-            row[text_at + t] = <float>text[i, t]
-        size = <double>(end[i] - i)
-        row[structure_at] = <float>(<double>depth[i] / _at_least(max_depth, 1.0))
-        row[structure_at + 1] = <float>(logs[LOG_DEPTH, i] / 5.0)
-        row[structure_at + 2] = <float>(<double>i / <double>n)
-        row[structure_at + 3] = <float>(<double>end[i] / <double>n)
-        row[structure_at + 4] = <float>(logs[LOG_CHILDREN, i] / 6.0)
-        row[structure_at + 5] = <float>(logs[LOG_SIZE, i] / 9.0)
-        row[structure_at + 6] = <float>(size / <double>n)
-        for t in range(n_tags):
-            row[tag_at + t] = 0.0
-        row[tag_at + tag_group[i]] = 1.0
-        for t in range(keyword_bits):
-            row[attributes_at + t] = <float>((own[i] >> t) & 1)
-        for t in range(mask_bits):
-            row[context_at + t] = <float>((inherited[i] >> t) & 1)
-        for t in range(8):
-            row[context_at + mask_bits + t] = <float>text[parent[i], t] if parent[i] >= 0 else 0.0
-        # candidate
         inside = i >= top and i < end[top]
         contains = i <= top and end[i] > top
-        row[candidate_at] = 1.0 if inside else 0.0
-        row[candidate_at + 1] = 1.0 if contains else 0.0
-        row[candidate_at + 2] = <float>(1.0 if inside else (
-            chars[top] / _at_least(chars[i], 1.0) if contains else 0.0))
-        row[candidate_at + 3] = <float>(score[i] / score_top)
-        row[candidate_at + 4] = <float>(logs[LOG_DISTANCE, i] / 4.0)
-        # page
-        before = <double>cum[0, piece_start[i]] / total
-        row[page_at] = <float>before
-        row[page_at + 1] = <float>((total - <double>cum[0, piece_end[i]]) / total)
-        row[page_at + 2] = <float>(logs[LOG_SIGNATURES, i] / 7.0)
-        row[page_at + 3] = <float>(logs[LOG_SIBLINGS, i] / 5.0)
-        p = n_children[parent[i]] if parent[i] >= 0 else 1
-        row[page_at + 4] = <float>(<double>sibling_count[i] / <double>(p if p > 1 else 1))
-        row[page_at + 5] = <float>(sentences[i] / sentence_floor)
-        row[page_at + 6] = <float>(logs[LOG_SENTENCES, i] / 5.0)
-        row[page_at + 7] = <float>(link_pieces[i] / link_piece_floor)
-        row[page_at + 8] = <float>(text[i, 2] - page_density)
-        row[page_at + 9] = <float>page_density
-        if first_h1 >= 0:
-            row[page_at + 10] = 1.0 if i >= first_h1 else 0.0
-            row[page_at + 11] = 1.0 if i <= first_h1 and end[i] > first_h1 else 0.0
-            row[page_at + 12] = <float>(before - before_h1)
-        else:
-            row[page_at + 10] = row[page_at + 11] = row[page_at + 12] = 0.0
-        row[page_at + 13] = <float>(biggest[i] / _at_least(words[i], 1.0))
-        for t in range(2):  # the previous and the next sibling
-            g = previous[i] if t == 0 else following[i]
-            row[page_at + 14 + 3 * t] = <float>(logs[LOG_WORDS, g] / 10.0) if g >= 0 else 0.0
-            row[page_at + 15 + 3 * t] = <float>text[g, 2] if g >= 0 else 0.0
-            row[page_at + 16 + 3 * t] = 1.0 if g >= 0 else 0.0
-        row[page_at + 20] = <float>log_total
-        # vocabulary: over the subtree's tokens, and over its first head_words
-        start_token = token_offset[piece_start[i]]
-        end_token = token_offset[piece_end[i]]
-        head_token = start_token + head_words if start_token + head_words < end_token else end_token
-        vocabulary_words = _at_least(<double>(end_token - start_token), 1.0)
-        row[vocabulary_at] = <float>(
-            <double>(token_sums[end_token, 0] - token_sums[start_token, 0]) / vocabulary_words)
-        row[vocabulary_at + 1] = <float>(
-            <double>(token_sums[end_token, 1] - token_sums[start_token, 1]) / vocabulary_words)
-        row[vocabulary_at + 2] = <float>(logs[LOG_PIECE_WORDS, i] / 5.0)
-        for v in range(n_vocabularies):
-            row[vocabulary_at + 3 + v] = <float>_at_most(
-                <double>(token_sums[end_token, 2 + v] - token_sums[start_token, 2 + v])
-                / vocabulary_words * 5.0, 1.0)
-            row[vocabulary_at + 3 + n_vocabularies + v] = (
-                1.0 if token_sums[head_token, 2 + v] > token_sums[start_token, 2 + v] else 0.0)
+        q[INSIDE_CANDIDATE, i] = 1.0 if inside else 0.0
+        q[CONTAINS_CANDIDATE, i] = 1.0 if contains else 0.0
+        q[CANDIDATE_TEXT_SHARE, i] = 1.0 if inside else (
+            q[CHARS, top] / _at_least(q[CHARS, i], 1.0) if contains else 0.0)
+        q[CONTENT_SCORE, i] = score[i]
+        q[TOP_SCORE, i] = score[top]
+        q[CANDIDATE_DISTANCE, i] = <double>abs(page.depth[i] - page.depth[top])
+    return 0
+
+
+cdef void _page_quantities(_Page page, long long[:, ::1] cum) noexcept:
+    """The page group's rows (its subtree sums are in place already): the words before and
+    after the subtree, repeated signatures, page-wide sums, the first h1, the biggest child,
+    the siblings."""
+    cdef double[:, ::1] q = page.q
+    cdef const int[::1] parent = page.parent
+    cdef Py_ssize_t n = page.n, i, first = page.first_h1
+    cdef double total = _at_least(<double>cum[P_WORDS, page.m], 1.0)
+    for i in range(n):
+        q[BIGGEST_CHILD_WORDS, i] = 0.0
+    for i in range(1, n):
+        if q[WORDS, i] > q[BIGGEST_CHILD_WORDS, parent[i]]:
+            q[BIGGEST_CHILD_WORDS, parent[i]] = q[WORDS, i]
+    for i in range(n):
+        q[WORDS_BEFORE, i] = <double>cum[P_WORDS, page.piece_start[i]]
+        q[WORDS_AFTER, i] = total - <double>cum[P_WORDS, page.piece_end[i]]
+        q[PAGE_WORDS, i] = total
+        q[SIGNATURES, i] = <double>page.signatures[i]
+        q[SIGNATURE_SIBLINGS, i] = <double>page.signature_siblings[i]
+        q[SIBLINGS, i] = <double>page.n_children[parent[i]] if parent[i] >= 0 else 1.0
+        q[PAGE_SENTENCES, i] = q[SENTENCES, 0]
+        q[PAGE_LINK_PIECES, i] = q[LINK_PIECES, 0]
+        q[AFTER_H1, i] = 1.0 if first >= 0 and i >= first else 0.0
+        q[CONTAINS_H1, i] = 1.0 if first >= 0 and i <= first and page.end[i] > first else 0.0
+        q[HAS_PREVIOUS, i] = 1.0 if page.previous[i] >= 0 else 0.0
+        q[HAS_NEXT, i] = 1.0 if page.following[i] >= 0 else 0.0
+
+
+cdef void _vocabulary_quantities(_Page page) noexcept:
+    """The vocabulary group's rows: Title Case and digit tokens, text pieces."""
+    cdef double[:, ::1] q = page.q
+    cdef int[:, ::1] sums = page.token_sums
+    cdef Py_ssize_t i
+    cdef long long first, last
+    for i in range(page.n):
+        first = page.token_offset[page.piece_start[i]]
+        last = page.token_offset[page.piece_end[i]]
+        q[TITLE_TOKENS, i] = <double>(sums[last, T_TITLES] - sums[first, T_TITLES])
+        q[DIGIT_TOKENS, i] = <double>(sums[last, T_DIGITS] - sums[first, T_DIGITS])
+        q[PIECES, i] = <double>(page.piece_end[i] - page.piece_start[i])
+
+
+cdef int _log_block(_Page page, Schema schema) except -1:
+    """The arguments of every LOG column (the quantity, divided by ``per`` where it has one),
+    then numpy's log1p over the whole block at once."""
+    cdef Py_ssize_t c, i, r
+    logs = np.empty((schema.n_logs, page.n), dtype=np.float64)
+    page.logs = logs
+    for c in range(schema.n_columns):
+        r = schema.log_row[c]
+        if r < 0:
+            continue
+        _gather(page, schema, c, 0, page.n, &page.logs[r, 0])
+        if schema.per[c] >= 0:
+            for i in range(page.n):
+                page.logs[r, i] = page.logs[r, i] / _at_least(page.q[schema.per[c], i],
+                                                               schema.floor[c])
+    np.log1p(logs, out=logs)
+    return 0
+
+
+cdef void _gather(_Page page, Schema schema, Py_ssize_t c, Py_ssize_t start, Py_ssize_t stop,
+                  double* v) noexcept:
+    """Column c's quantity (a family's at the column's index) of rows [start, stop) into v."""
+    cdef int of = schema.of[c], index = schema.index[c]
+    cdef Py_ssize_t i
+    cdef long long first, last
+    for i in range(start, stop):
+        if of < N_ROWS:
+            v[i - start] = page.q[of, i]
+        elif of == LEAF_COUNTS:
+            v[i - start] = <double>page.leaf[i, index]
+        elif of == OWN_MASKS:
+            v[i - start] = <double>((page.own[i] >> index) & 1)
+        elif of == ANCESTOR_MASKS:
+            v[i - start] = <double>((page.inherited[i] >> index) & 1)
+        else:  # VOCABULARY_TOKENS, HEAD_VOCABULARY_TOKENS: over the subtree, or its head
+            first = page.token_offset[page.piece_start[i]]
+            last = page.token_offset[page.piece_end[i]]
+            if of == HEAD_VOCABULARY_TOKENS and first + schema.head_words < last:
+                last = first + schema.head_words
+            v[i - start] = <double>(page.token_sums[last, T_VOCABULARIES + index]
+                                    - page.token_sums[first, T_VOCABULARIES + index])
+
+
+cdef void _column(_Page page, Schema schema, Py_ssize_t c, Py_ssize_t start, Py_ssize_t stop,
+                  double* v) noexcept:
+    """Column c (not an AT or RELATIVE one) of rows [start, stop) into v, in float64: the
+    arithmetic of the schema module's docstring, operation by operation."""
+    cdef int transform = schema.transform[c], per = schema.per[c]
+    cdef double floor = schema.floor[c]
+    cdef Py_ssize_t i, k
+    if transform == LOG:
+        for i in range(start, stop):
+            v[i - start] = page.logs[schema.log_row[c], i] / schema.scale[c]
+        return
+    _gather(page, schema, c, start, stop, v)
+    for i in range(start, stop):
+        k = i - start
+        if transform == SHARE:
+            v[k] = v[k] / _at_least(page.q[per, i], floor)
+        elif transform == CAPPED:
+            v[k] = _at_most(v[k] / _at_least(page.q[per, i], floor) * schema.weight[c],
+                            schema.cap[c])
+        elif transform == BIT:
+            v[k] = 1.0 if v[k] > 0.0 else 0.0
+        elif transform == ONE_HOT:
+            v[k] = 1.0 if v[k] == <double>schema.index[c] else 0.0
+        # VALUE: the quantity as it is
+
+
+cdef inline Py_ssize_t _related(_Page page, int relation, Py_ssize_t i) noexcept:
+    """The element whose column an AT or RELATIVE column reads at element i (−1: none)."""
+    if relation == PARENT:
+        return page.parent[i]
+    if relation == PREVIOUS:
+        return page.previous[i]
+    if relation == NEXT:
+        return page.following[i]
+    if relation == ROOT:
+        return 0
+    return page.first_h1
+
+
+cdef int _fill(float[:, ::1] out, _Page page, Schema schema) except -1:
+    """Every column into ``out``, a block of rows at a time; then the AT and RELATIVE columns,
+    from the whole of the column each reads."""
+    cdef double values[BLOCK]
+    cdef double[::1] source = np.empty(page.n)
+    cdef Py_ssize_t start, stop, c, i, g
+    for start in range(0, page.n, BLOCK):
+        stop = start + BLOCK if start + BLOCK < page.n else page.n
+        for c in range(schema.n_columns):
+            if not _relational(schema, c):
+                _column(page, schema, c, start, stop, values)
+                for i in range(start, stop):
+                    out[i, c] = <float>values[i - start]
+    for c in range(schema.n_columns):
+        if not _relational(schema, c):
+            continue
+        _column(page, schema, schema.of[c], 0, page.n, &source[0])
+        for i in range(page.n):
+            g = _related(page, schema.at[c], i)
+            if g < 0:
+                out[i, c] = 0.0
+            elif schema.transform[c] == AT:
+                out[i, c] = <float>source[g]
+            else:
+                out[i, c] = <float>(source[i] - source[g])
+    return 0
 
 
 # ---------------------------------------------------------------------------------------------

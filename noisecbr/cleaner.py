@@ -39,7 +39,8 @@ from lxml import etree
 
 from .byline import author_of, find_byline
 from .discussion import without_unfounded_comments
-from .lexical import lexical_inputs
+from .features import vectorize
+from .features.lexical import lexical_inputs
 from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_pieces, kept_words
 from .memory import SiteMemory
 from .metadata import (MAX_HEADLINE_WORDS, PageMetadata, headline_element, page_elements,
@@ -49,7 +50,6 @@ from .render import render_html, render_text, render_texts
 from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
 from .subtrees import ElementTable, build_table
 from .tidy import Parser, drop_elements, tidy, xml_safe
-from .vectors import vectorize
 
 __all__ = ["DEFAULT_MODEL", "FAVOR", "Cleaner", "DecidedPage", "clean", "default_model"]
 

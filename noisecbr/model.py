@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .lexical import (LEXICON_TENSORS, LexicalInputs, Lexicon, check_lexicon, lexicon_tensors,
-                      read_lexicon)
+from .features import FEATURE_NAMES, VECTOR_SCHEMA
+from .features.lexical import (LEXICON_TENSORS, LexicalInputs, Lexicon, check_lexicon,
+                               lexicon_tensors, read_lexicon)
 from .result import LABELS, PAPER_LABELS
-from .vectors import FEATURE_NAMES, VECTOR_SCHEMA
 
 __all__ = ["ModelError", "SchemaMismatchError", "Model", "load_model", "save_model"]
 
@@ -122,12 +122,12 @@ def _check_finite(name: str, values: np.ndarray) -> None:
 @dataclass
 class Model:
     """An MLP over selected columns of the subtree vectors, and optionally the pooled lexical
-    fields of :mod:`noisecbr.lexical`.
+    fields of :mod:`noisecbr.features.lexical`.
 
     ``weights[k]`` has shape (out, in) as in torch's ``nn.Linear``; ``columns`` index the full
-    vector of :func:`noisecbr.vectors.vectorize`; ``mean``/``scale`` normalise those columns.
+    vector of :func:`noisecbr.features.vectorize`; ``mean``/``scale`` normalise those columns.
     With a ``lexicon``, the first layer's inputs are the normalised columns followed by the
-    lexicon's pooled fields (:meth:`noisecbr.lexical.Lexicon.pool`).
+    lexicon's pooled fields (:meth:`noisecbr.features.lexical.Lexicon.pool`).
     """
 
     weights: list[np.ndarray]
@@ -211,10 +211,10 @@ class Model:
 
     def pooled(self, lexical: LexicalInputs | np.ndarray | None, rows: int) -> np.ndarray:
         """The lexical inputs of ``rows`` subtrees: pooled by the model's lexicon from the
-        page's :class:`~noisecbr.lexical.LexicalInputs`, or already pooled (an array)."""
+        page's :class:`~noisecbr.features.lexical.LexicalInputs`, or already pooled (an array)."""
         if lexical is None:
             raise ValueError("this model reads lexical fields: pass the page's LexicalInputs "
-                             "(noisecbr.lexical.lexical_inputs)")
+                             "(noisecbr.features.lexical.lexical_inputs)")
         pooled = self.lexicon.pool(lexical) if isinstance(lexical, LexicalInputs) else lexical
         if pooled.shape != (rows, self.lexicon.width):
             raise ValueError(f"lexical inputs of shape {pooled.shape}, expected "

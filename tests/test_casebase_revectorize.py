@@ -13,8 +13,8 @@ from casebase import store
 from casebase.cli import cli
 from casebase.pages import parse_stored
 from casebase.store import CaseBase
+from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
 from noisecbr.subtrees import build_table
-from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
 
 OLD_SCHEMA = 2
 #: Schema 2 vectors were shorter: old rows get this many features, the new ones all of them.

@@ -6,9 +6,9 @@ from lxml import html as lxml_html
 
 import noisecbr
 from noisecbr.cleaner import Cleaner
+from noisecbr.features import FEATURE_NAMES
 from noisecbr.model import Model, ModelError, SchemaMismatchError, load_model, save_model
 from noisecbr.result import LABELS
-from noisecbr.vectors import FEATURE_NAMES
 
 
 def test_default_model_removes_furniture_and_keeps_article(article_html):

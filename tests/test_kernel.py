@@ -21,8 +21,8 @@ import noisecbr
 from fuzzing import FAMILIES, fixture_pages, generate
 from noisecbr import kernel, subtrees
 from noisecbr.cleaner import Cleaner
+from noisecbr.features import vectorize
 from noisecbr.tidy import InputError, tidy
-from noisecbr.vectors import vectorize
 
 try:  # the module itself, even where the import-time check turned it down
     from noisecbr import _kernel
@@ -237,13 +237,17 @@ def test_generated_pages_give_the_same_table(seed, family):
 
 def _pure_vectors(table) -> np.ndarray:
     """The vectors of ``table`` by the pure Python path (numpy's float columns)."""
-    from noisecbr import pagefeatures, vectors
-    compiled = vectors.COMPILED
-    vectors.COMPILED = pagefeatures.COMPILED = None
+    # Every module of the package that chooses between the kernel and numpy, told numpy.
+    modules = [module for name, module in sys.modules.items()
+               if name.startswith("noisecbr.features.") and hasattr(module, "COMPILED")]
+    compiled = subtrees.COMPILED
+    for module in modules:
+        module.COMPILED = None
     try:
-        return vectors.vectorize(table)
+        return vectorize(table)
     finally:
-        vectors.COMPILED = pagefeatures.COMPILED = compiled
+        for module in modules:
+            module.COMPILED = compiled
 
 
 @in_use
@@ -281,33 +285,30 @@ TRICKY_TOKENS = ["ABC", "Abc", "aBc", "A1", "1A", "_A", "A_b", "A_B", "Hello_Wor
 
 @compiled_only
 def test_token_codes_match_the_python_coder():
-    from noisecbr import pagefeatures
+    from noisecbr.features import tokens as coding
     tokens = [TRICKY_TOKENS] + [piece for html in fixture_pages()
                                 for piece in subtrees.build_table(tidy(html)).piece_tokens]
-    expected = [pagefeatures._code(token) for piece in tokens for token in piece]
+    expected = [coding._code(token) for piece in tokens for token in piece]
     # The tokens as texts: joined by spaces and by non-word characters, and each ASCII token
     # also inside a non-ASCII text (whose characters are stored two or four bytes wide).
     texts = [" ".join(piece) for piece in tokens] + ["-.\u00a0".join(piece) for piece in tokens]
     wide = [f"\u0100 {' '.join(piece)} \U0001f600" for piece in tokens]
     counts = [len(piece) for piece in tokens]
-    for words in (pagefeatures._ASCII_WORDS, _kernel.AsciiWords({"é": 1})):  # C, and the dict
+    for words in (coding._ASCII_WORDS, _kernel.AsciiWords({"é": 1})):  # C, and the dict
         codes = _kernel.text_codes(texts, np.array(counts * 2, dtype=np.int32), {},
-                                   pagefeatures._code, words, pagefeatures.TITLE,
-                                   pagefeatures.DIGIT)
+                                   coding._code, words, coding.TITLE, coding.DIGIT)
         assert codes.tolist() == expected * 2
         wide_codes = _kernel.text_codes(wide, np.array([c + 1 for c in counts], np.int32), {},
-                                        pagefeatures._code, words, pagefeatures.TITLE,
-                                        pagefeatures.DIGIT)
+                                        coding._code, words, coding.TITLE, coding.DIGIT)
         assert wide_codes.tolist() == [code for piece in tokens for code in
-                                       [pagefeatures._code("\u0100"),
-                                        *map(pagefeatures._code, piece)]]
+                                       [coding._code("\u0100"), *map(coding._code, piece)]]
     with pytest.raises(ValueError, match="more tokens"):
-        _kernel.text_codes(["a b"], np.array([1], np.int32), {}, pagefeatures._code,
-                           pagefeatures._ASCII_WORDS, 1, 2)
+        _kernel.text_codes(["a b"], np.array([1], np.int32), {}, coding._code,
+                           coding._ASCII_WORDS, 1, 2)
     with pytest.raises(ValueError, match="fewer tokens"):
-        _kernel.text_codes(["a b"], np.array([3], np.int32), {}, pagefeatures._code,
-                           pagefeatures._ASCII_WORDS, 1, 2)
-    assert pagefeatures._ASCII_WORDS.usable and not _kernel.AsciiWords({"é": 1}).usable
+        _kernel.text_codes(["a b"], np.array([3], np.int32), {}, coding._code,
+                           coding._ASCII_WORDS, 1, 2)
+    assert coding._ASCII_WORDS.usable and not _kernel.AsciiWords({"é": 1}).usable
 
 
 #: Attribute values that probe the keyword rules: whole-token "ad"/"ads" beside letters,
@@ -323,25 +324,41 @@ TRICKY_VALUES = [
 
 @compiled_only
 def test_keyword_masks_match_the_regexes():
-    from noisecbr import vectors
+    from noisecbr.features import keywords
     rng = random.Random(7)
-    pieces = [*vectors.KEYWORDS, "ads", "-", "_", " ", "x", "é", "İ", "A", "1", "s"]
+    pieces = [*keywords.KEYWORDS, "ads", "-", "_", " ", "x", "é", "İ", "A", "1", "s"]
     generated = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
                  for _ in range(3000)]
     values = TRICKY_VALUES + generated + [random.Random(k).choice(pieces).upper() + v
                                           for k, v in enumerate(generated[:500])]
     values = list(dict.fromkeys(values))
-    expected = vectors._new_masks(values)
+    expected = keywords._new_masks(values)
     landmarks = np.zeros(len(values), dtype=np.uint64)
     cache: dict = {None: 0}
-    masks = _kernel.own_masks([values, [None] * len(values)], cache, vectors._scanner(),
+    masks = _kernel.own_masks([values, [None] * len(values)], cache, keywords._scanner(),
                               landmarks)
     assert masks.tolist() == expected
     assert [cache[v] for v in values] == expected  # what the cache learnt
     # a second pass reads the cache, and ORs each element's values and landmark bits
     landmarks[:] = 1 << 60
-    again = _kernel.own_masks([values, values[::-1]], cache, vectors._scanner(), landmarks)
+    again = _kernel.own_masks([values, values[::-1]], cache, keywords._scanner(), landmarks)
     assert again.tolist() == [(a | b | 1 << 60) for a, b in zip(expected, expected[::-1])]
+
+
+@compiled_only
+def test_the_kernel_reads_the_quantities_the_table_names_and_refuses_others():
+    from noisecbr.features import FEATURES
+    from noisecbr.features.compiled import schema_arrays
+    named = {f.of for f in FEATURES if f.transform not in ("at", "relative")}
+    named |= {f.per for f in FEATURES if f.per is not None}
+    assert all(isinstance(getattr(_kernel, name.upper()), int) for name in named)
+    _kernel.Schema(*schema_arrays())
+    leaf = [f.name for f in FEATURES].index("leaf:a")
+    for field, value in (("index", 30), ("of", 999), ("transform", 99), ("per", -1)):
+        columns, parameters = schema_arrays()
+        columns[field][leaf] = value
+        with pytest.raises(ValueError, match="not one the kernel can read"):
+            _kernel.Schema(columns, parameters)
 
 
 # The text renderer's walk in C (render.render_text) against the Python walk it replaces.

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from noisecbr.lexical import (BUCKET_BITS, FIELDS, HEAD_WORDS, Lexicon, attribute_tokens, bucket,
+from noisecbr.features.lexical import (BUCKET_BITS, FIELDS, HEAD_WORDS, Lexicon, attribute_tokens, bucket,
                               lexical_inputs)
 from noisecbr.model import Model, ModelError, load_model, save_model
 from noisecbr.subtrees import build_table
-from noisecbr.vectors import FEATURE_NAMES, vectorize
+from noisecbr.features import FEATURE_NAMES, vectorize
 
 
 def _table(html: str):
@@ -26,7 +26,7 @@ def test_a_token_lands_in_the_same_bucket_every_time():
     # FNV-1a of the UTF-8 bytes, not Python's salted hash: the same in another process with
     # another hash seed, and pinned so that a change of the function is seen (a model's
     # buckets would silently stop matching).
-    code = "from noisecbr.lexical import bucket; print(bucket('related'), bucket('Ähnliche'))"
+    code = "from noisecbr.features.lexical import bucket; print(bucket('related'), bucket('Ähnliche'))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={"PYTHONHASHSEED": "12345", "PATH": ""}).stdout.split()
     assert [int(v) for v in out] == [bucket("related"), bucket("Ähnliche")]

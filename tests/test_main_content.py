@@ -11,6 +11,7 @@ from lxml import html as lxml_html
 from casebase.labelling import label_table, oracle
 from noisecbr.cleaner import Cleaner, model_thresholds
 from noisecbr.cli import main as noisecbr_cli
+from noisecbr.features import FEATURE_NAMES
 from noisecbr.layout import split_truth
 from noisecbr.metadata import page_metadata
 from noisecbr.model import Model
@@ -18,7 +19,6 @@ from noisecbr.render import render_text
 from noisecbr.result import COMMENT, DATA, LABELS, NOISE
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import tidy
-from noisecbr.vectors import FEATURE_NAMES
 
 MARKER = "!@#$%^&*()  COMMENTS"
 ARTICLE = ("The council voted on Tuesday to rebuild the old harbour wall before the winter "

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from noisecbr.features import FEATURE_NAMES
 from noisecbr.layout import LabelledPage
 from noisecbr.model import Model
-from noisecbr.vectors import FEATURE_NAMES
 from training import sitelevel_eval as ev
 
 NAV = ('<div class="nav"><ul><li><a href="/">Home page link</a></li>'

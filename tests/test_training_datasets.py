@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from noisecbr.vectors import FEATURE_NAMES
+from noisecbr.features import FEATURE_NAMES
 from training.datasets import (
     Dataset,
     case_weights,

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from conftest import needs_torch
 
+from noisecbr.features import FEATURE_GROUPS
 from noisecbr.model import SchemaMismatchError, load_model, save_model
-from noisecbr.vectors import FEATURE_GROUPS
 from training.datasets import split_by_site, synthetic
 from training.presets import PAPER, get_preset
 from training.report import evaluate

@@ -4,18 +4,21 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from noisecbr import vectors
-from noisecbr.subtrees import WORD, at_level, build_table
-from noisecbr.tidy import tidy
-from noisecbr.vectors import (
+from noisecbr.features import (
+    FEATURE_GROUPS,
     FEATURE_NAMES,
+    FEATURES,
     KEYWORDS,
     LEAF_TYPES,
     group_slices,
+    keywords,
     leaf_counts,
     leaf_shares,
     vectorize,
 )
+from noisecbr.features.vectors import page_columns
+from noisecbr.subtrees import WORD, at_level, build_table
+from noisecbr.tidy import tidy
 
 PAGE = ("<body><div id='menu' class='nav'><a>Home</a><a>News</a><img src=x></div>"
         "<div class='article-content'><p>Some text, here.</p><p>More <a>link</a> text.</p></div>"
@@ -60,6 +63,22 @@ def test_full_vector_shape_and_features():
     assert x[2, name["anc_kw:nav"]] == 1.0 and x[6, name["anc_kw:nav"]] == 0.0
     slices = group_slices()
     assert slices["leaf"].stop - slices["leaf"].start == len(LEAF_TYPES)
+
+
+def test_the_table_names_each_column_once_in_contiguous_groups():
+    assert len(set(FEATURE_NAMES)) == len(FEATURE_NAMES) == len(FEATURES) == 217
+    assert [f.group for f in FEATURES] == [
+        group for group, columns in group_slices().items()
+        for _ in range(columns.stop - columns.start)]
+    assert sum(map(len, FEATURE_GROUPS.values())) == len(FEATURES)
+
+
+def test_the_pure_path_computes_the_quantities_the_table_names():
+    named = {f.of for f in FEATURES if f.transform not in ("at", "relative")}
+    named |= {f.per for f in FEATURES if f.per is not None}
+    assert page_columns(table()).quantities.keys() == named
+    columns = {f.of for f in FEATURES if f.transform in ("at", "relative")}
+    assert columns <= set(FEATURE_NAMES)
 
 
 def test_ad_keyword_is_a_whole_token():
@@ -157,7 +176,7 @@ def test_table_with_entity_references():
 
 
 def _masks(values):
-    return vectors._keyword_mask_array(values).tolist()
+    return keywords._keyword_mask_array(values).tolist()
 
 
 @pytest.mark.parametrize("value", [
@@ -169,7 +188,7 @@ def test_keyword_mask_matches_the_token_rule(value):
     tokens = re.findall(r"[a-z]+", value.lower())
     expected = {i for i, k in enumerate(KEYWORDS) for token in tokens
                 if (token in ("ad", "ads") if k == "ad" else k in token)}
-    vectors._MASK_CACHE.clear()  # computed, not remembered from an earlier test
+    keywords._MASK_CACHE.clear()  # computed, not remembered from an earlier test
     mask = _masks([value])[0]
     assert _masks([value, None, value]) == [mask, 0, mask]
     assert {i for i in range(len(KEYWORDS)) if mask >> i & 1} == expected
@@ -178,19 +197,17 @@ def test_keyword_mask_matches_the_token_rule(value):
 def test_keyword_masks_of_a_batch_are_those_of_each_value():
     values = ["nav-bar", None, "site-header__ad", "", "ads", "load", "adverts\x00ad", "Ad",
               "comment-form ads-wrapper", "header", "x"]
-    vectors._MASK_CACHE.clear()
+    keywords._MASK_CACHE.clear()
     together = _masks(values)
     alone = []
     for value in values:
-        vectors._MASK_CACHE.clear()
+        keywords._MASK_CACHE.clear()
         alone.extend(_masks([value]))
     assert together == alone
 
 
 def test_keyword_masks_of_values_that_lower_casing_lengthens():
     # "İ".lower() is two characters: the matches must still be given to their own values.
-    from noisecbr import vectors
-
-    nav = 1 << vectors.KEYWORDS.index("nav")
-    assert vectors._new_masks(["İİİİ nav", "x", "İ ad"]) == [
-        nav, 0, 1 << vectors.KEYWORDS.index("ad")]
+    nav = 1 << keywords.KEYWORDS.index("nav")
+    assert keywords._new_masks(["İİİİ nav", "x", "İ ad"]) == [
+        nav, 0, 1 << keywords.KEYWORDS.index("ad")]

@@ -1,7 +1,7 @@
 """Training data: case arrays, site-grouped splits, and how cases are sampled and weighted.
 
 A :class:`Dataset` is the case base as arrays: ``X`` (float32, cases × 217 full vectors (schema 3) of
-:func:`noisecbr.vectors.vectorize`), ``y`` (int64 label index in :data:`noisecbr.result.LABELS`
+:func:`noisecbr.features.vectorize`), ``y`` (int64 label index in :data:`noisecbr.result.LABELS`
 order: 0 noise, 1 data, 2 mixture), and per case its ``sites`` and ``pages`` (strings). It comes
 from the case base (:func:`from_casebase`) or, for quick experiments, straight from labelled pages
 (:func:`from_pages`: :func:`casebase.pages.page_cases` → vectorize, the same cases the case
@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
 from noisecbr.result import LABELS, MIXTURE
-from noisecbr.vectors import FEATURE_NAMES, VECTOR_SCHEMA
 
 from .lexicon import LexicalCases, cases_of_page
 
@@ -301,9 +301,9 @@ def page_arrays(page: LabelledPage) -> PageArrays | None:
     stores them (:func:`casebase.pages.page_cases`: the stored HTML re-parsed, labels from the
     ground truth); None when the page is not HTML."""
     from casebase.pages import page_cases
-    from noisecbr.lexical import lexical_inputs
+    from noisecbr.features import vectorize
+    from noisecbr.features.lexical import lexical_inputs
     from noisecbr.tidy import InputError
-    from noisecbr.vectors import vectorize
 
     try:
         cases = page_cases(page.html, truth=page.truth)
@@ -545,7 +545,7 @@ def synthetic(n_sites: int = 30, per_site: int = 60, seed: int = 0) -> Dataset:
     """A small separable case set for tests and demos: the classes differ in their eq. 1 leaf
     shares (noise: link leaves, data: paragraph leaves, mixture: half and half, comment: list
     item leaves), 10 % mixture and 5 % comment."""
-    from noisecbr.vectors import LEAF_TYPES, group_slices
+    from noisecbr.features import LEAF_TYPES, group_slices
 
     leaf = group_slices()["leaf"]
     rng = np.random.default_rng(seed)

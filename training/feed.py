@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from noisecbr.lexical import FIELDS, Lexicon
+from noisecbr.features.lexical import FIELDS, Lexicon
 
 from .lexicon import Bags, vocabulary
 

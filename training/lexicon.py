@@ -3,7 +3,7 @@ model keeps, and the embedding bags that learn their vectors with the network.
 
 A :class:`LexicalCases` holds every page's token buckets one page after another (``text``: the
 words; ``attr``: the attribute tokens, element after element) and, per case, the ranges of them
-that make each pooled field of :mod:`noisecbr.lexical`: its words, its first HEAD_WORDS words,
+that make each pooled field of :mod:`noisecbr.features.lexical`: its words, its first HEAD_WORDS words,
 its own attribute tokens and those of its ANCESTORS nearest ancestors. Ranges are global, so a
 subset of the cases (a fold, a validation part) keeps the same token arrays.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from noisecbr.lexical import ANCESTORS, HEAD_WORDS, FIELDS, LexicalInputs, Lexicon
+from noisecbr.features.lexical import ANCESTORS, HEAD_WORDS, FIELDS, LexicalInputs, Lexicon
 
 __all__ = ["LexicalCases", "cases_of_page", "vocabulary", "Bags", "pool_cases"]
 
@@ -205,7 +205,7 @@ POOL_CHUNK = 8192
 def pool_cases(lexicon: Lexicon, lexical: LexicalCases, rows: np.ndarray | None = None
                ) -> np.ndarray:
     """The pooled fields (float32, cases × 4·dim) of the cases ``rows`` (all by default), as
-    :meth:`noisecbr.lexical.Lexicon.pool` computes them on a page."""
+    :meth:`noisecbr.features.lexical.Lexicon.pool` computes them on a page."""
     rows = np.arange(len(lexical)) if rows is None else np.asarray(rows)
     bags = Bags(lexical, lexicon.text_buckets, lexicon.attr_buckets)
     dim = lexicon.dim

@@ -2,7 +2,7 @@
 
 ``paper`` — Htwe, "Eliminating multiple noise patterns in web pages" (NoiseEliminator):
   * inputs: the eq. 1 leaf-frequency vector only, x_n = S_n / T_n over the 30 leaf-node types of
-    :data:`noisecbr.vectors.LEAF_TYPES` (the ``leaf`` feature group), un-normalised (the shares
+    :data:`noisecbr.features.LEAF_TYPES` (the ``leaf`` feature group), un-normalised (the shares
     are already in [0, 1] and sum to 1);
   * one hidden layer of 14 sigmoid units, three sigmoid output units, one-hot targets
     [1 0 0] noise, [0 1 0] data, [0 0 1] mixture;
@@ -47,8 +47,8 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 
+from noisecbr.features import FEATURE_GROUPS
 from noisecbr.result import LABELS
-from noisecbr.vectors import FEATURE_GROUPS
 
 __all__ = ["Preset", "PAPER", "DEFAULT", "PRESETS", "get_preset"]
 
@@ -95,7 +95,7 @@ class Preset:
     #: Output classes: the first ``classes`` of LABELS. 4 learns reader comments as a class of
     #: their own; 3 is the paper's noise / data / mixture (comment cases are learnt as noise).
     classes: int = len(LABELS)
-    #: Learned lexical fields (:mod:`noisecbr.lexical`): the length of each bucket's vector (0:
+    #: Learned lexical fields (:mod:`noisecbr.features.lexical`): the length of each bucket's vector (0:
     #: none); the buckets kept are those seen on at least ``lexical_min_sites`` training sites;
     #: the bucket vectors learn at ``lexical_lr`` times the network's learning rate (a bucket
     #: is in few batches, the network's weights in all).

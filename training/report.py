@@ -282,7 +282,7 @@ def ablation(train: Dataset, val: Dataset, preset="default", seed: int = 0,
     weights, page weights, wordless down-weighting, normalisation, dropout, width). Measured on
     the validation sites (unseen), never on test.
     """
-    from noisecbr.vectors import FEATURE_GROUPS
+    from noisecbr.features import FEATURE_GROUPS
 
     from .presets import get_preset
     from .train import fit

@@ -90,7 +90,10 @@ MODEL_FILE = "heldout-default.safetensors"
 
 #: The code a held-out model depends on (cases, labels, training): a cached model is reused only
 #: while these files are unchanged.
-MODEL_SOURCES = ("noisecbr/tidy.py", "noisecbr/subtrees.py", "noisecbr/vectors.py",
+MODEL_SOURCES = ("noisecbr/tidy.py", "noisecbr/subtrees.py", *(
+                     f"noisecbr/features/{name}.py" for name in (
+                         "schema", "tags", "keywords", "tokens", "quantities", "page",
+                         "vectors")),
                  "casebase/labelling.py", "training/datasets.py", "training/presets.py",
                  "training/train.py")
 DEFAULT_SMOOTH = (0.01, 0.05, 0.2)

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from noisecbr.features import VECTOR_SCHEMA, group_slices
 from noisecbr.model import Model
 from noisecbr.result import LABELS
-from noisecbr.vectors import VECTOR_SCHEMA, group_slices
 
 from .datasets import Dataset, case_weights
 from .feed import Feed, LexicalNetwork, is_lexical, lexical_feeds

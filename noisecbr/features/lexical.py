@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .subtrees import ElementTable
+from ..subtrees import ElementTable
 
 __all__ = ["BUCKET_BITS", "FIELDS", "ANCESTORS", "HEAD_WORDS", "LEXICON_TENSORS",
            "LexicalInputs", "Lexicon", "bucket", "attribute_tokens", "lexical_inputs",

@@ -1,12 +1,8 @@
 import numpy as np
 import pytest
 
-from noisecbr.pagefeatures import (
-    PAGE_FEATURES,
-    VOCABULARY_FEATURES,
-    page_features,
-    vocabulary_features,
-)
+from noisecbr.features import FEATURE_GROUPS, group_slices, vectorize
+from noisecbr.features.page import page_quantities
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import tidy
 
@@ -21,15 +17,19 @@ def table():
     return build_table(tidy(PAGE))
 
 
+PAGE_FEATURES, VOCABULARY_FEATURES = FEATURE_GROUPS["page"], FEATURE_GROUPS["vocabulary"]
+
+
 def column(features, names, name):
     return features[:, names.index(name)]
 
 
 def page(t):
-    words = t.subtree(t.piece_words).astype(np.float64)
-    chars = np.maximum(t.subtree(t.piece_chars), 1)
-    link_density = t.subtree(t.piece_chars * t.piece_in_link) / chars
-    return page_features(t, words, link_density)
+    return vectorize(t)[:, group_slices()["page"]]
+
+
+def vocabulary_features(t):
+    return vectorize(t)[:, group_slices()["vocabulary"]]
 
 
 def test_shapes_and_finite():
@@ -94,11 +94,10 @@ def test_empty_class_is_no_class_and_shared_reads_agree():
     t = build_table(tidy("<body><div><p class=''>One two</p><p>Three four</p>"
                          "<p class='x'>Five</p></div></body>"))
     words = t.subtree(t.piece_words)
-    link_density = np.zeros(len(t))
-    own_reads = page_features(t, words, link_density)
-    shared = page_features(t, words, link_density, [e.get("class") for e in t.elements])
-    assert np.array_equal(own_reads, shared)
-    count = column(own_reads, PAGE_FEATURES, "log_signature_count")
+    own_reads, _ = page_quantities(t, words)
+    shared, _ = page_quantities(t, words, [e.get("class") for e in t.elements])
+    assert all(np.array_equal(own_reads[name], shared[name]) for name in own_reads)
+    count = column(page(t), PAGE_FEATURES, "log_signature_count")
     p_rows = [i for i, tag in enumerate(t.tags) if tag == "p"]
     assert count[p_rows[0]] == count[p_rows[1]] == pytest.approx(np.log1p(2) / 7)
     assert count[p_rows[2]] == pytest.approx(np.log1p(1) / 7)
