@@ -9,7 +9,7 @@ learns from the correction.
 *Looks like* means cosine similarity in the model's first hidden layer
 (:meth:`noisecbr.model.Model.hidden`), not in the raw vectors. The hidden layer is what the
 network computes from a vector before it decides, so it weighs the features as the network
-learnt to weigh them. In the raw vectors, the 217 features (mostly 0/1 keyword and tag bits)
+learnt to weigh them. In the raw vectors, the 221 features (mostly 0/1 keyword and tag bits)
 would all count the same. The search is exact: the stored embeddings times a block of
 queries, then the top k of each row.
 

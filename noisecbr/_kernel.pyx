@@ -414,29 +414,29 @@ cdef inline void _close(int j, Py_ssize_t at, xmlNode** nodes, unsigned char* in
 cdef enum:
     #: Longest word (bytes) the table of listed words holds; longer tokens are in no list.
     WORD_BYTES = 24
-    #: Slots of that table: a power of two, at least four times the listed words (~300).
-    WORD_SLOTS = 2048
 
 
 cdef class AsciiWords:
-    """The code bits of the listed words (stop words, boilerplate vocabularies: lower-case
-    ASCII), in a small C hash table: an ASCII token's code needs no Python dict lookup (the
-    token cache holds ~10⁵ tokens, and probing it misses the CPU caches)."""
-    cdef char keys[WORD_SLOTS][WORD_BYTES]
-    cdef unsigned char lengths[WORD_SLOTS]
-    cdef long long bits[WORD_SLOTS]
+    """The code bits of the listed words (stop words of every language, boilerplate
+    vocabularies: lower-case ASCII), in a C hash table: an ASCII token's code needs no Python
+    dict lookup (the token cache holds ~10⁵ tokens, and probing it misses the CPU caches). The
+    table has a power of two of slots, at least four per word (open addressing stays short)."""
+    cdef unsigned char[:, ::1] keys
+    cdef unsigned char[::1] lengths
+    cdef long long[::1] bits
+    cdef size_t mask
     cdef readonly bint usable  # False if a word cannot be held: every token then takes the dict
 
     def __cinit__(self, dict word_bits):
-        cdef Py_ssize_t length
-        cdef size_t slot
-        cdef int k
+        cdef Py_ssize_t length, k
+        cdef size_t slot, slots = 16
+        while slots < 4 * len(word_bits):
+            slots *= 2
+        self.mask = slots - 1
+        self.keys = np.zeros((slots, WORD_BYTES), dtype=np.uint8)
+        self.lengths = np.zeros(slots, dtype=np.uint8)
+        self.bits = np.zeros(slots, dtype=np.int64)
         self.usable = True
-        for k in range(WORD_SLOTS):
-            self.lengths[k] = 0
-        if len(word_bits) * 4 > WORD_SLOTS:
-            self.usable = False
-            return
         for word, bits in word_bits.items():
             encoded = word.encode("utf-8") if isinstance(word, str) else b""
             length = len(encoded)
@@ -444,20 +444,22 @@ cdef class AsciiWords:
                     or word.lower() != word):
                 self.usable = False
                 return
-            slot = _word_hash(encoded, length) & (WORD_SLOTS - 1)
+            slot = _word_hash(encoded, length) & self.mask
             while self.lengths[slot] != 0:
-                slot = (slot + 1) & (WORD_SLOTS - 1)
-            memcpy(self.keys[slot], <const char*>encoded, length)
+                slot = (slot + 1) & self.mask
+            for k in range(length):
+                self.keys[slot, k] = <unsigned char>encoded[k]
             self.lengths[slot] = <unsigned char>length
             self.bits[slot] = bits
 
     cdef long long find(self, const char* lower, Py_ssize_t length) noexcept:
         """The bits of the lower-cased word, 0 if it is not listed."""
-        cdef size_t slot = _word_hash(lower, length) & (WORD_SLOTS - 1)
+        cdef size_t slot = _word_hash(lower, length) & self.mask
         while self.lengths[slot] != 0:
-            if self.lengths[slot] == length and memcmp(self.keys[slot], lower, length) == 0:
+            if (self.lengths[slot] == length
+                    and memcmp(&self.keys[slot, 0], lower, length) == 0):
                 return self.bits[slot]
-            slot = (slot + 1) & (WORD_SLOTS - 1)
+            slot = (slot + 1) & self.mask
         return 0
 
 

@@ -38,7 +38,7 @@ __all__ = [
 DEFAULT_MAX_BYTES = 10_000_000
 
 #: Pages with more elements than this are refused: each element costs about 3 kB while the page
-#: is scored (its 217-feature vector and the network's layers), so this bounds memory to about
+#: is scored (its 221-feature vector and the network's layers), so this bounds memory to about
 #: 800 MB (10 MB of 40-byte paragraphs, 244 000 elements, peak at 756 MB). The most in the 2 171
 #: development pages is 15 793.
 MAX_ELEMENTS = 250_000

@@ -66,7 +66,7 @@ def test_full_vector_shape_and_features():
 
 
 def test_the_table_names_each_column_once_in_contiguous_groups():
-    assert len(set(FEATURE_NAMES)) == len(FEATURE_NAMES) == len(FEATURES) == 217
+    assert len(set(FEATURE_NAMES)) == len(FEATURE_NAMES) == len(FEATURES) == 221
     assert [f.group for f in FEATURES] == [
         group for group, columns in group_slices().items()
         for _ in range(columns.stop - columns.start)]

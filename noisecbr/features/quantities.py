@@ -39,7 +39,7 @@ def element_quantities(table: ElementTable, codes: np.ndarray, leaf_types: np.nd
     n = len(table)
     index = np.arange(n)
     counts = leaf_counts(table, leaf_types)
-    # Stop words (token.lower() in tokens.STOP_WORDS): the STOP bit of the page's token codes,
+    # Stop words (of the page's language, features.language): the STOP bit of the token codes,
     # summed per piece as differences of a cumulative count.
     stop_count = cumulative((codes & STOP) > 0)
     # The pieces' tokens lie one after the other: piece k's are [offset[k], offset[k + 1]).

@@ -42,7 +42,7 @@ __all__ = ["VECTOR_SCHEMA", "TRANSFORMS", "RELATIONS", "Feature", "FEATURES", "F
            "FEATURE_NAMES", "group_slices"]
 
 #: Bumped whenever a feature's definition, order or scaling changes.
-VECTOR_SCHEMA = 3
+VECTOR_SCHEMA = 4
 
 LOG, SHARE, CAPPED, BIT, ONE_HOT, VALUE, AT, RELATIVE = TRANSFORMS = (
     "log", "share", "capped", "bit", "one_hot", "value", "at", "relative")

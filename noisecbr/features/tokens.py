@@ -1,95 +1,93 @@
 """The page's tokens, coded once: Title Case, digits, stop words and boilerplate vocabularies.
 
-A token's code (:func:`token_codes`) serves two groups: the ``text`` group's stop-word share, and
-the ``vocabulary`` group (added at schema 3, see :mod:`noisecbr.features.page`): how much of the
-subtree's text is Title Case or digits, words per text piece, and the share of words from nine
-boilerplate vocabularies ("related", "share", "comments", "subscribe", legal, navigation, ads,
-shop, "read more"), over the whole subtree and among its first words (a heading such as "Related
-stories" names the block it opens).
+A token's code (:func:`token_codes`) serves two groups: the ``text`` group's stop-word share (in
+the page's language, :mod:`.language`), and the ``vocabulary`` group (added at schema 3, in the
+web's main languages at schema 4): how much of the subtree's text is Title Case or digits,
+words per text piece, and the share of words from eleven furniture vocabularies ("related",
+"share", "comments", "subscribe", legal, navigation, ads, shop, "read more", datelines,
+captions and credits: :mod:`.furniture`), over the whole subtree and among its first words (a
+heading such as "Related stories" names the block it opens).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
 
 from ..subtrees import COMPILED, ElementTable, cumulative
+from .furniture import UNSPACED_SCRIPT, UNSPACED_VOCABULARIES, VOCABULARIES
+from .language import LANGUAGE_SHIFT, for_language, page_language, stop_masks
 
-__all__ = ["HEAD_WORDS", "VOCABULARIES", "STOP_WORDS", "TITLE", "DIGIT", "STOP",
-           "VOCABULARY_SHIFT", "token_codes", "vocabulary_quantities"]
+__all__ = ["HEAD_WORDS", "VOCABULARIES", "TITLE", "DIGIT", "STOP", "VOCABULARY_SHIFT",
+           "token_codes", "word_codes", "vocabulary_quantities"]
 
 #: How many of a subtree's first words are read as its heading.
 HEAD_WORDS = 6
 
-#: Boilerplate vocabularies (lower-case whole tokens): the words that label page furniture on
-#: English pages, written down by hand (not fitted to any page or fold).
-VOCABULARIES: dict[str, tuple[str, ...]] = {
-    "related": tuple("related recommended popular trending more also latest recent top".split()),
-    "social": tuple("share facebook twitter linkedin pinterest whatsapp email print follow "
-                    "instagram youtube tiktok reddit".split()),
-    "comment": tuple("comment comments reply replies replied ago likes like".split()),
-    "subscribe": tuple("subscribe newsletter sign signup login log register account join "
-                       "download app".split()),
-    "legal": tuple("copyright rights reserved privacy policy terms cookies cookie consent accept "
-                   "conditions".split()),
-    "nav": tuple("home menu search skip contact about help faq sitemap careers".split()),
-    "ad": tuple("advertisement sponsored ad ads promoted partner".split()),
-    "shop": tuple("cart price add buy shop shipping checkout sale reviews rating stars".split()),
-    "readmore": tuple("read continue next previous prev page back".split()),
-}
 _VOCABULARY_OF = {word: k for k, words in enumerate(VOCABULARIES.values()) for word in words}
 
-#: Stop words of the ``text`` group's stop_share, lower-case. They live here because a token's
-#: stop-word bit is part of its code (see :func:`token_codes`).
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    also may might must shall one two new like get got said says le la les des et est un une
-    der die das und ist nicht el los las y que en del""".split()
-)
-
-#: Bits of a token's code: Title Case, digits, stop word; the vocabulary index + 1 sits above
-#: them.
+#: Bits of a token's code: Title Case, digits, stop word (of the page's language, see
+#: :mod:`.language`); the vocabulary index + 1 sits above them, and the bits of the languages
+#: whose stop words hold the token from LANGUAGE_SHIFT on (until the page's language is known).
 TITLE, DIGIT, STOP, VOCABULARY_SHIFT = 1, 2, 4, 3
 #: Codes of the tokens seen so far: one C-level dict lookup per token instead of five string
 #: methods (tokens repeat within and across pages). Cleared when it grows past this size.
 _CODE_CACHE_SIZE = 200_000
 _codes: dict[str, int] = {}
 
-#: The STOP and vocabulary bits of every listed word (what ``_code`` adds for a token whose
-#: lower case it is), for the compiled kernel's coding of ASCII tokens without the cache.
-_WORD_BITS = {word: (STOP if word in STOP_WORDS else 0)
-              | (_VOCABULARY_OF.get(word, -1) + 1) << VOCABULARY_SHIFT
-              for word in STOP_WORDS | _VOCABULARY_OF.keys()}
-_ASCII_WORDS = COMPILED.AsciiWords(_WORD_BITS) if COMPILED is not None else None
+
+def _vocabulary_of(lower: str) -> int:
+    """The index of the vocabulary a lower-cased token belongs to, −1 for none (a word of a
+    script without spaces is looked for inside the token)."""
+    found = _VOCABULARY_OF.get(lower, -1)
+    if found < 0 and not lower.isascii() and UNSPACED_SCRIPT.search(lower):
+        for k, words in enumerate(UNSPACED_VOCABULARIES.values()):
+            if any(word in lower for word in words):
+                return k
+    return found
+
+
+def _word_bits(lower: str) -> int:
+    """The code bits a token gets for its lower case: vocabulary and languages."""
+    return ((_vocabulary_of(lower) + 1) << VOCABULARY_SHIFT
+            | stop_masks().get(lower, 0) << LANGUAGE_SHIFT)
 
 
 def _code(token: str) -> int:
     if len(_codes) >= _CODE_CACHE_SIZE:
         _codes.clear()
-    lower = token.lower()
-    code = _codes[token] = (
-        (TITLE if token.istitle() else 0) | (DIGIT if token.isdigit() else 0)
-        | (STOP if lower in STOP_WORDS else 0)
-        | (_VOCABULARY_OF.get(lower, -1) + 1) << VOCABULARY_SHIFT)
+    code = _codes[token] = ((TITLE if token.istitle() else 0) | (DIGIT if token.isdigit() else 0)
+                            | _word_bits(token.lower()))
     return code
+
+
+@functools.cache
+def _ascii_words():
+    """The code bits of every listed ASCII word (stop words of every language, vocabularies),
+    for the compiled kernel's coding of ASCII tokens without the cache."""
+    words = {w for w in (*stop_masks(), *_VOCABULARY_OF) if w.isascii()}
+    return COMPILED.AsciiWords({word: _word_bits(word) for word in words})
 
 
 def token_codes(table: ElementTable) -> np.ndarray:
     """The code of every token of the page, in document order (the pieces' tokens one after
-    the other): its :data:`TITLE`, :data:`DIGIT` and :data:`STOP` bits and its vocabulary.
+    the other): its :data:`TITLE`, :data:`DIGIT` and :data:`STOP` bits (a stop word of the
+    page's language, :func:`noisecbr.features.language.page_language`) and its vocabulary.
     Computed once per page for the ``text`` and ``vocabulary`` groups alike, by one cached
     dict lookup per token (in the compiled kernel, ASCII tokens are coded in C from the
     pieces' texts, with no str made for them, and the others looked up in a C loop)."""
+    codes = word_codes(table)
+    return for_language(codes, page_language(codes), STOP)
+
+
+def word_codes(table: ElementTable) -> np.ndarray:
+    """The tokens' codes with the bits of every language whose stop words hold them (before
+    the page's language is chosen)."""
     if COMPILED is not None:
         return COMPILED.text_codes(table.piece_text, table.piece_words, _codes, _code,
-                                   _ASCII_WORDS, TITLE, DIGIT)
+                                   _ascii_words(), TITLE, DIGIT)
     tokens = list(itertools.chain.from_iterable(table.piece_tokens))
     codes = np.fromiter(map(_codes.get, tokens, itertools.repeat(-1)), dtype=np.int64,
                         count=len(tokens))
