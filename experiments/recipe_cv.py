@@ -35,9 +35,15 @@ from noisecbr.metric import aggregate, score_page, tokens  # noqa: E402
 from noisecbr.tidy import InputError  # noqa: E402
 from training.datasets import Dataset, from_labelled, site_folds, split_by_site  # noqa: E402
 from training.presets import get_preset  # noqa: E402
+from training.recipe import set_weights as recipe_weights  # noqa: E402
 from training.train import fit  # noqa: E402
 
 SETS = ("modernweb-dev", "dragnet", "fundus", "utomo-chaos2017", "utomo-big9", "chinese-wce")
+#: The walk's thresholds of every run: the embedded model's of 2026-11-24, so that recipes are
+#: compared at the same thresholds (python -m training.modes chooses them for a recipe).
+FIXED_MODES = {"balanced": {"noise": 0.3, "keep": 0.7, "leaf": 0.5},
+               "precision": {"noise": 0.2, "keep": 0.7, "leaf": 0.3},
+               "recall": {"noise": 0.7, "keep": 0.7, "leaf": 0.7}}
 #: What each set's truth calls main content: the article body alone, or more.
 ARTICLE_BODY = {"fundus", "utomo-chaos2017", "utomo-big9", "chinese-wce"}
 
@@ -73,12 +79,11 @@ def page_folds(pages, k: int, seed: int) -> dict[str, int]:
     return out
 
 
-def set_weights(dataset: Dataset, weights: dict[str, float]) -> np.ndarray | None:
-    """Per-case weight factors from the per-set weights (the set is the page key's prefix)."""
-    if not weights:
-        return None
+def set_weights(dataset: Dataset, weights: dict[str, float]) -> np.ndarray:
+    """Per-case weight factors: the recipe's (training.recipe), or ``weights`` per set where
+    given (the set is the page key's prefix)."""
     prefix = np.array([p.split("/", 1)[0] for p in dataset.pages])
-    out = np.ones(len(dataset), dtype=np.float64)
+    out = recipe_weights(dataset.pages)
     for name, w in weights.items():
         out[prefix == name] = w
     return out
@@ -87,9 +92,7 @@ def set_weights(dataset: Dataset, weights: dict[str, float]) -> np.ndarray | Non
 def train_fold(dataset: Dataset, fold_of_case: np.ndarray, fold: int, seed: int,
                weights: dict[str, float], preset) -> object:
     train = dataset.subset(np.flatnonzero(fold_of_case != fold))
-    factors = set_weights(train, weights)
-    if factors is not None:
-        train.weights = factors
+    train.weights = set_weights(train, weights)
     fit_part, val_part = split_by_site(train.sites, (0.85, 0.15), seed + fold)
     return fit(train.subset(fit_part), train.subset(val_part), preset, seed=seed,
                progress=False).model
@@ -181,7 +184,8 @@ def main() -> None:
     parser.add_argument("--score", nargs="+", default=list(SETS),
                         help="the sets whose pages are scored (default: all six)")
     parser.add_argument("--weight", action="append", default=[], metavar="SET=W",
-                        help="case weight factor of a set's pages")
+                        help="case weight factor of a set's pages (default: the recipe's, "
+                        "training.recipe)")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--preset", default="default")
@@ -190,8 +194,11 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/recipe-cache"))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--against", type=Path)
+    parser.add_argument("--modes", default=json.dumps(FIXED_MODES),
+                        help="the walk's threshold sets (JSON; '' for the embedded model's)")
     parser.add_argument("--models", type=Path, help="write (or, with --reuse, read) the fold "
-                        "models in this folder as fold-K.safetensors")
+                        "models in this folder as foldK.safetensors, with folds.json: the "
+                        "layout of python -m training.modes --cache")
     parser.add_argument("--reuse", action="store_true", help="read the fold models of --models")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -208,10 +215,14 @@ def main() -> None:
     fold_of_page = page_folds(pages, args.folds, args.seed)
     fold_of_case = np.array([fold_of_page[p] for p in dataset.pages])
     scored = [p for p in pages if p.dataset in args.score]
-    modes = default_model().metadata.get("modes")
+    if args.models:
+        args.models.mkdir(parents=True, exist_ok=True)
+        (args.models / "folds.json").write_text(json.dumps(
+            {f"{p.dataset}/{p.id}": fold_of_page[f"{p.dataset}/{p.id}"] for p in pages}))
+    modes = json.loads(args.modes) if args.modes else default_model().metadata.get("modes")
     rows = []
     for fold in range(args.folds):
-        path = args.models / f"fold-{fold}.safetensors" if args.models else None
+        path = args.models / f"fold{fold}.safetensors" if args.models else None
         if args.reuse and path is not None and path.is_file():
             model = load_model(path)
         else:

@@ -30,7 +30,7 @@ from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page, toke
 from .plugins import PluginMissingError, hook
 
 __all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "format_table",
-           "get_extractor", "best_per_page", "oracle_row"]
+           "get_extractor", "best_per_page", "oracle_row", "page_key"]
 
 
 class BenchUsageError(ValueError):
@@ -233,21 +233,61 @@ def _hook(name: str, needs: str) -> Callable:
         raise BenchUsageError(f"{needs}: {error}") from error
 
 
+def page_key(page: LabelledPage) -> str:
+    """A page's name across datasets: ``set/id``."""
+    return f"{page.dataset}/{page.id}"
+
+
+def _with_modes(model):
+    """A fold model walks with the modes stored in the embedded default: the modes are part of
+    the training recipe, chosen once on site-grouped folds (:mod:`training.modes`)."""
+    modes = default_model().metadata.get("modes")
+    if modes and "modes" not in model.metadata:
+        model.metadata["modes"] = modes
+    return model
+
+
 def _cv_models(pages: Sequence[LabelledPage], folds: int, seed: int, progress: bool,
                extra: Sequence[LabelledPage] = ()) -> dict:
-    """The model of each page: the model of the fold that held the page's site out. The fold
-    models walk with the modes stored in the embedded default: the modes are part of the
-    training recipe, chosen once on site-grouped folds (:mod:`training.modes`)."""
+    """The model of each page (by :func:`page_key`): the model of the fold that held the
+    page's site out."""
     fold_models = _hook("fold_models", "cv trains fold models: it needs torch==2.13.0 and "
                         "'noisecbr[train]'")
-    modes = default_model().metadata.get("modes")
     models = {}
-    for held_out_ids, model in fold_models(pages, folds=folds, seed=seed, progress=progress,
-                                           extra=extra):
-        if modes and "modes" not in model.metadata:
-            model.metadata["modes"] = modes
-        models.update(dict.fromkeys(held_out_ids, model))
+    for held_out, model in fold_models(pages, folds=folds, seed=seed, progress=progress,
+                                       extra=extra):
+        models.update(dict.fromkeys(held_out, _with_modes(model)))
     return models
+
+
+#: A folder of fold models (``python -m training.crossval DATA --out DIR``): each page's fold
+#: by ``set/id``, and ``fold{k}.safetensors``.
+FOLDS_INDEX = "folds.json"
+
+
+def _stored_fold_models(folder: str | Path, pages: Sequence[LabelledPage]) -> dict:
+    """The model of each page (by :func:`page_key`) from a folder of fold models."""
+    import json
+
+    from .model import ModelError, load_model
+
+    folder = Path(folder)
+    try:
+        fold_of = json.loads((folder / FOLDS_INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise BenchUsageError(f"{folder} holds no readable {FOLDS_INDEX} ({error}): write it "
+                              "with python -m training.crossval DATA --out DIR") from error
+    missing = [page_key(page) for page in pages if page_key(page) not in fold_of]
+    if missing:
+        raise BenchUsageError(f"{len(missing)} pages are in no fold of {folder} (the first: "
+                              f"{missing[0]}): its models were trained on other sets")
+    models: dict = {}
+    try:
+        for fold in sorted({fold_of[page_key(page)] for page in pages}):
+            models[fold] = _with_modes(load_model(folder / f"fold{fold}.safetensors"))
+    except ModelError as error:
+        raise BenchUsageError(str(error)) from error
+    return {page_key(page): models[fold_of[page_key(page)]] for page in pages}
 
 
 def _site_memories(pages: Sequence[LabelledPage], per_site: int) -> dict[str, SiteMemory]:
@@ -285,8 +325,13 @@ def bench(
     comments: bool = False,
     modes: bool = False,
     oracle: bool = False,
+    fold_models: str | Path | None = None,
 ) -> list[BenchRow]:
     """Score each extractor on the dataset's pages (the first ``limit`` if given).
+
+    With ``fold_models`` (a folder ``python -m training.crossval`` wrote), noisecbr scores
+    each page with the model of the fold that held its site out, trained as the embedded
+    default is on all its sets at once: the embedded recipe on sites it never saw.
 
     With ``cv``, noisecbr is scored by site-grouped fold models, trained on the other folds
     and on every page of the ``with_sets`` datasets whose site is not held out.
@@ -301,6 +346,8 @@ def bench(
     noisecbr row for each ``favor`` mode besides the balanced one."""
     if with_sets and not cv:
         raise BenchUsageError("with_sets adds training data to the --cv fold models: give cv too")
+    if fold_models and (cv or model):
+        raise BenchUsageError("fold_models are the noisecbr models: give neither cv nor model")
     if adapt < 0:
         raise BenchUsageError(f"adapt is a number of pages per site, got {adapt}")
     if truth not in TRUTHS:
@@ -313,7 +360,8 @@ def bench(
         if name == "noisecbr":
             slots.extend(_noisecbr_slots(pages, labelled, cv=cv, seed=seed, model=model,
                                          progress=progress, with_sets=with_sets, adapt=adapt,
-                                         comments=comments, modes=modes))
+                                         comments=comments, modes=modes,
+                                         fold_models=fold_models))
             continue
         try:
             extract = get_extractor(name, comments)
@@ -350,44 +398,47 @@ def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str
 
 
 def _noisecbr_slots(pages: Sequence[LabelledPage], labelled: Sequence[LabelledPage], *, cv,
-                    seed, model, progress, with_sets, adapt, comments, modes
+                    seed, model, progress, with_sets, adapt, comments, modes, fold_models=None
                     ) -> list[tuple[str, Callable[[LabelledPage], str]]]:
     """The noisecbr rows of a bench: the balanced cleaner, each other mode with ``modes``, and
     the site memory's row with ``adapt``. Fold models and site memories learn from
     ``labelled`` (the pages with the dataset's own ground truth)."""
-    if cv:
+    if fold_models:
+        model_of = _stored_fold_models(fold_models, labelled).__getitem__
+        label = "noisecbr (recipe folds)"
+    elif cv:
         extra = [page for path in with_sets for page in read_dataset(path)]
         model_of = _cv_models(labelled, cv, seed, progress, extra).__getitem__
         label = f"noisecbr (cv {cv}" + "".join(f" + {Path(p).name}" for p in with_sets) + ")"
     else:
         single = Cleaner(model).model
-        model_of = lambda page_id: single  # noqa: E731 - one model for every page
+        model_of = lambda key: single  # noqa: E731 - one model for every page
         label = "noisecbr"
     slots = []
     for favor in (FAVOR if modes else ("balanced",)):
         cleaner_of = _cleaners(pages, model_of, favor, comments)
         name = label if favor == "balanced" else f"{label} {favor}"
-        slots.append((name, lambda page, c=cleaner_of: c[page.id].clean(
+        slots.append((name, lambda page, c=cleaner_of: c[page_key(page)].clean(
             page.html, url=page.url).text))
     if adapt:
         cleaner_of = _cleaners(pages, model_of, "balanced", comments)
         memories = _site_memories(labelled, adapt)
         slots.append((f"{label} + {adapt} labelled page{'s' * (adapt > 1)} of the site",
-                      lambda page, c=cleaner_of, m=memories: c[page.id].clean(
+                      lambda page, c=cleaner_of, m=memories: c[page_key(page)].clean(
                           page.html, url=page.url, memory=m[page.id]).text))
     return slots
 
 
 def _cleaners(pages: Sequence[LabelledPage], model_of, favor: str, comments: bool
               ) -> dict[str, Cleaner]:
-    """A cleaner per page id, one per distinct model."""
+    """A cleaner per page (by :func:`page_key`), one per distinct model."""
     made: dict[int, Cleaner] = {}
     out = {}
     for page in pages:
-        model = model_of(page.id)
+        model = model_of(page_key(page))
         if id(model) not in made:
             made[id(model)] = Cleaner(model, favor=favor, comments=comments)
-        out[page.id] = made[id(model)]
+        out[page_key(page)] = made[id(model)]
     return out
 
 

@@ -417,6 +417,10 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
               "(precision, recall).")
 @click.option("--oracle", is_flag=True, help="Add a row that scores each page by the row that "
               "did best on it: how high the extractors together reach on this ground truth.")
+@click.option("--fold-models", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Score noisecbr by the fold models in this folder (written by python -m "
+              "training.crossval): each page by a model trained as the embedded default is, "
+              "on all its sets, without the page's site.")
 @click.option("--adapt", type=click.IntRange(min=0), default=0, show_default=True,
               help="Score only the pages of sites with more than K pages, and add a noisecbr "
               "row that also uses a site memory of K other pages of each page's site, labelled "
@@ -424,7 +428,7 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
 def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                   with_sets: tuple[str, ...], limit: int | None, model: str | None, seed: int,
                   csv_path: Path | None, by_type: bool, truth: str, comments: bool, modes: bool,
-                  oracle: bool, adapt: int) -> None:
+                  oracle: bool, fold_models: str | None, adapt: int) -> None:
     """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
     with a bootstrap ± and docs/s (CPU time, one process)."""
     from .bench import PEERS, BenchUsageError, bench, format_by_type, format_table
@@ -440,7 +444,8 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
     try:
         rows = bench(dataset, extractors or ("noisecbr",), cv=cv, limit=limit, seed=seed,
                      model=model, progress=sys.stderr.isatty(), with_sets=with_sets, adapt=adapt,
-                     truth=truth, comments=comments, modes=modes, oracle=oracle)
+                     truth=truth, comments=comments, modes=modes, oracle=oracle,
+                     fold_models=fold_models)
     except BenchUsageError as error:
         _fail(str(error), EXIT_USAGE)
     click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")

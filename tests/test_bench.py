@@ -87,7 +87,7 @@ def test_cv_fold_models_learn_from_the_datasets_own_truth(tmp_path, monkeypatch,
 
     def fold_models(pages, folds, seed, progress, extra):
         seen.extend(page.truth for page in pages)
-        return [([page.id for page in pages], default_model())]
+        return [([f"{page.dataset}/{page.id}" for page in pages], default_model())]
 
     monkeypatch.setattr(bench_module, "_hook", lambda name, needs: fold_models)
     rows = bench_module.bench(str(data), ["noisecbr"], cv=2, truth="article")

@@ -35,9 +35,9 @@ def test_every_page_is_held_out_once_by_a_model_that_never_saw_its_site(monkeypa
     fits = _record_fits(monkeypatch)
     pages = _pages()
     out = crossval.fold_models(pages, folds=2, seed=0)
-    held = [page_id for ids, _ in out for page_id in ids]
-    assert sorted(held) == sorted(page.id for page in pages)
-    site_of = {page.id: page.site for page in pages}
+    held = [key for keys, _ in out for key in keys]
+    assert sorted(held) == sorted(f"{page.dataset}/{page.id}" for page in pages)
+    site_of = {f"{page.dataset}/{page.id}": page.site for page in pages}
     for (ids, _), seen in zip(out, fits):
         assert ids and not {site_of[i] for i in ids} & seen
 
@@ -52,9 +52,9 @@ def test_extra_set_trains_every_fold_except_on_held_out_sites(monkeypatch):
                            "url": "https://elsewhere.test/a", "site": "elsewhere.test"}),
     ]
     out = crossval.fold_models(pages, folds=2, seed=0, extra=extra)
-    site_of = {page.id: page.site for page in pages}
-    held = [page_id for ids, _ in out for page_id in ids]
-    assert sorted(held) == sorted(page.id for page in pages)  # only the benched set is scored
+    site_of = {f"{page.dataset}/{page.id}": page.site for page in pages}
+    held = [key for keys, _ in out for key in keys]
+    assert sorted(held) == sorted(site_of)  # only the benched set is scored
     for (ids, _), seen in zip(out, fits):
         held_sites = {site_of[i] for i in ids}
         assert not held_sites & seen

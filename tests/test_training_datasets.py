@@ -121,3 +121,40 @@ def test_from_casebase_reads_cases_and_frontier(tmp_path):
     assert len(d) > 0 and d.case_ids is not None and d.frontier is not None
     assert d.frontier.any() and not d.frontier.all()
     assert d.X.shape[1] == len(FEATURE_NAMES)
+
+
+def test_cases_from_the_casebase_have_the_lexical_fields_of_the_same_pages(tmp_path):
+    # Training from a case base learns the same lexical fields as training from the pages:
+    # the stored pages are parsed again and each case's element found at its position.
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from casebase.cli import cli as casebase_cli
+    from casebase.store import CaseBase
+    from noisecbr.features.lexical import bucket
+    from noisecbr.layout import read_dataset
+    from training.datasets import from_casebase, from_labelled
+    from training.lexicon import pool_cases
+
+    fixture = Path(__file__).parent / "fixtures" / "casebase"
+    url = f"sqlite:///{tmp_path / 'cb.sqlite'}"
+    result = CliRunner().invoke(casebase_cli, ["--db", url, "import", "-q", "--no-oracle",
+                                               "--jobs", "0", str(fixture)])
+    assert result.exit_code == 0, result.output
+    with CaseBase.open(url) as cb:
+        stored = from_casebase(cb)
+    direct = from_labelled(list(read_dataset(fixture)), 1)
+    assert stored.lexical is not None and len(stored.lexical) == len(stored)
+    # The same words, whatever order the two read the cases in: compare the pooled fields.
+    words = np.unique(np.concatenate([direct.lexical.text, direct.lexical.attr]))
+    from noisecbr.features.lexical import Lexicon
+
+    rng = np.random.default_rng(0)
+    lexicon = Lexicon(words, rng.normal(size=(len(words), 3)).astype(np.float32), words,
+                      rng.normal(size=(len(words), 3)).astype(np.float32))
+    a = pool_cases(lexicon, stored.lexical)
+    b = pool_cases(lexicon, direct.lexical)
+    key = lambda d, pooled: sorted(map(tuple, np.round(np.c_[d.X[:, :40], pooled], 5)))  # noqa: E731
+    assert key(stored, a) == key(direct, b)
+    assert bucket("harbour") in set(stored.lexical.text.tolist())

@@ -10,7 +10,7 @@ from noisecbr.features import FEATURE_GROUPS
 from noisecbr.model import SchemaMismatchError, load_model, save_model
 from training.datasets import split_by_site, synthetic
 from training.presets import PAPER, get_preset
-from training.report import evaluate
+from training.report import batched_proba, evaluate
 from training.train import build_network, feature_columns, fit, torch_forward
 
 
@@ -78,11 +78,13 @@ def test_numpy_forward_equals_torch_forward(data, name):
     result = fit(train, val, preset, seed=0, progress=False)
     model = result.model
     x = (test.X[:, model.columns] - model.mean) / model.scale
-    expected = torch_forward(result.network, x, preset)
+    expected = torch_forward(result.network, x, preset, test.lexical)
     if model.output_activation == "sigmoid":
         expected = expected / expected.sum(1, keepdims=True)
-    np.testing.assert_allclose(model.predict_proba(test.X), expected, atol=1e-5)
+    np.testing.assert_allclose(batched_proba(model, test.X, lexical=test.lexical), expected,
+                               atol=1e-5)
     assert model.metadata["preset"] == name
+    assert (model.lexicon is not None) == (name == "default")
 
 
 @needs_torch
@@ -92,7 +94,8 @@ def test_artifact_round_trip_and_wrong_schema_refused(data, tmp_path, monkeypatc
                  metadata={"run_id": 7})
     path = save_model(result.model, tmp_path / "model.safetensors")
     loaded = load_model(path)
-    np.testing.assert_array_equal(loaded.predict_proba(test.X), result.model.predict_proba(test.X))
+    np.testing.assert_array_equal(batched_proba(loaded, test.X, lexical=test.lexical),
+                                  batched_proba(result.model, test.X, lexical=test.lexical))
     assert loaded.metadata["run_id"] == 7 and loaded.metadata["labels"] == ["noise", "data",
                                                                            "mixture", "comment"]
     np.testing.assert_array_equal(loaded.mean, result.model.mean)
@@ -129,3 +132,17 @@ def test_ablation_shows_the_group_that_matters(data):
     assert results["full"]["balanced_accuracy"] == 1.0
     assert results["-leaf"]["balanced_accuracy"] < 0.7  # only the leaf shares tell the classes
     assert "-leaf" in format_ablation(results)
+
+
+@needs_torch
+def test_the_lexical_fields_learn_words_that_tell_the_classes():
+    # Vectors that say nothing, words that say everything: only the bucket vectors, learnt
+    # with the network, can tell the classes apart.
+    d = synthetic(telling_words=True)
+    d.X[:] = 0.0
+    train, val, test = (d.subset(part) for part in split_by_site(d.sites, (0.6, 0.2, 0.2), 1))
+    result = fit(train, val, FAST.replace(epochs=20, lexical_min_sites=2), seed=0,
+                 progress=False)
+    assert evaluate(result.model, test)["balanced_accuracy"] > 0.95
+    without = fit(train, val, FAST.replace(epochs=20, lexical_dim=0), seed=0, progress=False)
+    assert evaluate(without.model, test)["balanced_accuracy"] < 0.5

@@ -35,10 +35,9 @@ from noisecbr.cleaner import DEFAULT_MODEL
 from noisecbr.model import save_model
 
 from .datasets import from_pages, split_by_site
+from .recipe import TRAINING_SETS, weighted
 from .train import fit
 
-#: The development sets the default model learns from (see the module docstring).
-TRAINING_SETS = ("modernweb-dev", "dragnet")
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "noisecbr" / "data" / DEFAULT_MODEL
 
 
@@ -48,7 +47,7 @@ def build(data_dir: Path, out: Path = DEFAULT_OUT, seed: int = 0, progress: bool
     ``out``.
     """
     start = time.perf_counter()
-    dataset = from_pages([data_dir / name for name in sets], progress=progress)
+    dataset = weighted(from_pages([data_dir / name for name in sets], progress=progress))
     train_part, val_part = split_by_site(dataset.sites, (0.85, 0.15), seed)
     result = fit(dataset.subset(train_part), dataset.subset(val_part), "default", seed=seed,
                  progress=progress, metadata={"trained_on": list(sets), "seed": seed,

@@ -15,19 +15,29 @@ rates on unseen sites pooled over all sites, not over the few test sites of one 
 
 from __future__ import annotations
 
+import argparse
+import json
+import time
 from collections.abc import Collection, Sequence
+from pathlib import Path
 
 import numpy as np
 
-from noisecbr.layout import LabelledPage
-from noisecbr.model import Model
+from noisecbr.layout import LabelledPage, read_dataset
+from noisecbr.model import Model, save_model
 
 from .datasets import Dataset, from_labelled, site_folds, split_by_site
+from .recipe import TRAINING_SETS, weighted
 from .report import batched_proba
 from .presets import get_preset
 from .train import fit
 
-__all__ = ["dataset_of", "fold_models", "fold_model", "out_of_fold_scores"]
+__all__ = ["dataset_of", "fold_models", "fold_model", "out_of_fold_scores", "recipe_folds",
+           "FOLDS_INDEX"]
+
+#: The file of a folder of fold models that says each page's fold ({"set/id": fold}); the
+#: models are ``fold0.safetensors``, ``fold1.safetensors``…
+FOLDS_INDEX = "folds.json"
 
 
 def dataset_of(pages: Sequence[LabelledPage], processes: int | None = None) -> Dataset:
@@ -70,16 +80,56 @@ def fold_models(
     extra: Sequence[LabelledPage] = (),
 ) -> list[tuple[list[str], Model]]:
     """Train one model per site-grouped fold of ``pages`` (``extra`` pages join every fold's
-    training but never its held-out sites); returns ``[(held-out page ids, model), …]``."""
+    training but never its held-out sites); returns ``[(held-out pages, model), …]``, the
+    pages named ``set/id``."""
     pages = list(pages)
     site_of_page = np.array([page.site for page in pages], dtype=object)
-    dataset = dataset_of(pages + list(extra))
-    key_of = {f"{page.dataset}/{page.id}": page.id for page in pages}
+    dataset = weighted(dataset_of(pages + list(extra)))
     out = []
     for fold, (_, test_pages) in enumerate(site_folds(site_of_page, folds, seed)):
         model = fold_model(dataset, set(site_of_page[test_pages]), fold, folds, preset, seed,
                            progress)
-        held_out = [key_of.get(f"{pages[i].dataset}/{pages[i].id}", pages[i].id)
-                    for i in test_pages]
-        out.append((held_out, model))
+        out.append(([f"{pages[i].dataset}/{pages[i].id}" for i in test_pages], model))
     return out
+
+
+def recipe_folds(data_dir: Path, out: Path, folds: int = 5, seed: int = 0,
+                 sets: Sequence[str] = TRAINING_SETS, preset: str = "default",
+                 progress: bool = False) -> dict[str, int]:
+    """The embedded recipe's fold models: the sites of all ``sets`` split into ``folds``
+    folds together, a model per fold trained as the embedded default is (every set, its
+    weights, the ``preset``) on the other folds' pages, written to ``out`` with
+    :data:`FOLDS_INDEX`; returns each page's fold by ``set/id``. ``noisecbr bench
+    --fold-models OUT`` then scores any of the sets with them: each page by a model that
+    never saw its site, as the product meets a new site."""
+    pages = [page for name in sets for page in read_dataset(Path(data_dir) / name)]
+    trained = fold_models(pages, folds=folds, seed=seed, progress=progress, preset=preset)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    fold_of = {}
+    for k, (held_out, model) in enumerate(trained):
+        save_model(model, out / f"fold{k}.safetensors")
+        fold_of.update(dict.fromkeys(held_out, k))
+    (out / FOLDS_INDEX).write_text(json.dumps(fold_of, indent=0, sort_keys=True))
+    return fold_of
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m training.crossval DATA_DIR --out DIR``: write the recipe's fold models."""
+    parser = argparse.ArgumentParser(prog="python -m training.crossval",
+                                     description=recipe_folds.__doc__.split("\n\n")[0])
+    parser.add_argument("data_dir", type=Path, help="the folder holding the dev sets")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sets", nargs="+", default=list(TRAINING_SETS))
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    fold_of = recipe_folds(args.data_dir, args.out, args.folds, args.seed, args.sets,
+                           progress=True)
+    print(f"{args.folds} fold models of {len(fold_of)} pages of {', '.join(args.sets)} → "
+          f"{args.out} ({time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

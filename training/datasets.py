@@ -1,6 +1,6 @@
 """Training data: case arrays, site-grouped splits, and how cases are sampled and weighted.
 
-A :class:`Dataset` is the case base as arrays: ``X`` (float32, cases × 217 full vectors (schema 3) of
+A :class:`Dataset` is the case base as arrays: ``X`` (float32, cases × 221 full vectors (schema 4) of
 :func:`noisecbr.features.vectorize`), ``y`` (int64 label index in :data:`noisecbr.result.LABELS`
 order: 0 noise, 1 data, 2 mixture), and per case its ``sites`` and ``pages`` (strings). It comes
 from the case base (:func:`from_casebase`) or, for quick experiments, straight from labelled pages
@@ -251,6 +251,7 @@ def from_casebase(casebase, schema_version: int = VECTOR_SCHEMA, *,
     X, y, sites, page_ids, case_ids = casebase.load_arrays(schema_version)
     source = str(getattr(casebase, "url", "") or "casebase")
     flags = _casebase_frontier(casebase, case_ids, y) if frontier and len(y) else None
+    lexical = _casebase_lexical(casebase, case_ids) if len(y) else None
     counts = None
     if len(y) and hasattr(casebase, "load_counts"):
         counts = np.asarray(casebase.load_counts(case_ids), dtype=np.int64)
@@ -258,7 +259,54 @@ def from_casebase(casebase, schema_version: int = VECTOR_SCHEMA, *,
             counts = None
     return Dataset(X=X, y=y, sites=sites, pages=np.asarray(page_ids).astype(str),
                    case_ids=case_ids, frontier=flags, counts=counts, schema=schema_version,
-                   meta={"source": source})
+                   lexical=lexical, meta={"source": source})
+
+
+def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
+    """The cases' lexical fields, from their pages as stored (each parsed once, as the import
+    parsed it; a case is its page's element at its ``position`` when the path agrees). A case
+    whose element is not found (a page that no longer parses) gets empty fields, as a page
+    without words has."""
+    from sqlalchemy import text
+
+    from casebase.pages import stored_table
+    from noisecbr.features.lexical import ANCESTORS, lexical_inputs
+
+    position_of: dict[int, tuple[int, str]] = {}
+    with casebase.engine.connect() as connection:
+        pages = connection.execute(text(
+            "SELECT DISTINCT page_id FROM cases ORDER BY page_id")).scalars().all()
+        for case_id, position, path in connection.execute(text(
+                "SELECT id, position, path FROM cases")):
+            position_of[case_id] = (position, path)
+    wanted = set(case_ids.tolist())
+    parts, rows_of = [], {}
+    for page_id in pages:
+        with casebase.engine.connect() as connection:
+            blob = connection.execute(text("SELECT html FROM pages WHERE id = :p"),
+                                      {"p": page_id}).scalar()
+            cases = connection.execute(text("SELECT id FROM cases WHERE page_id = :p"),
+                                       {"p": page_id}).scalars().all()
+        table = stored_table(blob) if blob is not None else None
+        if table is None:
+            continue
+        page = cases_of_page(lexical_inputs(table))
+        paths = table.paths()
+        offset = sum(len(part) for part in parts)
+        for case_id in cases:
+            position, path = position_of[case_id]
+            if case_id in wanted and 0 <= position < len(paths) and paths[position] == path:
+                rows_of[case_id] = offset + position
+        parts.append(page)
+    rows = np.array([rows_of.get(int(i), -1) for i in case_ids], dtype=np.int64)
+    if not parts:
+        ranges = np.zeros((len(rows), 2), np.int64)
+        return LexicalCases(np.zeros(0, np.int64), np.zeros(0, np.int64), ranges,
+                            np.zeros((len(rows), 1 + ANCESTORS, 2), np.int64), ranges.copy())
+    out = LexicalCases.concat(parts).subset(np.maximum(rows, 0))
+    for ranges in (out.text_range, out.attr_range, out.page_range):
+        ranges[rows < 0] = 0  # not found: no words, no attribute tokens
+    return out
 
 
 def _casebase_frontier(casebase, case_ids: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -541,10 +589,12 @@ def case_weights(dataset: Dataset, class_power: float = 0.0, page_power: float =
     return (w / w.mean()).astype(np.float32)
 
 
-def synthetic(n_sites: int = 30, per_site: int = 60, seed: int = 0) -> Dataset:
+def synthetic(n_sites: int = 30, per_site: int = 60, seed: int = 0,
+              telling_words: bool = False) -> Dataset:
     """A small separable case set for tests and demos: the classes differ in their eq. 1 leaf
     shares (noise: link leaves, data: paragraph leaves, mixture: half and half, comment: list
-    item leaves), 10 % mixture and 5 % comment."""
+    item leaves), 10 % mixture and 5 % comment. Each case has a word and an attribute token
+    (:func:`_synthetic_lexical`): with ``telling_words`` they tell the classes too."""
     from noisecbr.features import LEAF_TYPES, group_slices
 
     leaf = group_slices()["leaf"]
@@ -563,4 +613,23 @@ def synthetic(n_sites: int = 30, per_site: int = 60, seed: int = 0) -> Dataset:
     X[:, leaf] = shares / shares.sum(1, keepdims=True)
     sites = np.repeat([f"site{i}.example" for i in range(n_sites)], per_site)
     pages = np.array([f"{s}/{k % 3}" for k, s in enumerate(sites)])
-    return Dataset(X=X, y=y, sites=sites, pages=pages, meta={"source": "synthetic"})
+    return Dataset(X=X, y=y, sites=sites, pages=pages, meta={"source": "synthetic"},
+                   lexical=_synthetic_lexical(y, rng, telling_words))
+
+
+def _synthetic_lexical(y: np.ndarray, rng: np.random.Generator,
+                       telling: bool = False) -> LexicalCases:
+    """Lexical fields of synthetic cases: a word and an attribute token each, drawn from a
+    dozen every site shares; with ``telling``, each class has its own three (as "related" or
+    "share" mark furniture), otherwise they say nothing of the class."""
+    from noisecbr.features.lexical import ANCESTORS, bucket
+
+    n = len(y)
+    words = np.array([bucket(f"word{c}-{k}") for c in range(len(LABELS)) for k in range(3)])
+    kind = y if telling else rng.integers(0, len(LABELS), n)
+    text = words[kind * 3 + rng.integers(0, 3, n)]
+    attr = words[((kind + 1) % len(LABELS)) * 3 + rng.integers(0, 3, n)]
+    own = np.stack([np.arange(n), np.arange(n) + 1], axis=1)
+    attr_range = np.zeros((n, 1 + ANCESTORS, 2), dtype=np.int64)
+    attr_range[:, 0] = own
+    return LexicalCases(text.astype(np.int64), attr.astype(np.int64), own, attr_range, own)

@@ -145,7 +145,13 @@ class Bags:
     only (a field's mean is over the tokens the vocabulary keeps, as when cleaning)."""
 
     def __init__(self, lexical: LexicalCases, text_buckets: np.ndarray,
-                 attr_buckets: np.ndarray) -> None:
+                 attr_buckets: np.ndarray, page_sample: int | None = None,
+                 seed: int = 0) -> None:
+        #: In training, a page's field is the mean of ``page_sample`` of its known words drawn
+        #: at random (with replacement) when it has more: the same mean on average, without
+        #: gathering a page's every word for each batch it is in.
+        self.page_sample = page_sample
+        self.rng = np.random.default_rng(seed)
         self.ranges = []
         self.tokens = []
         for tokens, buckets in ((lexical.text, text_buckets), (lexical.attr, attr_buckets)):
@@ -180,9 +186,29 @@ class Bags:
             if FIELDS[k] == "page":
                 chosen, inverse = np.unique(chosen[:, 0, :], axis=0, return_inverse=True)
                 chosen, inverse = chosen[:, None, :], inverse.reshape(-1)
+                if self.page_sample:
+                    out.append((*self._sampled(tokens, chosen[:, 0, :]), inverse))
+                    continue
             flat, offsets = _flatten(chosen)
             out.append((tokens[flat], offsets, inverse))
         return out
+
+    def _sampled(self, tokens: np.ndarray, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Bags of the ranges (bags × 2), each of its words or of ``page_sample`` of them."""
+        lengths = ranges[:, 1] - ranges[:, 0]
+        long = lengths > self.page_sample
+        sizes = np.where(long, self.page_sample, lengths)
+        offsets = np.cumsum(sizes) - sizes
+        positions = np.empty(int(sizes.sum()), dtype=np.int64)
+        short_flat, short_offsets = _flatten(ranges[~long][:, None, :])
+        at = np.flatnonzero(~long)
+        positions[np.repeat(offsets[at] - short_offsets, sizes[at])
+                  + np.arange(len(short_flat))] = short_flat
+        drawn = ranges[long, :1] + (self.rng.random((int(long.sum()), self.page_sample))
+                                    * lengths[long, None]).astype(np.int64)
+        positions[(offsets[long, None] + np.arange(self.page_sample)).reshape(-1)] = (
+            drawn.reshape(-1))
+        return tokens[positions], offsets
 
 
 def _flatten(ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

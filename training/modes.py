@@ -41,6 +41,8 @@ from noisecbr.model import Model, load_model, save_model
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import InputError, tidy
 
+from .recipe import TRAINING_SETS
+
 __all__ = ["GRID", "BETAS", "Sweep", "sweep", "choose_modes", "main"]
 
 #: Threshold values tried for each walk threshold (every combination: 6 × 5 × 4 = 120 sets).
@@ -54,7 +56,7 @@ GRID = {
 #: The F-score each mode maximises: β < 1 weighs precision more, β > 1 recall.
 BETAS = {"balanced": 1.0, "precision": 0.5, "recall": 2.0}
 #: Training sets whose pages choose the modes (those the embedded default learns from).
-MODE_SETS = ("modernweb-dev", "dragnet")
+MODE_SETS = TRAINING_SETS
 
 
 @dataclass(frozen=True)
@@ -142,28 +144,30 @@ def choose_modes(result: Sweep) -> dict[str, dict[str, float]]:
             for mode, beta in BETAS.items()}
 
 
-def _fold_models(pages: list[LabelledPage], folds: int, seed: int,
-                 cache: Path | None) -> dict[tuple[str, str], Model]:
-    """The model of each page's held-out fold: read from ``cache`` if it holds them, else
-    trained (and written there)."""
-    index = cache / "folds.json" if cache else None
-    if index is None or not index.is_file():
-        from .crossval import fold_models
+def _fold_models(data_dir: Path, sets: Sequence[str], pages: list[LabelledPage], folds: int,
+                 seed: int, cache: Path | None) -> dict[tuple[str, str], Model]:
+    """The model of each page's held-out fold: read from ``cache`` (a folder of fold models,
+    :func:`training.crossval.recipe_folds`) if it holds them, else trained (and written there
+    when given)."""
+    from .crossval import FOLDS_INDEX, recipe_folds
 
-        trained = fold_models(pages, folds=folds, seed=seed)
-        if cache:
-            cache.mkdir(parents=True, exist_ok=True)
-            for k, (_, model) in enumerate(trained):
-                save_model(model, cache / f"fold{k}.safetensors")
-            json.dump({page: k for k, (ids, _) in enumerate(trained) for page in ids},
-                      index.open("w"))
-        fold_of = {page: k for k, (ids, _) in enumerate(trained) for page in ids}
-        models = [model for _, model in trained]
-    else:
-        fold_of = json.loads(index.read_text())
-        models = [load_model(cache / f"fold{k}.safetensors")
-                  for k in range(max(fold_of.values()) + 1)]
-    return {(page.dataset, page.id): models[fold_of[page.id]] for page in pages}
+    if cache is None or not (cache / FOLDS_INDEX).is_file():
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = cache or Path(scratch)
+            recipe_folds(data_dir, folder, folds, seed, sets)
+            return _read_folds(folder, pages)
+    return _read_folds(cache, pages)
+
+
+def _read_folds(folder: Path, pages: list[LabelledPage]) -> dict[tuple[str, str], Model]:
+    from .crossval import FOLDS_INDEX
+
+    fold_of = json.loads((folder / FOLDS_INDEX).read_text())
+    models = {k: load_model(folder / f"fold{k}.safetensors") for k in set(fold_of.values())}
+    return {(page.dataset, page.id): models[fold_of[f"{page.dataset}/{page.id}"]]
+            for page in pages}
 
 
 def _table(result: Sweep, modes: dict[str, dict[str, float]]) -> str:
@@ -199,8 +203,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--cache", type=Path, help="fold models: read from / written to here")
     args = parser.parse_args(argv)
     pages = [page for name in args.sets for page in read_dataset(args.data_dir / name)]
-    result = sweep(pages, _fold_models(pages, args.folds, args.seed, args.cache),
-                   progress=True)
+    result = sweep(pages, _fold_models(args.data_dir, args.sets, pages, args.folds, args.seed,
+                                       args.cache), progress=True)
     modes = choose_modes(result)
     print(f"{result.pages} pages of {', '.join(args.sets)}, site-grouped {args.folds} folds")
     print(_table(result, modes))

@@ -22,7 +22,7 @@
   outputs mixture. Both choices are data presentation, not the learning method.
 
 ``default`` — the best backprop MLP we could make for unseen sites, every choice made on the
-validation *sites* (never on test): the full vector (all groups, 217 columns at schema 3)
+validation *sites* (never on test): the full vector (all groups, 221 columns at schema 4)
 standardised with the training mean / std (stored in the artifact), two ReLU hidden layers
 64-32 with dropout 0.3, softmax output, cross-entropy, AdamW (weight decay 0.01) with a
 one-cycle learning rate peaking at 2e-3, mini-batches of 2 048. Case weights: every page weighs
@@ -192,6 +192,11 @@ DEFAULT = Preset(
     page_power=1.0,
     wordless_weight=0.5,
     select_by="balanced_error",
+    # Lexical fields (noisecbr.features.lexical): 8 numbers per bucket, buckets of 3 training
+    # sites or more. On the embedded recipe's folds over all development sets (docs/
+    # experiments.md, 2026-11-25) they raised dragnet's F1 by 0.022, fundus's by 0.023 and
+    # utomo-chaos2017's by 0.017; 16 numbers did no better.
+    lexical_dim=8,
     # No class offsets: offsets chosen on the 15 % validation sites (max-min per-class rate)
     # moved each model's data/noise boundary by up to ±2.4 logits from one split to the next,
     # so the walk's thresholds met a differently calibrated model each time (docs/main-content.md,

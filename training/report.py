@@ -41,11 +41,12 @@ def batched_proba(model: Model, X: np.ndarray, rows: np.ndarray | None = None,
     for start in range(0, n, batch):
         part = np.arange(start, min(start + batch, n)) if rows is None else rows[start:start + batch]
         pooled = None
-        if model.lexicon is not None:
+        if getattr(model, "lexicon", None) is not None:
             if lexical is None:
                 raise ValueError("the model reads lexical fields: the cases' are needed")
             pooled = pool_cases(model.lexicon, lexical, part)
-        proba[start:start + batch] = model.predict_proba(X[part], pooled)
+        proba[start:start + batch] = (model.predict_proba(X[part]) if pooled is None
+                                      else model.predict_proba(X[part], pooled))
     return proba
 
 
@@ -95,12 +96,19 @@ def metrics_of(proba: np.ndarray, dataset: Dataset) -> dict:
 
 
 def inference_speed(model: Model, X: np.ndarray, repeats: int = 1, batch: int = 1024) -> float:
-    """Subtrees per second of numpy batch inference (page-sized batches of ``batch``)."""
+    """Subtrees per second of numpy batch inference (page-sized batches of ``batch``): the
+    network's cost; a model's lexical fields are given already pooled (pooling is part of a
+    page's features)."""
     X = np.ascontiguousarray(X)
+    lexicon = getattr(model, "lexicon", None)
     t0 = time.perf_counter()
     for _ in range(repeats):
         for start in range(0, len(X), batch):
-            model.predict_proba(X[start:start + batch])
+            part = X[start:start + batch]
+            if lexicon is None:
+                model.predict_proba(part)
+            else:
+                model.predict_proba(part, np.zeros((len(part), lexicon.width), np.float32))
     return repeats * len(X) / max(time.perf_counter() - t0, 1e-9)
 
 

@@ -29,6 +29,7 @@ from noisecbr.result import LABELS
 
 from .datasets import Dataset, case_weights
 from .feed import Feed, LexicalNetwork, is_lexical, lexical_feeds
+from .lexicon import Bags
 from .presets import Preset, get_preset
 
 __all__ = ["TrainResult", "fit", "feature_columns", "build_network", "export_model",
@@ -107,16 +108,19 @@ def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
     )
 
 
-def torch_forward(net, X: np.ndarray, preset: Preset) -> np.ndarray:
-    """The network's output activations for already selected and normalised inputs (a network
-    with lexical fields: its MLP, the fields being given as the last columns of X)."""
+def torch_forward(net, X: np.ndarray, preset: Preset, lexical=None) -> np.ndarray:
+    """The network's output activations for already selected and normalised inputs (and, for
+    a network with lexical fields, the cases' :class:`~training.lexicon.LexicalCases`)."""
     import torch
 
     net.eval()
-    if is_lexical(net):
-        net = net.mlp
     with torch.no_grad():
-        out = net(torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32)))
+        if is_lexical(net):
+            setup = net.setup
+            feed = Feed(X, Bags(lexical, setup.text_buckets, setup.attr_buckets))
+            out = feed(net, np.arange(len(X)))
+        else:
+            out = net(torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32)))
         out = torch.softmax(out, 1) if preset.output_activation == "softmax" else torch.sigmoid(out)
     return out.numpy()
 
