@@ -5,7 +5,7 @@ and the two files must be equal (the change is then bit-identical on every page)
     # … change the code …
     python benchmarks/identity.py ../shared/data -o /tmp/after.json --compare /tmp/before.json
 
-Pages of modernweb-dev, dragnet, cleaneval-dev and readability are hashed (nothing is tuned on
+Pages of every development set are hashed (nothing is tuned on
 them here: the hashes only say whether the output changed). A page the cleaner refuses is
 recorded by its error.
 """
@@ -24,7 +24,8 @@ from noisecbr.features import vectorize
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import InputError, tidy
 
-SETS = ("modernweb-dev", "dragnet", "cleaneval-dev", "readability")
+SETS = ("modernweb-dev", "dragnet", "cleaneval-dev", "readability", "fundus", "utomo-chaos2017",
+        "utomo-big9", "chinese-wce")
 
 
 def page_hashes(cleaner: Cleaner, html: bytes) -> dict[str, str]:

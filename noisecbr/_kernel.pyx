@@ -426,10 +426,14 @@ cdef class AsciiWords:
     cdef long long[::1] bits
     cdef size_t mask
     cdef readonly bint usable  # False if a word cannot be held: every token then takes the dict
+    #: Every ASCII token's code also holds its lexical bucket (features.lexical.bucket): the
+    #: low ``bucket_bits`` bits of its FNV-1a hash folded, at ``bucket_shift``.
+    cdef readonly int bucket_shift, bucket_bits
 
-    def __cinit__(self, dict word_bits):
+    def __cinit__(self, dict word_bits, int bucket_shift=0, int bucket_bits=0):
         cdef Py_ssize_t length, k
         cdef size_t slot, slots = 16
+        self.bucket_shift, self.bucket_bits = bucket_shift, bucket_bits
         while slots < 4 * len(word_bits):
             slots *= 2
         self.mask = slots - 1
@@ -476,13 +480,15 @@ cdef long long _ascii_code(int kind, const void* data, Py_ssize_t start, Py_ssiz
                           AsciiWords words, long long title, long long digit) noexcept:
     """``features.tokens._code`` of the token ``[start, start + length)`` of a str's characters
     (``kind``, ``data``), all ASCII word characters: Title Case and digits by str.istitle's and
-    str.isdigit's rules, then the listed word's bits."""
+    str.isdigit's rules, then the listed word's bits and the lower-cased token's bucket."""
     cdef Py_ssize_t i
     cdef char lower[WORD_BYTES]
     cdef int ch  # an int, not a Py_UCS4: Cython would add 32 to a one-character str
     cdef bint cased = False, previous_cased = False, titled = True, digits = True
+    cdef unsigned long long h = 14695981039346656037ULL  # FNV-1a, as features.lexical.bucket
     for i in range(length):
         ch = <int>PyUnicode_READ(kind, data, start + i)
+        h = (h ^ <unsigned long long>(ch + 32 if 65 <= ch <= 90 else ch)) * 1099511628211ULL
         if 65 <= ch <= 90:  # A-Z
             titled = titled and not previous_cased
             previous_cased = cased = True
@@ -497,6 +503,8 @@ cdef long long _ascii_code(int kind, const void* data, Py_ssize_t start, Py_ssiz
     cdef long long code = (title if titled and cased else 0) | (digit if digits else 0)
     if length < WORD_BYTES:
         code |= words.find(lower, length)
+    if words.bucket_bits:
+        code |= <long long>((h ^ (h >> 32)) & ((1ULL << words.bucket_bits) - 1)) << words.bucket_shift
     return code
 
 

@@ -86,21 +86,10 @@ def attribute_tokens(value: str) -> list[str]:
             if _MIN_TOKEN <= len(part) <= _MAX_TOKEN and not part.isdigit()]
 
 
-#: Buckets by token and by attribute value, filled as they are met (tokens and class names
-#: repeat within and across a site's pages); emptied when they grow past their size.
-_TOKEN_BUCKETS: dict[str, int] = {}
+#: Buckets by attribute value, filled as they are met (class names repeat within and across a
+#: site's pages); emptied when it grows past its size.
 _VALUE_BUCKETS: dict[str | None, tuple[int, ...]] = {}
 _CACHE_SIZE = 200_000
-
-
-def _token_buckets(tokens: list[str]) -> np.ndarray:
-    if len(_TOKEN_BUCKETS) > _CACHE_SIZE:
-        _TOKEN_BUCKETS.clear()
-    out = np.fromiter(map(_TOKEN_BUCKETS.get, tokens, itertools.repeat(-1)), dtype=np.int64,
-                      count=len(tokens))
-    for k in np.flatnonzero(out < 0).tolist():
-        out[k] = _TOKEN_BUCKETS.setdefault(tokens[k], bucket(tokens[k]))
-    return out
 
 
 def _value_buckets(value: str | None) -> tuple[int, ...]:
@@ -141,9 +130,11 @@ def ancestor_columns(parent: np.ndarray, depth: int = ANCESTORS) -> np.ndarray:
 
 
 def lexical_inputs(table: ElementTable) -> LexicalInputs:
-    """The page's :class:`LexicalInputs`: its words' buckets (the table's tokens, lower-cased)
-    and its elements' attribute tokens' buckets."""
-    tokens = list(itertools.chain.from_iterable(table.piece_tokens))
+    """The page's :class:`LexicalInputs`: its words' buckets (the table's tokens, lower-cased:
+    read off the token codes the vector groups read too) and its elements' attribute tokens'
+    buckets."""
+    from .tokens import token_buckets  # tokens codes the buckets defined here
+
     offsets = np.zeros(len(table.piece_words) + 1, dtype=np.int64)
     np.cumsum(table.piece_words, out=offsets[1:])
     per_element = [tuple(itertools.chain.from_iterable(values)) for values in zip(
@@ -151,7 +142,7 @@ def lexical_inputs(table: ElementTable) -> LexicalInputs:
     counts = np.fromiter(map(len, per_element), dtype=np.int64, count=len(per_element))
     attr_end = np.cumsum(counts)
     return LexicalInputs(
-        text=_token_buckets(tokens),
+        text=token_buckets(table),
         text_start=offsets[table.piece_start], text_end=offsets[table.piece_end],
         attr=np.fromiter(itertools.chain.from_iterable(per_element), dtype=np.int64,
                          count=int(attr_end[-1]) if len(attr_end) else 0),

@@ -19,9 +19,11 @@ import numpy as np
 from ..subtrees import COMPILED, ElementTable, cumulative
 from .furniture import UNSPACED_SCRIPT, UNSPACED_VOCABULARIES, VOCABULARIES
 from .language import LANGUAGE_SHIFT, for_language, page_language, stop_masks
+from .lexical import BUCKET_BITS, bucket
 
 __all__ = ["HEAD_WORDS", "VOCABULARIES", "TITLE", "DIGIT", "STOP", "VOCABULARY_SHIFT",
-           "token_codes", "word_codes", "vocabulary_quantities"]
+           "VOCABULARY_BITS", "BUCKET_SHIFT", "VECTOR_BITS", "token_codes", "token_buckets",
+           "word_codes", "vocabulary_quantities"]
 
 #: How many of a subtree's first words are read as its heading.
 HEAD_WORDS = 6
@@ -29,9 +31,15 @@ HEAD_WORDS = 6
 _VOCABULARY_OF = {word: k for k, words in enumerate(VOCABULARIES.values()) for word in words}
 
 #: Bits of a token's code: Title Case, digits, stop word (of the page's language, see
-#: :mod:`.language`); the vocabulary index + 1 sits above them, and the bits of the languages
-#: whose stop words hold the token from LANGUAGE_SHIFT on (until the page's language is known).
+#: :mod:`.language`); the vocabulary index + 1 sits above them (VOCABULARY_BITS bits), then the
+#: token's lexical bucket (:func:`noisecbr.features.lexical.bucket`, from BUCKET_SHIFT), and
+#: the bits of the languages whose stop words hold it from LANGUAGE_SHIFT on (until the page's
+#: language is known).
 TITLE, DIGIT, STOP, VOCABULARY_SHIFT = 1, 2, 4, 3
+VOCABULARY_BITS = 5
+BUCKET_SHIFT = VOCABULARY_SHIFT + VOCABULARY_BITS
+#: The bits the vector groups read (the rest is the lexical fields' and the language's).
+VECTOR_BITS = (1 << BUCKET_SHIFT) - 1
 #: Codes of the tokens seen so far: one C-level dict lookup per token instead of five string
 #: methods (tokens repeat within and across pages). Cleared when it grows past this size.
 _CODE_CACHE_SIZE = 200_000
@@ -58,8 +66,9 @@ def _word_bits(lower: str) -> int:
 def _code(token: str) -> int:
     if len(_codes) >= _CODE_CACHE_SIZE:
         _codes.clear()
+    lower = token.lower()
     code = _codes[token] = ((TITLE if token.istitle() else 0) | (DIGIT if token.isdigit() else 0)
-                            | _word_bits(token.lower()))
+                            | _word_bits(lower) | bucket(lower) << BUCKET_SHIFT)
     return code
 
 
@@ -68,31 +77,44 @@ def _ascii_words():
     """The code bits of every listed ASCII word (stop words of every language, vocabularies),
     for the compiled kernel's coding of ASCII tokens without the cache."""
     words = {w for w in (*stop_masks(), *_VOCABULARY_OF) if w.isascii()}
-    return COMPILED.AsciiWords({word: _word_bits(word) for word in words})
+    return COMPILED.AsciiWords({word: _word_bits(word) for word in words}, BUCKET_SHIFT,
+                               BUCKET_BITS)
 
 
 def token_codes(table: ElementTable) -> np.ndarray:
     """The code of every token of the page, in document order (the pieces' tokens one after
-    the other): its :data:`TITLE`, :data:`DIGIT` and :data:`STOP` bits (a stop word of the
-    page's language, :func:`noisecbr.features.language.page_language`) and its vocabulary.
-    Computed once per page for the ``text`` and ``vocabulary`` groups alike, by one cached
-    dict lookup per token (in the compiled kernel, ASCII tokens are coded in C from the
-    pieces' texts, with no str made for them, and the others looked up in a C loop)."""
+    the other), as the vector groups read it: its :data:`TITLE`, :data:`DIGIT` and
+    :data:`STOP` bits (a stop word of the page's language,
+    :func:`noisecbr.features.language.page_language`) and its vocabulary."""
     codes = word_codes(table)
-    return for_language(codes, page_language(codes), STOP)
+    return for_language(codes, page_language(codes), STOP) & VECTOR_BITS
+
+
+def token_buckets(table: ElementTable) -> np.ndarray:
+    """The lexical bucket of every token of the page (:func:`~noisecbr.features.lexical.bucket`
+    of its lower case), in document order."""
+    return (word_codes(table) >> BUCKET_SHIFT) & ((1 << BUCKET_BITS) - 1)
 
 
 def word_codes(table: ElementTable) -> np.ndarray:
-    """The tokens' codes with the bits of every language whose stop words hold them (before
-    the page's language is chosen)."""
+    """The tokens' full codes (with their buckets and the bits of every language whose stop
+    words hold them), computed once per page and kept with the table: the vector groups and
+    the lexical fields read them. One cached dict lookup per token (in the compiled kernel,
+    ASCII tokens are coded in C from the pieces' texts, with no str made for them, and the
+    others looked up in a C loop)."""
+    codes = table.__dict__.get("_word_codes")
+    if codes is not None:
+        return codes
     if COMPILED is not None:
-        return COMPILED.text_codes(table.piece_text, table.piece_words, _codes, _code,
-                                   _ascii_words(), TITLE, DIGIT)
-    tokens = list(itertools.chain.from_iterable(table.piece_tokens))
-    codes = np.fromiter(map(_codes.get, tokens, itertools.repeat(-1)), dtype=np.int64,
-                        count=len(tokens))
-    for k in np.flatnonzero(codes < 0).tolist():  # tokens not seen before
-        codes[k] = _code(tokens[k])
+        codes = COMPILED.text_codes(table.piece_text, table.piece_words, _codes, _code,
+                                    _ascii_words(), TITLE, DIGIT)
+    else:
+        tokens = list(itertools.chain.from_iterable(table.piece_tokens))
+        codes = np.fromiter(map(_codes.get, tokens, itertools.repeat(-1)), dtype=np.int64,
+                            count=len(tokens))
+        for k in np.flatnonzero(codes < 0).tolist():  # tokens not seen before
+            codes[k] = _code(tokens[k])
+    table.__dict__["_word_codes"] = codes
     return codes
 
 
