@@ -56,9 +56,9 @@ def comment_evidence(table: ElementTable) -> np.ndarray:
     """Per element: may it be a comment thread (discussion markup on it, on one of its
     ANCESTORS nearest ancestors or inside it, and MIN_WORDS words)?"""
     n = len(table)
-    own = np.zeros(n, dtype=bool)
-    for values in table.keyword_values:
-        own |= np.fromiter(map(_marked, values), dtype=bool, count=n)
+    values, positions = table.attribute_values()
+    marked = np.fromiter(map(_marked, values), dtype=bool, count=len(values))
+    own = marked[positions].any(axis=0) if n else np.zeros(0, dtype=bool)
     inside = np.concatenate([[0], np.cumsum(own)])
     evidence = inside[table.end] - inside[np.arange(n)] > 0
     parent = table.parent.astype(np.int64)

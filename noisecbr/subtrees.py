@@ -86,6 +86,31 @@ class ElementTable:
                 for text in self.piece_text]
         return tokens
 
+    def attribute_values(self) -> tuple[list[str | None], np.ndarray]:
+        """The distinct values of the keyword attributes on the page (the first, None: absent)
+        and, per attribute of KEYWORD_ATTRIBUTES, each element's value as an index into them
+        (an int64 array, attributes × elements); found on first access. What is read off an
+        attribute value (its lexical tokens, discussion markup) is then read once per value,
+        not once per element."""
+        found = self.__dict__.get("_attribute_values")
+        if found is None:
+            index: dict[str | None, int] = {None: 0}
+            numbers = np.stack([
+                COMPILED.ids(values, index) if COMPILED is not None else np.fromiter(
+                    map(index.setdefault, values, itertools.count(len(index) + 1)),
+                    dtype=np.int64, count=len(values))
+                for values in self.keyword_values]) if len(self) else np.zeros(
+                    (len(self.keyword_values), 0), dtype=np.int64)
+            value_of = {number: value for value, number in index.items()}
+            distinct, positions = np.unique(numbers, return_inverse=True)
+            values = [value_of[int(number)] for number in distinct]
+            if values[:1] != [None]:  # every value present: None first all the same
+                values.insert(0, None)
+                positions = positions + 1
+            found = self.__dict__["_attribute_values"] = (values,
+                                                          positions.reshape(numbers.shape))
+        return found
+
     def path(self, index: int) -> str:
         """Stable path of element ``index`` (an XPath with positions)."""
         element = self.elements[index]
