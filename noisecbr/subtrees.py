@@ -94,13 +94,13 @@ class ElementTable:
         not once per element."""
         found = self.__dict__.get("_attribute_values")
         if found is None:
+            # One list, numbered in one pass: a value's number is where it is first met, so
+            # the four attributes' lists numbered apart would give two values one number.
             index: dict[str | None, int] = {None: 0}
-            numbers = np.stack([
-                COMPILED.ids(values, index) if COMPILED is not None else np.fromiter(
-                    map(index.setdefault, values, itertools.count(len(index) + 1)),
-                    dtype=np.int64, count=len(values))
-                for values in self.keyword_values]) if len(self) else np.zeros(
-                    (len(self.keyword_values), 0), dtype=np.int64)
+            every = list(itertools.chain.from_iterable(self.keyword_values))
+            numbers = (COMPILED.ids(every, index) if COMPILED is not None else np.fromiter(
+                map(index.setdefault, every, itertools.count(len(index) + 1)),
+                dtype=np.int64, count=len(every))).reshape(len(self.keyword_values), -1)
             value_of = {number: value for value, number in index.items()}
             distinct, positions = np.unique(numbers, return_inverse=True)
             values = [value_of[int(number)] for number in distinct]

@@ -113,3 +113,23 @@ def test_a_model_with_a_lexicon_survives_its_file(tmp_path):
     with pytest.raises(ModelError, match="sorted"):
         Model(weights=model.raw_weights(), biases=model.biases, columns=columns,
               mean=np.zeros(len(columns)), scale=np.ones(len(columns)), lexicon=bad)
+
+
+@pytest.mark.parametrize("path", ["compiled", "python"])
+def test_each_elements_attribute_values_are_found_once(path, monkeypatch):
+    import noisecbr.subtrees as subtrees
+
+    if path == "python":
+        monkeypatch.setattr(subtrees, "COMPILED", None)
+    elif subtrees.COMPILED is None:
+        pytest.skip("the compiled kernel is not built (NOISECBR_PURE_PYTHON=1)")
+    # Many distinct values in one attribute, few in the others: numbered apart, the four
+    # attributes' lists gave two values one number.
+    items = "".join(f'<li class="c{k}" id="i{k % 3}" role="r{k % 2}">x</li>' for k in range(40))
+    table = _table(f'<html><body><ul aria-label="list" class="c3">{items}</ul>'
+                   '<p class="">y</p></body></html>')
+    values, positions = table.attribute_values()
+    assert values[0] is None and len(set(values)) == len(values)
+    assert positions.shape == (len(table.keyword_values), len(table))
+    for attribute, column in zip(table.keyword_values, positions):
+        assert [values[k] for k in column] == attribute
