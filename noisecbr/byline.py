@@ -4,8 +4,9 @@ A page shows its author near the top of the article, in a short block of its own
 keeps such a block on many pages (255 of dragnet's 1 381 with the embedded model), so the
 cleaner looks for it among the first blocks of the text it kept: the largest element around
 one of the first kept text pieces that has at most :data:`BYLINE_MAX_WORDS` words and reads as
-a byline, that is, it starts with "By" and a capitalised word, or it holds every word of the
-author the page declares. It leaves the text like the headline, and when the page declares no
+a byline, that is, it starts with "By" and a capitalised word (or "Von", "Por", "Par", "Di"…
+and a name of two capitalised words), or it holds every word of the author the page
+declares. It leaves the text like the headline, and when the page declares no
 author, the name it gives becomes ``CleanResult.author``.
 
 Measured with the embedded model (``noisecbr bench``, 2026-11-23). The ground truths disagree
@@ -33,6 +34,13 @@ BYLINE_WITHIN_PIECES = 3
 #: case-insensitive for the prefix only: "by the way" is not a byline).
 _BY = re.compile(r"^\W*(?i:by|posted by|written by|words by|story by|text by|reported by)"
                  r"\s+([^\W\d_])")
+#: The same in other languages (German "Von", Spanish and Portuguese "Por", French "Par",
+#: Italian "Di", Dutch "Door", Scandinavian "Av"/"Af", "Autor:"…). These words open ordinary
+#: sentences too ("Von Berlin aus…", "Di recente…"), so a name must follow: two words that
+#: both start with a capital.
+_BY_ELSEWHERE = re.compile(
+    r"^\W*(?i:von|por|par|di|door|av|af|autor|autora|autorin|autorka|yazar|автор)\s*:?\s+"
+    r"([^\W\d_])[\w'’.-]*\s+([^\W\d_])")
 #: Where the name in a byline ends: a comma, a separator, " on <date>", a digit, a new line.
 _NAME_END = re.compile(r"\s*(?:[,|•·/\n]|\s[-–—]\s|\son\s|\d)")
 
@@ -63,9 +71,15 @@ def find_byline(table: ElementTable, kept: np.ndarray,
 
 
 def _by_name(text: str) -> re.Match | None:
-    """The match of "By" and a capitalised word at the start of ``text``, if it reads so."""
+    """The match of "By" (or its kin in another language) and a name at the start of
+    ``text``, if it reads so."""
     match = _BY.match(text)
-    return match if match and match.group(1).isupper() else None
+    if match and match.group(1).isupper():
+        return match
+    match = _BY_ELSEWHERE.match(text)
+    if match and match.group(1).isupper() and match.group(2).isupper():
+        return match
+    return None
 
 
 def author_of(byline: str) -> str | None:
@@ -74,8 +88,10 @@ def author_of(byline: str) -> str | None:
 
     >>> author_of("By Mara Quinn, 4 March 2025"), author_of("Posted by Ann Li on May 2")
     ('Mara Quinn', 'Ann Li')
-    >>> author_of("Staff report") is None
-    True
+    >>> author_of("Von Anna Schmidt | 19.11.2025"), author_of("Por Lucía Martín")
+    ('Anna Schmidt', 'Lucía Martín')
+    >>> author_of("Staff report") is None, author_of("Von Berlin aus fährt er") is None
+    (True, True)
     """
     text = " ".join(byline.split())
     match = _by_name(text)

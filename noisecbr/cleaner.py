@@ -46,6 +46,7 @@ from .memory import SiteMemory
 from .metadata import (MAX_HEADLINE_WORDS, PageMetadata, headline_element, page_elements,
                        page_metadata)
 from .model import Model, load_model
+from .orphans import orphaned_headings
 from .render import render_html, render_text, render_texts
 from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
 from .subtrees import ElementTable, build_table
@@ -250,6 +251,14 @@ class Cleaner:
         """The page's decisions from its scores (the walk, then the fallback when the walk
         kept almost nothing), and whether it fell back. Walking the same scores again with
         other thresholds costs no network pass (how :mod:`training.modes` compares them)."""
+        decision, fell_back = self._walked(table, proba, forced, recalled)
+        # A furniture heading goes with the box the walk removed (noisecbr.orphans).
+        decision[orphaned_headings(table, decision)] = NOISE
+        return decision, fell_back
+
+    def _walked(self, table: ElementTable, proba: np.ndarray, forced: set[int] | None,
+                recalled: np.ndarray | None) -> tuple[np.ndarray, bool]:
+        """The walk's decisions, or the fallback's when the walk kept almost nothing."""
         decision = self.walk(table, proba, forced, recalled)
         if kept_words(table, decision) >= FALLBACK_MIN_WORDS + 2 * MAX_HEADLINE_WORDS:
             return decision, False

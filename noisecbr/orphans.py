@@ -1,0 +1,52 @@
+"""A furniture heading goes with its box.
+
+Templates put a box's heading just before it, as a sibling of its own: ``<h3>Related
+stories</h3><ul>…</ul>``, "Noticias relacionadas", "Das könnte Sie auch interessieren". When
+the walk removes the box but keeps the short heading, the heading is left alone in the text. A
+kept element of at most :data:`ORPHAN_WORDS` words whose first words hold a furniture word
+(:data:`HEADING_VOCABULARIES`: related, share, comments, subscribe, read more, ads,
+navigation, legal) and whose next element sibling the walk removed is removed with it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .features.tokens import HEAD_WORDS, VOCABULARIES, VOCABULARY_BITS, VOCABULARY_SHIFT, word_codes
+from .result import COMMENT, DATA, NOISE
+from .subtrees import ElementTable, cumulative
+
+__all__ = ["ORPHAN_WORDS", "HEADING_VOCABULARIES", "orphaned_headings"]
+
+#: A box's heading is short: "Das könnte Sie auch interessieren" has five words.
+ORPHAN_WORDS = 8
+#: The vocabularies that name a box (a dateline, a credit or a price heads no box).
+HEADING_VOCABULARIES = ("related", "social", "comment", "subscribe", "readmore", "ad", "nav",
+                        "legal")
+_HEADING = np.array([name in HEADING_VOCABULARIES for name in VOCABULARIES], dtype=bool)
+
+
+def orphaned_headings(table: ElementTable, decision: np.ndarray) -> np.ndarray:
+    """The elements the walk kept that head a box it removed (see the module docstring)."""
+    n = len(table)
+    if n < 2:
+        return np.zeros(0, dtype=np.int64)
+    index = np.arange(n)
+    following = np.where(table.end < n, table.end, 0)
+    removed_next = ((table.end < n) & (table.parent[following] == table.parent)
+                    & np.isin(decision[following], (NOISE, COMMENT)))
+    words = table.subtree(table.piece_words)
+    candidates = index[(decision == DATA) & removed_next & (words > 0)
+                       & (words <= ORPHAN_WORDS)]
+    if not len(candidates):
+        return candidates
+    codes = word_codes(table)
+    vocabulary = ((codes >> VOCABULARY_SHIFT) & ((1 << VOCABULARY_BITS) - 1)) - 1
+    heading = np.zeros(len(codes), dtype=bool)
+    known = vocabulary >= 0
+    heading[known] = _HEADING[vocabulary[known]]
+    counts = cumulative(heading, np.int32)
+    offsets = cumulative(table.piece_words, np.int64)
+    start = offsets[table.piece_start[candidates]]
+    end = np.minimum(start + HEAD_WORDS, offsets[table.piece_end[candidates]])
+    return candidates[counts[end] > counts[start]]

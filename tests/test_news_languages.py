@@ -1,0 +1,121 @@
+"""News pages in German and Spanish: the embedded model gives the article body, without the
+furniture around it (dateline, byline, share bar, captions and credits, related and most-read
+lists, newsletter box, tags, navigation, footer), in the page's own words.
+
+The two pages are written for these tests (tests/fixtures/news), after the templates of
+regional news sites; no development page is shipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from lxml import etree
+
+import noisecbr
+from noisecbr.orphans import orphaned_headings
+from noisecbr.result import DATA, NOISE
+from noisecbr.subtrees import build_table
+
+NEWS = Path(__file__).parent / "fixtures" / "news"
+
+PAGES = {
+    "de-lokal": {
+        "body": ["Die Reederei Nordlicht hat am Dienstag in Emden",
+                 "Das Schiff ist 82 Meter lang",
+                 "Nach Angaben des Geschäftsführers Jan Petersen",
+                 "Auf den Inseln wird das neue Schiff mit Erwartung begrüßt",
+                 "Die erste Fahrt mit Passagieren ist für den 1. April geplant"],
+        "furniture": ["Veröffentlicht am", "Artikel teilen", "Foto: dpa",
+                      "Das könnte Sie auch interessieren", "Hafen Emden: Ausbau",
+                      "Newsletter abonnieren", "Themen:", "Meistgelesen", "Sturmflut",
+                      "Impressum", "Alle Rechte vorbehalten", "Zum Inhalt springen",
+                      "Abo abschließen"],
+        "title": "Neue Fähre für die Nordseeinseln: Reederei stellt Elektroschiff vor",
+    },
+    "es-local": {
+        "body": ["El nuevo servicio unirá la estación de tren",
+                 "El Ayuntamiento ha presentado este martes",
+                 "La alcaldesa, Carmen Ruiz, explicó",
+                 "Los vecinos del barrio de la estación",
+                 "El servicio comenzará a funcionar de forma gratuita"],
+        "furniture": ["Utilizamos cookies", "Publicado:", "Compartir:", "Foto: EFE",
+                      "Noticias relacionadas", "Las obras de la avenida",
+                      "Recibe nuestro boletín", "Temas:", "Lo más leído", "Aviso legal",
+                      "Todos los derechos reservados", "Suscríbete"],
+        "title": "La ciudad estrena su primer tranvía eléctrico sin catenaria",
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_a_news_page_in_another_language_loses_its_furniture(name):
+    expected = PAGES[name]
+    result = noisecbr.clean((NEWS / f"{name}.html").read_bytes(),
+                            url=f"https://news.example/{name}")
+    for sentence in expected["body"]:
+        assert sentence in result.text
+    kept = [furniture for furniture in expected["furniture"] if furniture in result.text]
+    assert kept == []
+    assert result.title == expected["title"]
+
+
+def test_the_spanish_byline_gives_the_author_and_leaves_the_text():
+    result = noisecbr.clean((NEWS / "es-local.html").read_bytes())
+    assert result.author == "Lucía Martín"
+    assert "Por " not in result.text
+
+
+def test_a_furniture_heading_goes_with_the_box_the_walk_removed():
+    body = etree.HTML(
+        "<html><body><div><p>Article text of the page, long enough to be the article.</p>"
+        "<h3>Noticias relacionadas</h3><ul><li><a href='/a'>Otra noticia</a></li></ul>"
+        "<h3>El contexto</h3><ul><li>Una lista del artículo</li></ul>"
+        "<h3>Related stories</h3><p>Kept paragraph after a kept heading.</p>"
+        "</div></body></html>").find("body")
+    table = build_table(body)
+    decision = np.full(len(table), -1, dtype=np.int8)
+    decision[0] = decision[1] = 2  # body and div: mixture
+    for i, tag in enumerate(table.tags):
+        if table.parent[i] == 1:
+            decision[i] = DATA
+    lists = [i for i, tag in enumerate(table.tags) if tag == "ul"]
+    decision[lists[0]] = NOISE  # the related list removed; the article's own list kept
+    headings = [i for i, tag in enumerate(table.tags) if tag == "h3"]
+    assert orphaned_headings(table, decision).tolist() == [headings[0]]
+
+
+def test_documentation_sections_are_never_comments():
+    result = noisecbr.clean((NEWS / "docs-reference.html").read_bytes())
+    assert result.comments == ""
+    for clause in ("WITH clause allows", "FROM clause specifies", "HAVING clause eliminates",
+                   "LIMIT clause consists"):
+        assert clause in result.text
+
+
+def test_a_comment_score_needs_a_threads_markup():
+    from noisecbr.discussion import comment_evidence, without_unfounded_comments
+    from noisecbr.result import COMMENT
+
+    words = " ".join(["word"] * 12)
+    body = etree.HTML(
+        f"<html><body><div class='refsect2'><p>{words}</p></div>"
+        f"<ol class='commentlist'><li><p>{words}</p></li></ol>"
+        f"<div id='disqus_thread'><div><div><div><p>{words}</p></div></div></div></div>"
+        "<div class='comments'><p>No comments yet.</p></div></body></html>").find("body")
+    table = build_table(body)
+    evidence = comment_evidence(table)
+    by_tag = {(tag, i): bool(evidence[i]) for i, tag in enumerate(table.tags)}
+    assert not evidence[table.tags.index("div")]  # a documentation section
+    assert evidence[table.tags.index("ol")] and evidence[table.tags.index("li")]
+    last = len(table) - 1  # "No comments yet.": markup, but no thread's words
+    assert not evidence[last] and not evidence[last - 1]
+    deep = [i for i, tag in enumerate(table.tags) if tag == "p"][2]  # 4 below disqus_thread
+    assert not evidence[deep] and by_tag
+    proba = np.tile(np.array([[0.1, 0.2, 0.1, 0.6]], dtype=np.float32), (len(table), 1))
+    out = without_unfounded_comments(table, proba)
+    assert out[table.tags.index("ol"), COMMENT] == pytest.approx(0.6)
+    section = table.tags.index("div")
+    assert out[section, COMMENT] == 0.0
+    np.testing.assert_allclose(out[section, :3], [0.25, 0.5, 0.25], rtol=1e-6)
