@@ -177,6 +177,15 @@ def paired(rows: list[dict], other: list[dict], rounds: int = 1000) -> str:
     return "\n".join(lines)
 
 
+def _typed(current, value: str):
+    """``value`` read as the type of a preset field's ``current`` value."""
+    if isinstance(current, tuple):
+        return tuple(int(v) for v in value.split(","))
+    if current is None:
+        return value
+    return type(current)(value)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data_dir", type=Path)
@@ -204,7 +213,7 @@ def main() -> None:
     started = time.perf_counter()
     weights = {k: float(v) for k, v in (w.split("=") for w in args.weight)}
     preset = get_preset(args.preset)
-    preset = preset.replace(**{k: type(getattr(preset, k))(v) for k, v in
+    preset = preset.replace(**{k: _typed(getattr(preset, k), v) for k, v in
                                (item.split("=") for item in args.set)})
     args.cache.mkdir(parents=True, exist_ok=True)
     names = list(dict.fromkeys([*args.sets, *args.score]))

@@ -17,6 +17,7 @@ the data it is developed on. Training lives in :mod:`training` (torch), the site
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -146,6 +147,7 @@ class BenchRow:
     note: str = ""
     pages: list[PageScore] = field(default_factory=list, repr=False)
     page_types: list[str] = field(default_factory=list, repr=False)
+    page_langs: list[str] = field(default_factory=list, repr=False)
     page_empty: list[bool] = field(default_factory=list, repr=False)
 
 
@@ -167,7 +169,8 @@ def oracle_row(rows: Sequence[BenchRow]) -> BenchRow:
     return BenchRow(ORACLE, scores=aggregate(pages), f1_ci=bootstrap_f1(pages),
                     docs_per_second=float("nan"), empty=sum(scored[k].page_empty[i]
                                                             for i, k in enumerate(best)),
-                    pages=pages, page_types=list(scored[0].page_types))
+                    pages=pages, page_types=list(scored[0].page_types),
+                    page_langs=list(scored[0].page_langs))
 
 
 def best_per_page(scores: Sequence[Sequence[PageScore]]) -> list[int]:
@@ -217,6 +220,7 @@ def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
                 rows[k].page_empty.append(empty)
                 rows[k].pages.append(score_page(text, page.truth))
                 rows[k].page_types.append(page.page_type)
+                rows[k].page_langs.append(page.lang)
     for row, seconds in zip(rows, cpu):
         row.scores = aggregate(row.pages)
         row.f1_ci = bootstrap_f1(row.pages)
@@ -326,12 +330,15 @@ def bench(
     modes: bool = False,
     oracle: bool = False,
     fold_models: str | Path | None = None,
+    by_lang: bool = False,
 ) -> list[BenchRow]:
     """Score each extractor on the dataset's pages (the first ``limit`` if given).
 
     With ``fold_models`` (a folder ``python -m training.crossval`` wrote), noisecbr scores
     each page with the model of the fold that held its site out, trained as the embedded
-    default is on all its sets at once: the embedded recipe on sites it never saw.
+    default is on all its sets at once: the embedded recipe on sites it never saw. With
+    ``by_lang`` each page's language is read (:func:`page_language`) for
+    ``format_by_type(rows, "lang")``.
 
     With ``cv``, noisecbr is scored by site-grouped fold models, trained on the other folds
     and on every page of the ``with_sets`` datasets whose site is not held out.
@@ -352,7 +359,7 @@ def bench(
         raise BenchUsageError(f"adapt is a number of pages per site, got {adapt}")
     if truth not in TRUTHS:
         raise BenchUsageError(f"truth must be one of {', '.join(TRUTHS)}, got {truth!r}")
-    pages, labelled = _bench_pages(dataset, limit, adapt, truth)
+    pages, labelled = _bench_pages(dataset, limit, adapt, truth, by_lang)
     # Every extractor is made ready first (fold models trained, peers imported), then all are
     # timed together, taking turns (see ROUND_PAGES); rows come back in the order asked.
     slots: list[BenchRow | tuple[str, Callable[[LabelledPage], str]]] = []
@@ -375,7 +382,7 @@ def bench(
     return rows + [oracle_row(rows)] if oracle else rows
 
 
-def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str
+def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str, by_lang: bool = False
                  ) -> tuple[list[LabelledPage], list[LabelledPage]]:
     """The pages a bench scores, with the ground truth it scores them against; and the same
     pages with the dataset's own ground truth, which labels what noisecbr learns from them
@@ -392,6 +399,8 @@ def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str
         if not labelled:
             raise BenchUsageError(f"no site of {dataset} has more than {adapt} pages to adapt "
                                   "with")
+    if by_lang:
+        labelled = [replace(page, lang=page_language(page.html)) for page in labelled]
     if truth == "article":
         return [replace(page, truth=split_truth(page.truth)[0]) for page in labelled], labelled
     return labelled, labelled
@@ -442,23 +451,48 @@ def _cleaners(pages: Sequence[LabelledPage], model_of, favor: str, comments: boo
     return out
 
 
-def format_by_type(rows: Sequence[BenchRow]) -> str:
+def format_by_type(rows: Sequence[BenchRow], by: str = "type") -> str:
     """F1 of each extractor per page type (the ground truth's ``page_type``), most pages first:
-    where an extractor's notion of main content fails (forums, product pages…)."""
+    where an extractor's notion of main content fails (forums, product pages…); with ``by``
+    "lang", per page language (:func:`page_language`)."""
     scored = [row for row in rows if row.scores is not None]
     if not scored:
         return ""
-    types = Counter(scored[0].page_types)
+    group_of = (lambda row: row.page_types) if by == "type" else (lambda row: row.page_langs)
+    types = Counter(group_of(scored[0]))
     names = [row.name for row in scored]
-    lines = [f"{'page type':<16} {'pages':>5} " + " ".join(f"{n:>{len(n)}}" for n in names)]
+    head = "page type" if by == "type" else "language"
+    lines = [f"{head:<16} {'pages':>5} " + " ".join(f"{n:>{len(n)}}" for n in names)]
     lines.append("-" * len(lines[0]))
     for page_type, count in types.most_common():
         cells = []
         for row in scored:
-            f1 = aggregate([p for p, t in zip(row.pages, row.page_types) if t == page_type]).f1
+            f1 = aggregate([p for p, t in zip(row.pages, group_of(row)) if t == page_type]).f1
             cells.append(f"{f1:>{len(row.name)}.3f}")
         lines.append(f"{page_type or '(none)':<16} {count:>5} " + " ".join(cells))
     return "\n".join(lines)
+
+
+_HTML_LANG = re.compile(rb"<html\b[^>]*?\slang\s*=\s*[\"']?\s*([a-zA-Z]{2,3})", re.I)
+
+
+def page_language(html: bytes) -> str:
+    """A page's language for the bench's table by language: its ``<html lang>`` (the primary
+    subtag, lower case), else the language noisecbr reads off its words
+    (:func:`noisecbr.features.language.page_language`), else "?"."""
+    declared = _HTML_LANG.search(html[:65536])
+    if declared:
+        return declared.group(1).decode("ascii").lower()
+    from .features.language import LANGUAGES, page_language as read_off
+    from .features.tokens import word_codes
+    from .subtrees import build_table
+    from .tidy import InputError, tidy
+
+    try:
+        found = read_off(word_codes(build_table(tidy(html))))
+    except InputError:
+        return "?"
+    return "?" if found is None else LANGUAGES[found]
 
 
 def format_table(rows: Sequence[BenchRow]) -> str:

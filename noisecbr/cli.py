@@ -408,6 +408,9 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
               help="Also write the table as CSV.")
 @click.option("--by-type", is_flag=True,
               help="Also print F1 per page type (the ground truth's page_type).")
+@click.option("--by-lang", is_flag=True,
+              help="Also print F1 per page language (its <html lang>, else the language "
+              "noisecbr reads off its words).")
 @click.option("--truth", type=click.Choice(["full", "article"]), default="full",
               show_default=True, help="Score against the full ground truth, or only its article "
               "part (the text before a reader-comments marker line, as in dragnet).")
@@ -427,7 +430,8 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
               "from their ground truth (what correcting K pages of a site teaches).")
 def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                   with_sets: tuple[str, ...], limit: int | None, model: str | None, seed: int,
-                  csv_path: Path | None, by_type: bool, truth: str, comments: bool, modes: bool,
+                  csv_path: Path | None, by_type: bool, by_lang: bool, truth: str,
+                  comments: bool, modes: bool,
                   oracle: bool, fold_models: str | None, adapt: int) -> None:
     """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
     with a bootstrap ± and docs/s (CPU time, one process)."""
@@ -445,13 +449,15 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
         rows = bench(dataset, extractors or ("noisecbr",), cv=cv, limit=limit, seed=seed,
                      model=model, progress=sys.stderr.isatty(), with_sets=with_sets, adapt=adapt,
                      truth=truth, comments=comments, modes=modes, oracle=oracle,
-                     fold_models=fold_models)
+                     fold_models=fold_models, by_lang=by_lang)
     except BenchUsageError as error:
         _fail(str(error), EXIT_USAGE)
     click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")
     click.echo(format_table(rows))
     if by_type:
         click.echo("\nF1 by page type:\n" + format_by_type(rows))
+    if by_lang:
+        click.echo("\nF1 by language:\n" + format_by_type(rows, "lang"))
     if csv_path:
         import csv
 

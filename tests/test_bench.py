@@ -135,3 +135,53 @@ def test_bench_adds_the_oracle_row_last(tmp_path, article_html):
     assert rows[2].scores.f1 == max(rows[0].scores.f1, rows[1].scores.f1)
     assert math.isnan(rows[2].docs_per_second)
     assert ORACLE in format_table(rows) and "nan" not in format_table(rows)
+
+
+def _dataset(root, name: str, html: bytes, langs: list[str]):
+    import gzip
+    import json
+
+    data = root / name
+    (data / "html").mkdir(parents=True)
+    truths = {}
+    for k, lang in enumerate(langs):
+        page = html.replace(b"<html", f'<html lang="{lang}"'.encode(), 1) if lang else html
+        (data / "html" / f"{k}.html.gz").write_bytes(gzip.compress(page))
+        truths[str(k)] = {"url": f"https://{name}{k}.test/", "articleBody": "Anemones open"}
+    (data / "ground-truth.json").write_text(json.dumps(truths))
+    return data
+
+
+def test_fold_models_score_each_page_with_its_folds_model(tmp_path, article_html):
+    import json
+
+    import pytest
+
+    from noisecbr import bench as bench_module
+    from noisecbr.cleaner import default_model
+    from noisecbr.model import save_model
+
+    data = _dataset(tmp_path, "set", article_html, ["de-DE", "en", ""])
+    folder = tmp_path / "folds"
+    folder.mkdir()
+    save_model(default_model(), folder / "fold0.safetensors")
+    (folder / "folds.json").write_text(json.dumps({"set/0": 0, "set/1": 0, "set/2": 0}))
+    rows = bench_module.bench(str(data), ["noisecbr"], fold_models=folder, by_lang=True)
+    assert rows[0].name == "noisecbr (recipe folds)" and rows[0].scores.pages == 3
+    table = bench_module.format_by_type(rows, "lang")
+    assert "de " in table and "en " in table
+    (folder / "folds.json").write_text(json.dumps({"set/0": 0}))
+    with pytest.raises(bench_module.BenchUsageError, match="2 pages are in no fold"):
+        bench_module.bench(str(data), ["noisecbr"], fold_models=folder)
+    with pytest.raises(bench_module.BenchUsageError, match="neither cv nor model"):
+        bench_module.bench(str(data), ["noisecbr"], fold_models=folder, cv=2)
+
+
+def test_a_pages_language_is_declared_or_read_off_its_words():
+    from noisecbr.bench import page_language
+
+    assert page_language(b'<html lang="pt-BR"><body><p>Ol\xc3\xa1</p></body></html>') == "pt"
+    german = ("<html><body><p>" + "Der Hund und die Katze sind nicht mit dem Auto in die "
+              "Stadt gefahren, aber sie haben es gewollt. " * 5 + "</p></body></html>")
+    assert page_language(german.encode()) == "de"
+    assert page_language(b"<html><body><p>12 34</p></body></html>") == "?"

@@ -83,3 +83,32 @@ def test_out_of_fold_scores_come_from_models_that_never_saw_the_case_site(monkey
     assert len(fits) == len(folds) == 3
     for (_, test), seen in zip(folds, fits):
         assert len(test) and not set(dataset.sites[test]) & seen
+
+
+def test_the_recipe_folds_are_written_for_the_bench(monkeypatch, tmp_path):
+    import json
+
+    from noisecbr.cleaner import default_model
+
+    pages = _pages()
+    monkeypatch.setattr(crossval, "read_dataset", lambda path: [
+        p for p in pages if p.dataset == path.name])
+    monkeypatch.setattr(crossval, "fold_models", lambda pages, folds, seed, progress, preset: [
+        ([f"{p.dataset}/{p.id}" for p in pages[k::folds]], default_model())
+        for k in range(folds)])
+    sets = sorted({p.dataset for p in pages})
+    fold_of = crossval.recipe_folds(tmp_path, tmp_path / "out", folds=2, sets=sets)
+    written = json.loads((tmp_path / "out" / crossval.FOLDS_INDEX).read_text())
+    assert written == fold_of and len(written) == len(pages)
+    assert {(tmp_path / "out" / f"fold{k}.safetensors").is_file() for k in (0, 1)} == {True}
+
+
+def test_the_recipe_weighs_the_article_body_sets():
+    from training.recipe import ARTICLE_BODY_WEIGHT, set_weights, weighted
+    from training.datasets import synthetic
+
+    weights = set_weights(np.array(["fundus/a", "dragnet/1", "utomo-big9/x", "modernweb-dev/2"]))
+    assert weights.tolist() == [ARTICLE_BODY_WEIGHT, 1.0, ARTICLE_BODY_WEIGHT, 1.0]
+    d = synthetic(n_sites=2, per_site=4)
+    d.pages = np.array(["fundus/p"] * 4 + ["dragnet/q"] * 4)
+    assert weighted(d).weights.tolist() == [ARTICLE_BODY_WEIGHT] * 4 + [1.0] * 4
