@@ -5,7 +5,8 @@
     python benchmarks/stages.py ../shared/data/dragnet --against main   # before → after
 
 The stages as ``Cleaner.clean`` runs them: tidy (decode + parse + remove the invisible), the
-element table, the vectors, the network (scores, with the cleaner's one BLAS thread), the walk
+element table, the vectors, the lexical fields' inputs (a revision from before them: 0), the
+network (scores, with the cleaner's one BLAS thread, pooling the lexical fields), the walk
 (with the fallback), the page's metadata and headline, the text (the comments too where the
 revision renders them eagerly), and freeing the page's tree and table. Every page is cleaned once
 to warm the caches, then timed (``time.process_time``) a second time.
@@ -33,7 +34,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-STAGES = ("tidy", "table", "vectors", "network", "walk", "metadata", "text", "free")
+STAGES = ("tidy", "table", "vectors", "lexical", "network", "walk", "metadata", "text", "free")
 #: The name a revision's package is imported under, beside the working tree's ``noisecbr``.
 AGAINST_PACKAGE = "noisecbr_against"
 
@@ -46,7 +47,12 @@ def load_api(package: str) -> SimpleNamespace:
         module["features"] = importlib.import_module(f"{package}.features")
     except ModuleNotFoundError:  # a revision from before noisecbr.features
         module["features"] = importlib.import_module(f"{package}.vectors")
+    try:
+        lexical = importlib.import_module(f"{package}.features.lexical").lexical_inputs
+    except ModuleNotFoundError:  # a revision from before the lexical fields
+        lexical = None
     return SimpleNamespace(
+        lexical_inputs=lexical, package=package,
         Cleaner=module["cleaner"].Cleaner, blas=module["cleaner"]._blas_controller,
         result=module["cleaner"]._result, tidy=module["tidy"].tidy,
         InputError=module["tidy"].InputError, build_table=module["subtrees"].build_table,
@@ -96,8 +102,15 @@ def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
     lap("table")
     vectors = api.vectorize(table)
     lap("vectors")
+    lexical = None
+    if getattr(cleaner.model, "lexicon", None) is not None:
+        lexical = api.lexical_inputs(table)
+    lap("lexical")
     with api.blas().limit(limits=1, user_api="blas"):
-        cleaner.model.predict_proba(vectors)
+        if lexical is None:
+            cleaner.model.predict_proba(vectors)
+        else:
+            cleaner.model.predict_proba(vectors, lexical)
     lap("network")
     proba = cleaner.scores(table)  # the padded scores the cleaner walks (computed again: untimed)
     start = clock()
@@ -148,6 +161,12 @@ def build_kernel(folder: Path) -> None:
                  f"brings Cython):\n{built.stderr[-2000:]}")
 
 
+def _embedded(api: SimpleNamespace) -> str:
+    """The path of the embedded model of ``api``'s package."""
+    module = importlib.import_module(api.package)
+    return str(Path(module.__file__).parent / "data" / "default.safetensors")
+
+
 def main() -> None:
     """Print the median and mean ms of every stage (before → after with --against)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -163,7 +182,9 @@ def main() -> None:
         extract_revision(args.against, folder)
         sys.path.insert(0, str(folder))
         versions = {args.against: load_api(AGAINST_PACKAGE), "working tree": versions[""]}
-    cleaners = {name: api.Cleaner() for name, api in versions.items()}
+    # Each revision cleans with its own embedded model (a revision's package would otherwise
+    # find the working tree's, perhaps of another vector schema).
+    cleaners = {name: api.Cleaner(_embedded(api)) for name, api in versions.items()}
     rows: dict[str, list[dict[str, float]]] = {name: [] for name in versions}
     input_errors = tuple(api.InputError for api in versions.values())
     names = list(versions)

@@ -1397,8 +1397,10 @@ cdef int _count_tokens(_Page page, Schema schema) except -1:
     page.token_sums = np.zeros((codes.shape[0] + 1, T_VOCABULARIES + schema.n_vocabularies),
                                dtype=np.int32)
     cdef int[:, ::1] sums = page.token_sums
+    cdef Py_ssize_t j, width = sums.shape[1]
     for t in range(codes.shape[0]):
-        sums[t + 1, :] = sums[t, :]
+        for j in range(width):  # an element loop: a slice copy would make a view per token
+            sums[t + 1, j] = sums[t, j]
         sums[t + 1, T_TITLES] += (codes[t] & schema.title_bit) != 0
         sums[t + 1, T_DIGITS] += (codes[t] & schema.digit_bit) != 0
         vocabulary = (codes[t] >> schema.vocabulary_shift) - 1
@@ -1418,21 +1420,24 @@ cdef long long[:, ::1] _piece_sums(_Page page, Schema schema):
     cdef long long[:, ::1] cum = np.zeros((N_PIECE_SUMS, page.m + 1), dtype=np.int64)
     page.token_offset = np.zeros(page.m + 1, dtype=np.int64)
     cdef long long[::1] offset = page.token_offset
+    cdef const int[::1] words = page.piece_words, chars = page.piece_chars
+    cdef const int[::1] punct = page.piece_punct
+    cdef const unsigned char[::1] in_link = page.in_link
+    cdef const long long[::1] codes = page.codes
+    cdef long long stop_bit = schema.stop_bit
     for k in range(page.m):
-        offset[k + 1] = offset[k] + page.piece_words[k]
+        offset[k + 1] = offset[k] + words[k]
         stops = 0
         for t in range(offset[k], offset[k + 1]):
-            stops += (page.codes[t] & schema.stop_bit) != 0
-        sentence = (page.piece_words[k] >= schema.sentence_words and page.piece_punct[k] > 0
-                    and not page.in_link[k])
-        cum[P_WORDS, k + 1] = cum[P_WORDS, k] + page.piece_words[k]
-        cum[P_CHARS, k + 1] = cum[P_CHARS, k] + page.piece_chars[k]
-        cum[P_LINK_CHARS, k + 1] = (cum[P_LINK_CHARS, k]
-                                    + (page.piece_chars[k] if page.in_link[k] else 0))
-        cum[P_PUNCT, k + 1] = cum[P_PUNCT, k] + page.piece_punct[k]
+            stops += (codes[t] & stop_bit) != 0
+        sentence = words[k] >= schema.sentence_words and punct[k] > 0 and not in_link[k]
+        cum[P_WORDS, k + 1] = cum[P_WORDS, k] + words[k]
+        cum[P_CHARS, k + 1] = cum[P_CHARS, k] + chars[k]
+        cum[P_LINK_CHARS, k + 1] = cum[P_LINK_CHARS, k] + (chars[k] if in_link[k] else 0)
+        cum[P_PUNCT, k + 1] = cum[P_PUNCT, k] + punct[k]
         cum[P_STOPS, k + 1] = cum[P_STOPS, k] + stops
         cum[P_SENTENCES, k + 1] = cum[P_SENTENCES, k] + sentence
-        cum[P_LINK_PIECES, k + 1] = cum[P_LINK_PIECES, k] + page.in_link[k]
+        cum[P_LINK_PIECES, k + 1] = cum[P_LINK_PIECES, k] + in_link[k]
     return cum
 
 
@@ -1579,26 +1584,40 @@ cdef int _log_block(_Page page, Schema schema) except -1:
 
 cdef void _gather(_Page page, Schema schema, Py_ssize_t c, Py_ssize_t start, Py_ssize_t stop,
                   double* v) noexcept:
-    """Column c's quantity (a family's at the column's index) of rows [start, stop) into v."""
+    """Column c's quantity (a family's at the column's index) of rows [start, stop) into v.
+    Each case a loop of its own, over local views: a cdef class's memoryview read inside the
+    loop costs an acquisition per element."""
     cdef int of = schema.of[c], index = schema.index[c]
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, head = schema.head_words
     cdef long long first, last
-    for i in range(start, stop):
-        if of < N_ROWS:
-            v[i - start] = page.q[of, i]
-        elif of == LEAF_COUNTS:
-            v[i - start] = <double>page.leaf[i, index]
-        elif of == OWN_MASKS:
-            v[i - start] = <double>((page.own[i] >> index) & 1)
-        elif of == ANCESTOR_MASKS:
-            v[i - start] = <double>((page.inherited[i] >> index) & 1)
-        else:  # VOCABULARY_TOKENS, HEAD_VOCABULARY_TOKENS: over the subtree, or its head
-            first = page.token_offset[page.piece_start[i]]
-            last = page.token_offset[page.piece_end[i]]
-            if of == HEAD_VOCABULARY_TOKENS and first + schema.head_words < last:
-                last = first + schema.head_words
-            v[i - start] = <double>(page.token_sums[last, T_VOCABULARIES + index]
-                                    - page.token_sums[first, T_VOCABULARIES + index])
+    cdef double[:, ::1] q
+    cdef const int[:, ::1] leaf
+    cdef const unsigned long long[::1] masks
+    cdef const int[::1] piece_start, piece_end
+    cdef const long long[::1] token_offset
+    cdef const int[:, ::1] token_sums
+    if of < N_ROWS:
+        q = page.q
+        for i in range(start, stop):
+            v[i - start] = q[of, i]
+    elif of == LEAF_COUNTS:
+        leaf = page.leaf
+        for i in range(start, stop):
+            v[i - start] = <double>leaf[i, index]
+    elif of == OWN_MASKS or of == ANCESTOR_MASKS:
+        masks = page.own if of == OWN_MASKS else page.inherited
+        for i in range(start, stop):
+            v[i - start] = <double>((masks[i] >> index) & 1)
+    else:  # VOCABULARY_TOKENS, HEAD_VOCABULARY_TOKENS: over the subtree, or its head
+        piece_start, piece_end = page.piece_start, page.piece_end
+        token_offset, token_sums = page.token_offset, page.token_sums
+        for i in range(start, stop):
+            first = token_offset[piece_start[i]]
+            last = token_offset[piece_end[i]]
+            if of == HEAD_VOCABULARY_TOKENS and first + head < last:
+                last = first + head
+            v[i - start] = <double>(token_sums[last, T_VOCABULARIES + index]
+                                    - token_sums[first, T_VOCABULARIES + index])
 
 
 cdef void _column(_Page page, Schema schema, Py_ssize_t c, Py_ssize_t start, Py_ssize_t stop,
@@ -1606,38 +1625,51 @@ cdef void _column(_Page page, Schema schema, Py_ssize_t c, Py_ssize_t start, Py_
     """Column c (not an AT or RELATIVE one) of rows [start, stop) into v, in float64: the
     arithmetic of the schema module's docstring, operation by operation."""
     cdef int transform = schema.transform[c], per = schema.per[c]
-    cdef double floor = schema.floor[c]
-    cdef Py_ssize_t i, k
+    cdef double floor = schema.floor[c], scale = schema.scale[c]
+    cdef double weight = schema.weight[c], cap = schema.cap[c]
+    cdef double index = <double>schema.index[c]
+    cdef Py_ssize_t i, k, row
+    cdef double[:, ::1] q
     if transform == LOG:
+        q, row = page.logs, schema.log_row[c]
         for i in range(start, stop):
-            v[i - start] = page.logs[schema.log_row[c], i] / schema.scale[c]
+            v[i - start] = q[row, i] / scale
         return
     _gather(page, schema, c, start, stop, v)
-    for i in range(start, stop):
-        k = i - start
-        if transform == SHARE:
-            v[k] = v[k] / _at_least(page.q[per, i], floor)
-        elif transform == CAPPED:
-            v[k] = _at_most(v[k] / _at_least(page.q[per, i], floor) * schema.weight[c],
-                            schema.cap[c])
-        elif transform == BIT:
+    q = page.q
+    if transform == SHARE:
+        for i in range(start, stop):
+            k = i - start
+            v[k] = v[k] / _at_least(q[per, i], floor)
+    elif transform == CAPPED:
+        for i in range(start, stop):
+            k = i - start
+            v[k] = _at_most(v[k] / _at_least(q[per, i], floor) * weight, cap)
+    elif transform == BIT:
+        for k in range(stop - start):
             v[k] = 1.0 if v[k] > 0.0 else 0.0
-        elif transform == ONE_HOT:
-            v[k] = 1.0 if v[k] == <double>schema.index[c] else 0.0
-        # VALUE: the quantity as it is
+    elif transform == ONE_HOT:
+        for k in range(stop - start):
+            v[k] = 1.0 if v[k] == index else 0.0
+    # VALUE: the quantity as it is
 
 
-cdef inline Py_ssize_t _related(_Page page, int relation, Py_ssize_t i) noexcept:
-    """The element whose column an AT or RELATIVE column reads at element i (−1: none)."""
+cdef int _related(_Page page, int relation, long long[::1] out) except -1:
+    """Per element, the element whose column an AT or RELATIVE column reads (−1: none)."""
+    cdef Py_ssize_t i
+    cdef const int[::1] parent = page.parent
+    cdef const long long[::1] sibling
     if relation == PARENT:
-        return page.parent[i]
-    if relation == PREVIOUS:
-        return page.previous[i]
-    if relation == NEXT:
-        return page.following[i]
-    if relation == ROOT:
-        return 0
-    return page.first_h1
+        for i in range(page.n):
+            out[i] = parent[i]
+    elif relation == PREVIOUS or relation == NEXT:
+        sibling = page.previous if relation == PREVIOUS else page.following
+        for i in range(page.n):
+            out[i] = sibling[i]
+    else:
+        for i in range(page.n):
+            out[i] = 0 if relation == ROOT else page.first_h1
+    return 0
 
 
 cdef int _fill(float[:, ::1] out, _Page page, Schema schema) except -1:
@@ -1645,6 +1677,7 @@ cdef int _fill(float[:, ::1] out, _Page page, Schema schema) except -1:
     from the whole of the column each reads."""
     cdef double values[BLOCK]
     cdef double[::1] source = np.empty(page.n)
+    cdef long long[::1] related = np.empty(page.n, dtype=np.int64)
     cdef Py_ssize_t start, stop, c, i, g
     for start in range(0, page.n, BLOCK):
         stop = start + BLOCK if start + BLOCK < page.n else page.n
@@ -1657,8 +1690,9 @@ cdef int _fill(float[:, ::1] out, _Page page, Schema schema) except -1:
         if not _relational(schema, c):
             continue
         _column(page, schema, schema.of[c], 0, page.n, &source[0])
+        _related(page, schema.at[c], related)
         for i in range(page.n):
-            g = _related(page, schema.at[c], i)
+            g = related[i]
             if g < 0:
                 out[i, c] = 0.0
             elif schema.transform[c] == AT:
@@ -1683,3 +1717,180 @@ def count_elements(cetree._Element element):
         count += node.type == XML_ELEMENT_NODE
         node = _next_node(node, top)
     return count
+
+
+# ---------------------------------------------------------------------------------------------
+# The lexical fields pooled (features.lexical.Lexicon.pool): the same float64 operations in
+# the same order as its numpy reference, in one pass instead of some forty numpy calls.
+
+cdef int _prefix(const int[::1] rows, const long long[::1] tokens, const double[:, ::1] vectors,
+                 double[:, ::1] total, double[::1] count) except -1:
+    """Cumulative sums (leading zero row) of the tokens' vectors and of the known tokens
+    (``rows``: each bucket's row of ``vectors``, −1 for an unknown one)."""
+    cdef Py_ssize_t t, j, dim = vectors.shape[1]
+    cdef int row
+    for j in range(dim):
+        total[0, j] = 0.0
+    count[0] = 0.0
+    for t in range(tokens.shape[0]):
+        row = rows[tokens[t]]
+        for j in range(dim):
+            total[t + 1, j] = total[t, j] + (vectors[row, j] if row >= 0 else 0.0)
+        count[t + 1] = count[t] + (1.0 if row >= 0 else 0.0)
+    return 0
+
+
+cdef inline void _mean_into(float[:, ::1] out, Py_ssize_t i, Py_ssize_t at,
+                            const double[:, ::1] total, const double[::1] count,
+                            Py_ssize_t start, Py_ssize_t end) noexcept:
+    """out[i, at:at + dim]: the mean vector of the known tokens in [start, end)."""
+    cdef Py_ssize_t j
+    cdef double known = count[end] - count[start]
+    for j in range(total.shape[1]):
+        out[i, at + j] = <float>((total[end, j] - total[start, j]) / (known if known > 1.0 else 1.0))
+
+
+def pool_fields(float[:, ::1] out, object inputs, const int[::1] text_rows,
+                const double[:, ::1] text_vectors, const int[::1] attr_rows,
+                const double[:, ::1] attr_vectors, Py_ssize_t head_words):
+    """The five pooled fields of every element of a page's ``inputs``
+    (features.lexical.LexicalInputs) into ``out`` (elements × 5·dim, float32): own attribute
+    tokens, the ancestors', the first ``head_words`` words, all words, the page's words."""
+    cdef const long long[::1] text = inputs.text, attr = inputs.attr
+    cdef const long long[::1] text_start = inputs.text_start, text_end = inputs.text_end
+    cdef const long long[::1] attr_start = inputs.attr_start, attr_end = inputs.attr_end
+    cdef const long long[:, ::1] ancestors = inputs.ancestors
+    cdef Py_ssize_t n = out.shape[0], dim = text_vectors.shape[1], i, j, k, a, head
+    cdef double[:, ::1] text_sum = np.empty((text.shape[0] + 1, dim))
+    cdef double[::1] text_count = np.empty(text.shape[0] + 1)
+    cdef double[:, ::1] attr_sum = np.empty((attr.shape[0] + 1, dim))
+    cdef double[::1] attr_count = np.empty(attr.shape[0] + 1)
+    cdef double[:, ::1] own = np.empty((n, dim))
+    cdef double[::1] own_count = np.empty(n)
+    cdef double around[64]
+    cdef double around_count
+    if dim > 64 or attr_vectors.shape[1] != dim or out.shape[1] != 5 * dim:
+        raise ValueError("the lexical fields' widths disagree")
+    _prefix(text_rows, text, text_vectors, text_sum, text_count)
+    _prefix(attr_rows, attr, attr_vectors, attr_sum, attr_count)
+    for i in range(n):
+        head = text_start[i] + head_words
+        _mean_into(out, i, 2 * dim, text_sum, text_count, text_start[i],
+                   head if head < text_end[i] else text_end[i])
+        _mean_into(out, i, 3 * dim, text_sum, text_count, text_start[i], text_end[i])
+        _mean_into(out, i, 4 * dim, text_sum, text_count, text_start[0], text_end[0])
+        for j in range(dim):
+            own[i, j] = attr_sum[attr_end[i], j] - attr_sum[attr_start[i], j]
+        own_count[i] = attr_count[attr_end[i]] - attr_count[attr_start[i]]
+        for j in range(dim):
+            out[i, j] = <float>(own[i, j] / (own_count[i] if own_count[i] > 1.0 else 1.0))
+    for i in range(n):
+        for j in range(dim):
+            around[j] = 0.0
+        around_count = 0.0
+        for k in range(ancestors.shape[1]):
+            a = ancestors[i, k]
+            if a >= 0:
+                for j in range(dim):
+                    around[j] = around[j] + own[a, j]
+                around_count = around_count + own_count[a]
+        for j in range(dim):
+            out[i, dim + j] = <float>(around[j] / (around_count if around_count > 1.0 else 1.0))
+
+
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long) nogil  # GCC and Clang: the lowest set bit
+
+
+def bit_counts(const long long[::1] codes, int shift, int bits):
+    """How many of ``codes`` have each of the ``bits`` bits from ``shift`` on set (int64):
+    the tokens of each language's stop words (features.language.page_language)."""
+    out = np.zeros(bits, dtype=np.int64)
+    cdef long long[::1] counts = out
+    cdef Py_ssize_t t
+    cdef unsigned long long word
+    cdef int bit
+    for t in range(codes.shape[0]):
+        word = (<unsigned long long>codes[t] >> shift) & ((1ULL << bits) - 1)
+        while word:
+            bit = __builtin_ctzll(word)
+            counts[bit] += 1
+            word &= word - 1
+    return out
+
+
+def fnv_bucket(str token, int bits):
+    """features.hashing.bucket of an already lower-cased token: FNV-1a over its UTF-8 bytes,
+    the 64-bit hash's high half folded onto its low half, the low ``bits`` bits kept."""
+    cdef bytes data = token.encode("utf-8")
+    cdef const unsigned char* p = data
+    cdef Py_ssize_t i, n = len(data)
+    cdef unsigned long long h = 14695981039346656037ULL
+    for i in range(n):
+        h = (h ^ p[i]) * 1099511628211ULL
+    return <long long>((h ^ (h >> 32)) & ((1ULL << bits) - 1))
+
+
+cdef inline int _ascii_kind(int ch) noexcept nogil:
+    """1 upper-case letter, 2 lower-case letter, 3 digit, 0 anything else."""
+    if 65 <= ch <= 90:
+        return 1
+    if 97 <= ch <= 122:
+        return 2
+    if 48 <= ch <= 57:
+        return 3
+    return 0
+
+
+cdef inline long long _bucket_of(const unsigned char* p, Py_ssize_t start, Py_ssize_t end,
+                                 int bits) noexcept nogil:
+    """FNV-1a of the lower-cased ASCII bytes [start, end), folded to ``bits`` bits."""
+    cdef unsigned long long h = 14695981039346656037ULL
+    cdef Py_ssize_t i
+    for i in range(start, end):
+        h = (h ^ <unsigned long long>(p[i] + 32 if 65 <= p[i] <= 90 else p[i])) * 1099511628211ULL
+    return <long long>((h ^ (h >> 32)) & ((1ULL << bits) - 1))
+
+
+def attribute_buckets(str value, int bits, int min_length, int max_length):
+    """features.lexical's buckets of an ASCII attribute value's tokens (runs of letters split
+    at camelCase humps, runs of digits; tokens of min_length to max_length characters, not all
+    digits), as its regular expression finds them; None for a value that is not ASCII."""
+    if not value.isascii():
+        return None
+    cdef bytes data = value.encode("ascii")
+    cdef const unsigned char* p = data
+    cdef Py_ssize_t n = len(data), i = 0, j, end
+    cdef int kind
+    out = []
+    while i < n:
+        kind = _ascii_kind(p[i])
+        if kind == 0:
+            i += 1
+            continue
+        j = i + 1
+        if kind == 3:  # \d+
+            while j < n and _ascii_kind(p[j]) == 3:
+                j += 1
+            i = j  # all digits: never a token
+            continue
+        if kind == 1:
+            while j < n and _ascii_kind(p[j]) == 1:
+                j += 1
+            if j < n and _ascii_kind(p[j]) == 2:
+                if j - 1 > i:  # [A-Z]+(?=[A-Z][a-z]): the capitals but the last
+                    end = j - 1
+                else:  # [A-Z]?[a-z]+: a capital and its small letters
+                    end = j
+                    while end < n and _ascii_kind(p[end]) == 2:
+                        end += 1
+            else:  # [A-Z]+
+                end = j
+        else:  # [a-z]+
+            end = j
+            while end < n and _ascii_kind(p[end]) == 2:
+                end += 1
+        if min_length <= end - i <= max_length:
+            out.append(_bucket_of(p, i, end, bits))
+        i = end
+    return tuple(out)

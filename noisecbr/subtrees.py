@@ -101,14 +101,12 @@ class ElementTable:
             numbers = (COMPILED.ids(every, index) if COMPILED is not None else np.fromiter(
                 map(index.setdefault, every, itertools.count(len(index) + 1)),
                 dtype=np.int64, count=len(every))).reshape(len(self.keyword_values), -1)
-            value_of = {number: value for value, number in index.items()}
-            distinct, positions = np.unique(numbers, return_inverse=True)
-            values = [value_of[int(number)] for number in distinct]
-            if values[:1] != [None]:  # every value present: None first all the same
-                values.insert(0, None)
-                positions = positions + 1
-            found = self.__dict__["_attribute_values"] = (values,
-                                                          positions.reshape(numbers.shape))
+            # The numbers made dense by a lookup table (no sort): None stays 0.
+            values = list(index)
+            dense = np.zeros(max(index.values()) + 1, dtype=np.int64)
+            dense[np.fromiter(index.values(), dtype=np.int64, count=len(index))] = np.arange(
+                len(index))
+            found = self.__dict__["_attribute_values"] = (values, dense[numbers])
         return found
 
     def path(self, index: int) -> str:

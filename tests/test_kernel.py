@@ -13,12 +13,12 @@ import sys
 
 import numpy as np
 import pytest
+from fuzzing import FAMILIES, fixture_pages, generate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
 import noisecbr
-from fuzzing import FAMILIES, fixture_pages, generate
 from noisecbr import kernel, subtrees
 from noisecbr.cleaner import Cleaner
 from noisecbr.features import vectorize
@@ -243,6 +243,10 @@ def _pure_vectors(table) -> np.ndarray:
     compiled = subtrees.COMPILED
     for module in modules:
         module.COMPILED = None
+    # What a table keeps once computed (its tokens' codes, its attribute values): computed
+    # again, by the pure path.
+    for cached in ("_word_codes", "_attribute_values", "_tokens"):
+        table.__dict__.pop(cached, None)
     try:
         return vectorize(table)
     finally:

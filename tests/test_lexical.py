@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 import sys
 
 import numpy as np
 import pytest
 from lxml import etree
 
-from noisecbr.features.lexical import (BUCKET_BITS, FIELDS, HEAD_WORDS, Lexicon, attribute_tokens, bucket,
-                              lexical_inputs)
+from noisecbr.features import FEATURE_NAMES, vectorize
+from noisecbr.features.lexical import (
+    BUCKET_BITS,
+    FIELDS,
+    HEAD_WORDS,
+    Lexicon,
+    attribute_tokens,
+    bucket,
+    lexical_inputs,
+)
 from noisecbr.model import Model, ModelError, load_model, save_model
 from noisecbr.subtrees import build_table
-from noisecbr.features import FEATURE_NAMES, vectorize
 
 
 def _table(html: str):
@@ -26,11 +34,16 @@ def test_a_token_lands_in_the_same_bucket_every_time():
     # FNV-1a of the UTF-8 bytes, not Python's salted hash: the same in another process with
     # another hash seed, and pinned so that a change of the function is seen (a model's
     # buckets would silently stop matching).
-    code = "from noisecbr.features.lexical import bucket; print(bucket('related'), bucket('Ähnliche'))"
+    code = ("from noisecbr.features.lexical import bucket; "
+            "print(bucket('related'), bucket('Ähnliche'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={"PYTHONHASHSEED": "12345", "PATH": ""}).stdout.split()
     assert [int(v) for v in out] == [bucket("related"), bucket("Ähnliche")]
     assert bucket("related") == 844994
+    from noisecbr.features.hashing import python_bucket
+
+    for token in ("related", "Ähnliche", "İstanbul", "関連記事", "x", "a" * 80, "\U0001f600"):
+        assert bucket(token) == python_bucket(token)  # the kernel's hash is Python's
 
 
 def test_attribute_values_split_into_words():
@@ -133,3 +146,44 @@ def test_each_elements_attribute_values_are_found_once(path, monkeypatch):
     assert positions.shape == (len(table.keyword_values), len(table))
     for attribute, column in zip(table.keyword_values, positions):
         assert [values[k] for k in column] == attribute
+
+
+def test_the_kernel_pools_the_fields_as_numpy_does(monkeypatch, article_html):
+    import noisecbr.features.lexical as lexical_module
+
+    if lexical_module.COMPILED is None:
+        pytest.skip("the compiled kernel is not built (NOISECBR_PURE_PYTHON=1)")
+    from noisecbr.tidy import tidy
+
+    pages = [article_html, PAGE.encode(), (Path(__file__).parent / "fixtures" / "news" /
+                                           "de-lokal.html").read_bytes()]
+    rng = np.random.default_rng(0)
+    for html in pages:
+        inputs = lexical_inputs(build_table(tidy(html)))
+        # Half the page's buckets known, vectors of every size (sums that round).
+        known = np.unique(np.concatenate([inputs.text, inputs.attr]))[::2]
+        lexicon = Lexicon(known, rng.normal(size=(len(known), 8)).astype(np.float32) * 1e3,
+                          known, rng.normal(size=(len(known), 8)).astype(np.float32))
+        compiled = lexicon.pool(inputs)
+        monkeypatch.setattr(lexical_module, "COMPILED", None)
+        assert compiled.tobytes() == lexicon.pool(inputs).tobytes()
+        monkeypatch.undo()
+
+
+def test_the_kernel_splits_attribute_values_as_the_pattern_does():
+    import random
+    import string
+
+    import noisecbr.features.lexical as lexical_module
+
+    if lexical_module.COMPILED is None:
+        pytest.skip("the compiled kernel is not built (NOISECBR_PURE_PYTHON=1)")
+    values = ["article-body related_stories carouselItem x 42", "HTMLParser", "MyHTTPServer2Go",
+              "getElementByID", "iPhone", "URLPath", "a" * 31, "ab" * 15, "", " -- ", "ÜberBox"]
+    rng = random.Random(0)
+    alphabet = string.ascii_letters + string.digits + "-_ :."
+    values += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+               for _ in range(3000)]
+    for value in values:
+        expected = tuple(map(bucket, attribute_tokens(value))) if value else ()
+        assert lexical_module.value_buckets(value) == expected, value

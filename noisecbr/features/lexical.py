@@ -35,45 +35,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..subtrees import ElementTable
+from ..subtrees import COMPILED, ElementTable
+from .hashing import BUCKET_BITS, BUCKET_MASK, bucket
+from .tokens import HEAD_WORDS, token_buckets
 
 __all__ = ["BUCKET_BITS", "FIELDS", "ANCESTORS", "HEAD_WORDS", "LEXICON_TENSORS",
            "LexicalInputs", "Lexicon", "bucket", "attribute_tokens", "lexical_inputs",
            "check_lexicon", "lexicon_tensors", "read_lexicon"]
 
-#: Buckets: 2**20. With some 10⁵ distinct tokens kept by a model, a new token falls into a
-#: known bucket about one time in ten; fewer bits would make collisions common, more cost
-#: nothing but a wider code.
-BUCKET_BITS = 20
-_BUCKET_MASK = (1 << BUCKET_BITS) - 1
 #: The pooled fields, in the order of the network's inputs.
 FIELDS = ("attr", "anc", "head", "bag", "page")
 #: How many ancestors' attribute tokens describe a subtree's surroundings: a widget's box is
 #: usually the element itself or one to three wrappers above it.
 ANCESTORS = 3
-#: A subtree's first words read as its heading (as the vocabulary group's head words).
-HEAD_WORDS = 6
-
-_FNV_OFFSET, _FNV_PRIME, _MASK64 = 0xCBF29CE484222325, 0x100000001B3, (1 << 64) - 1
 
 #: Attribute tokens: runs of letters and digits; camelCase humps split ("articleBody").
 _ATTRIBUTE_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
 #: Attribute tokens shorter than this say nothing (``a``, ``x``); longer than the other bound
 #: they are generated names or base64.
 _MIN_TOKEN, _MAX_TOKEN = 2, 30
-
-
-def bucket(token: str) -> int:
-    """The bucket of a token (its case ignored): FNV-1a over the lower-cased UTF-8 bytes, the
-    low BUCKET_BITS bits of the 64-bit hash folded with the high ones.
-
-    >>> bucket("Related") == bucket("related")
-    True
-    """
-    h = _FNV_OFFSET
-    for byte in token.lower().encode("utf-8"):
-        h = ((h ^ byte) * _FNV_PRIME) & _MASK64
-    return (h ^ (h >> 32)) & _BUCKET_MASK
 
 
 def attribute_tokens(value: str) -> list[str]:
@@ -97,9 +77,20 @@ def _value_buckets(value: str | None) -> tuple[int, ...]:
     if found is None:
         if len(_VALUE_BUCKETS) > _CACHE_SIZE:
             _VALUE_BUCKETS.clear()
-        found = _VALUE_BUCKETS[value] = (tuple(map(bucket, attribute_tokens(value)))
-                                         if value else ())
+        found = _VALUE_BUCKETS[value] = value_buckets(value)
     return found
+
+
+def value_buckets(value: str | None) -> tuple[int, ...]:
+    """The buckets of an attribute value's tokens (:func:`attribute_tokens`): by the compiled
+    kernel for an ASCII value (tests/test_lexical.py compares the two)."""
+    if not value:
+        return ()
+    if COMPILED is not None:
+        found = COMPILED.attribute_buckets(value, BUCKET_BITS, _MIN_TOKEN, _MAX_TOKEN)
+        if found is not None:
+            return found
+    return tuple(map(bucket, attribute_tokens(value)))
 
 
 def _attribute_buckets(table: ElementTable) -> tuple[np.ndarray, np.ndarray]:
@@ -153,8 +144,6 @@ def lexical_inputs(table: ElementTable) -> LexicalInputs:
     """The page's :class:`LexicalInputs`: its words' buckets (the table's tokens, lower-cased:
     read off the token codes the vector groups read too) and its elements' attribute tokens'
     buckets."""
-    from .tokens import token_buckets  # tokens codes the buckets defined here
-
     offsets = np.zeros(len(table.piece_words) + 1, dtype=np.int64)
     np.cumsum(table.piece_words, out=offsets[1:])
     attr, attr_end = _attribute_buckets(table)
@@ -186,6 +175,15 @@ class Lexicon:
         """The number of network inputs the pooled fields add."""
         return len(FIELDS) * self.dim
 
+    def _float64(self) -> tuple[np.ndarray, np.ndarray]:
+        """The two tables' vectors in float64 (as the pooling sums them), made once."""
+        found = self.__dict__.get("_float64_tables")
+        if found is None:
+            found = self.__dict__["_float64_tables"] = (
+                np.ascontiguousarray(self.text_vectors, dtype=np.float64),
+                np.ascontiguousarray(self.attr_vectors, dtype=np.float64))
+        return found
+
     def _rows(self) -> tuple[np.ndarray, np.ndarray]:
         """Per bucket, its row in the word and in the attribute table (−1: unknown), made on
         first use: one gather per token (4 MB each; a binary search per token cost a tenth of
@@ -201,12 +199,18 @@ class Lexicon:
         return found
 
     def pool(self, inputs: LexicalInputs) -> np.ndarray:
-        """The pooled fields of every element (float32, elements × len(FIELDS)·dim)."""
+        """The pooled fields of every element (float32, elements × len(FIELDS)·dim); by the
+        compiled kernel in one pass when it is in use (the same operations: tests/
+        test_lexical.py compares the two)."""
         n, dim = len(inputs), self.dim
         out = np.zeros((n, len(FIELDS) * dim), dtype=np.float32)
         if n == 0:
             return out
         text_rows, attr_rows = self._rows()
+        if COMPILED is not None and dim <= 64:
+            text64, attr64 = self._float64()
+            COMPILED.pool_fields(out, inputs, text_rows, text64, attr_rows, attr64, HEAD_WORDS)
+            return out
         text_sum, text_count = _prefix(text_rows, self.text_vectors, inputs.text)
         head_end = np.minimum(inputs.text_start + HEAD_WORDS, inputs.text_end)
         out[:, 2 * dim:3 * dim] = _mean(text_sum, text_count, inputs.text_start, head_end)
@@ -272,7 +276,7 @@ def check_lexicon(lexicon: Lexicon) -> None:
         if vectors.dtype != np.float32 or not np.all(np.isfinite(vectors)):
             raise ValueError(f"{name} vectors must be finite float32, not {vectors.dtype}")
         if len(buckets) and (np.any(np.diff(buckets) <= 0) or buckets[0] < 0
-                             or buckets[-1] > _BUCKET_MASK):
+                             or buckets[-1] > BUCKET_MASK):
             raise ValueError(f"{name} buckets must be sorted, distinct and below "
                              f"2**{BUCKET_BITS}")
         dims.add(vectors.shape[1])

@@ -18,8 +18,8 @@ import numpy as np
 
 from ..subtrees import COMPILED, ElementTable, cumulative
 from .furniture import UNSPACED_SCRIPT, UNSPACED_VOCABULARIES, VOCABULARIES
+from .hashing import BUCKET_BITS, bucket
 from .language import LANGUAGE_SHIFT, for_language, page_language, stop_masks
-from .lexical import BUCKET_BITS, bucket
 
 __all__ = ["HEAD_WORDS", "VOCABULARIES", "TITLE", "DIGIT", "STOP", "VOCABULARY_SHIFT",
            "VOCABULARY_BITS", "BUCKET_SHIFT", "VECTOR_BITS", "token_codes", "token_buckets",
