@@ -161,3 +161,21 @@ def test_a_missing_hook_is_a_usage_error_that_says_what_to_install(monkeypatch, 
     monkeypatch.setattr(bench, "hook", missing)
     with pytest.raises(bench.BenchUsageError, match="cv trains fold models.*fold_models"):
         bench._cv_models([], folds=2, seed=0, progress=False)
+
+
+def test_every_package_and_data_file_is_installed():
+    # A non-editable install (the README's first command, .ci/run) has only the packages
+    # pyproject.toml lists and the package data it names: a package or a data file missed
+    # there works in the editable checkout and fails in the installed one.
+    import tomllib
+    from fnmatch import fnmatch
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
+    listed = set(config["setuptools"]["packages"])
+    found = {".".join(path.parent.relative_to(ROOT).parts)
+             for package in LAYERS for path in (ROOT / package).rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
+    patterns = config["setuptools"]["package-data"]["noisecbr.data"]
+    data = [path.name for path in (ROOT / "noisecbr" / "data").iterdir()
+            if path.suffix not in (".py", ".pyc") and path.is_file()]
+    assert data and all(any(fnmatch(name, p) for p in patterns) for name in data), data
