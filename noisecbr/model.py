@@ -19,8 +19,14 @@ from typing import Any
 import numpy as np
 
 from .features import FEATURE_NAMES, VECTOR_SCHEMA
-from .features.lexical import (LEXICON_TENSORS, LexicalInputs, Lexicon, check_lexicon,
-                               lexicon_tensors, read_lexicon)
+from .features.lexical import (
+    LEXICON_TENSORS,
+    LexicalInputs,
+    Lexicon,
+    check_lexicon,
+    lexicon_tensors,
+    read_lexicon,
+)
 from .result import LABELS, PAPER_LABELS
 
 __all__ = ["ModelError", "SchemaMismatchError", "Model", "load_model", "save_model"]
@@ -243,9 +249,14 @@ class Model:
                lexical: LexicalInputs | np.ndarray | None = None) -> np.ndarray:
         """The first hidden layer's activations: how the network sees each subtree before it
         decides (rows: subtrees). :mod:`casebase.retrieve` finds similar stored cases there. A
-        model without a hidden layer returns its normalised inputs."""
+        model without a hidden layer returns its normalised inputs. Without ``lexical``, a
+        model's lexical fields count as absent (zero): stored cases keep their vectors, not
+        their words, so retrieval compares stored cases and a page's subtrees alike in what
+        the network makes of their vectors."""
         if len(self.weights) == 1:
             return (self._inputs(vectors) - self.mean) / self.scale
+        if self.lexicon is not None and lexical is None:
+            lexical = np.zeros((len(vectors), self.lexicon.width), dtype=np.float32)
         return _activate(self._first_layer(vectors, lexical), self.hidden_activation)
 
     def predict(self, vectors: np.ndarray,

@@ -104,8 +104,8 @@ def test_the_recipe_folds_are_written_for_the_bench(monkeypatch, tmp_path):
 
 
 def test_the_recipe_weighs_the_article_body_sets():
-    from training.recipe import ARTICLE_BODY_WEIGHT, set_weights, weighted
     from training.datasets import synthetic
+    from training.recipe import ARTICLE_BODY_WEIGHT, set_weights, weighted
 
     weights = set_weights(np.array(["fundus/a", "dragnet/1", "utomo-big9/x", "modernweb-dev/2"]))
     assert weights.tolist() == [ARTICLE_BODY_WEIGHT, 1.0, ARTICLE_BODY_WEIGHT, 1.0]

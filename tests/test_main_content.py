@@ -186,7 +186,7 @@ def test_favor_modes_come_from_the_model_and_lean_as_named():
     # A model carrying its own modes: the cleaner takes them.
     model = cleaner.model
     own = Model(weights=model.raw_weights(), biases=model.biases, columns=model.columns,
-                mean=model.mean, scale=model.scale,
+                mean=model.mean, scale=model.scale, lexicon=model.lexicon,
                 metadata={**model.metadata, "modes": {"precision": {"noise": 0.11}}})
     assert Cleaner(own, favor="precision").noise_threshold == 0.11
 

@@ -149,7 +149,7 @@ def test_one_labelled_page_of_a_site_cleans_its_next_page(flawed_model):
     assert "source" in json.loads(adapted.to_json())["decisions"][0]
 
 
-def test_memory_overrides_the_network():
+def test_memory_overrides_the_network(flawed_model):
     page = ('<main><article><h1>Title of the story</h1><p>A long paragraph of the story, '
             'with enough words to be read as content by the network.</p></article>'
             '<div class="box"><p>Words the site owner calls noise on every page.</p></div></main>')
@@ -159,11 +159,11 @@ def test_memory_overrides_the_network():
     labels[box] = "noise"
     memory = SiteMemory()
     memory.add(table, labels[:box] + ["noise", "noise"] + labels[box + 2:])
-    cleaner = Cleaner()
+    cleaner = Cleaner(flawed_model)  # a model that keeps the box
     assert "calls noise" in cleaner.clean(page).text
     result = cleaner.clean(page, memory=memory)
     assert "calls noise" not in result.text and "long paragraph" in result.text
-    assert clean(page, memory=memory).text == result.text
+    assert clean(page, model=flawed_model, memory=memory).text == result.text
 
 
 def test_site_memory_reads_current_labels_from_the_case_base(tmp_path):

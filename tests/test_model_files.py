@@ -13,6 +13,7 @@ from safetensors.numpy import save_file
 from noisecbr import model as model_module
 from noisecbr.cleaner import default_model
 from noisecbr.cli import main
+from noisecbr.features.lexical import lexicon_tensors
 from noisecbr.model import ModelError, load_model, save_model
 
 
@@ -24,7 +25,12 @@ def _parts() -> tuple[dict[str, np.ndarray], dict]:
     for k, (w, b) in enumerate(zip(model.raw_weights(), model.biases)):
         tensors[f"layers.{k}.weight"] = np.ascontiguousarray(w, dtype=np.float32)
         tensors[f"layers.{k}.bias"] = b.copy()
-    return tensors, dict(model.metadata)
+    metadata = dict(model.metadata)
+    if model.lexicon is not None:
+        lexical = lexicon_tensors(model.lexicon)
+        tensors.update({k: v.copy() for k, v in lexical["tensors"].items()})
+        metadata["lexicon"] = lexical["lexicon"]
+    return tensors, metadata
 
 
 def _other_labels(labels) -> tuple[str, ...]:
@@ -87,6 +93,16 @@ def _break(case: str) -> tuple[dict, str | dict]:
         metadata["modes"] = {"precision": {"noise": "0.35", "keep": 0.95, "leaf": 0.35}}
     elif case == "modes-not-an-object":
         metadata["modes"] = ["balanced"]
+    elif case == "lexicon-unsorted":
+        tensors["lexicon.text.buckets"] = tensors["lexicon.text.buckets"][::-1].copy()
+    elif case == "lexicon-settings":
+        metadata["lexicon"] = {**metadata["lexicon"], "bucket_bits": 16}
+    elif case == "lexicon-missing":
+        del tensors["lexicon.attr.vectors"]
+    elif case == "lexicon-nan":
+        tensors["lexicon.text.vectors"][0, 0] = np.nan
+    elif case == "lexicon-width":
+        tensors["lexicon.attr.vectors"] = tensors["lexicon.attr.vectors"][:, :3].copy()
     return tensors, metadata
 
 
@@ -112,6 +128,11 @@ CASES = {
                                  "{other_n}",
     "mode-threshold-string": "mode 'precision': threshold 'noise' must be a number in [0, 1]",
     "modes-not-an-object": "modes must be a JSON object of threshold sets",
+    "lexicon-unsorted": "lexicon: text buckets must be sorted, distinct",
+    "lexicon-settings": "the lexicon was made with {{'bucket_bits': 16}}",
+    "lexicon-missing": "the lexicon lacks tensor 'lexicon.attr.vectors'",
+    "lexicon-nan": "lexicon: text vectors must be finite float32",
+    "lexicon-width": "lexicon: both tables need vectors of one nonzero length",
 }
 
 
