@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 from noisecbr.cleaner import Cleaner, default_model  # noqa: E402
 from noisecbr.layout import read_dataset, split_truth  # noqa: E402
-from noisecbr.model import load_model, save_model  # noqa: E402
 from noisecbr.metric import aggregate, score_page, tokens  # noqa: E402
+from noisecbr.model import load_model, save_model  # noqa: E402
 from noisecbr.tidy import InputError  # noqa: E402
 from training.datasets import Dataset, from_labelled, site_folds, split_by_site  # noqa: E402
 from training.presets import get_preset  # noqa: E402

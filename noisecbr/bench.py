@@ -483,7 +483,8 @@ def page_language(html: bytes) -> str:
     declared = _HTML_LANG.search(html[:65536])
     if declared:
         return declared.group(1).decode("ascii").lower()
-    from .features.language import LANGUAGES, page_language as read_off
+    from .features.language import LANGUAGES
+    from .features.language import page_language as read_off
     from .features.tokens import word_codes
     from .subtrees import build_table
     from .tidy import InputError, tidy

@@ -39,12 +39,17 @@ from lxml import etree
 
 from .byline import author_of, find_byline
 from .discussion import without_unfounded_comments
+from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_pieces, kept_words
 from .features import vectorize
 from .features.lexical import lexical_inputs
-from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_pieces, kept_words
 from .memory import SiteMemory
-from .metadata import (MAX_HEADLINE_WORDS, PageMetadata, headline_element, page_elements,
-                       page_metadata)
+from .metadata import (
+    MAX_HEADLINE_WORDS,
+    PageMetadata,
+    headline_element,
+    page_elements,
+    page_metadata,
+)
 from .model import Model, load_model
 from .orphans import orphaned_headings
 from .render import render_html, render_text, render_texts

@@ -27,9 +27,9 @@ from noisecbr.layout import LabelledPage, read_dataset
 from noisecbr.model import Model, save_model
 
 from .datasets import Dataset, from_labelled, site_folds, split_by_site
+from .presets import get_preset
 from .recipe import TRAINING_SETS, weighted
 from .report import batched_proba
-from .presets import get_preset
 from .train import fit
 
 __all__ = ["dataset_of", "fold_models", "fold_model", "out_of_fold_scores", "recipe_folds",
@@ -94,7 +94,7 @@ def fold_models(
 
 
 def recipe_folds(data_dir: Path, out: Path, folds: int = 5, seed: int = 0,
-                 sets: Sequence[str] = TRAINING_SETS, preset: str = "default",
+                 sets: Sequence[str] = TRAINING_SETS, preset="default",
                  progress: bool = False) -> dict[str, int]:
     """The embedded recipe's fold models: the sites of all ``sets`` split into ``folds``
     folds together, a model per fold trained as the embedded default is (every set, its
@@ -123,10 +123,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sets", nargs="+", default=list(TRAINING_SETS))
+    parser.add_argument("--without-lexical", action="store_true",
+                        help="the recipe without its lexical fields (what they add, measured)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    preset = get_preset("default", lexical_dim=0) if args.without_lexical else "default"
     fold_of = recipe_folds(args.data_dir, args.out, args.folds, args.seed, args.sets,
-                           progress=True)
+                           preset=preset, progress=True)
     print(f"{args.folds} fold models of {len(fold_of)} pages of {', '.join(args.sets)} → "
           f"{args.out} ({time.perf_counter() - started:.0f} s)")
 

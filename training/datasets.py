@@ -1,8 +1,9 @@
 """Training data: case arrays, site-grouped splits, and how cases are sampled and weighted.
 
-A :class:`Dataset` is the case base as arrays: ``X`` (float32, cases × 221 full vectors (schema 4) of
-:func:`noisecbr.features.vectorize`), ``y`` (int64 label index in :data:`noisecbr.result.LABELS`
-order: 0 noise, 1 data, 2 mixture), and per case its ``sites`` and ``pages`` (strings). It comes
+A :class:`Dataset` is the case base as arrays: ``X`` (float32, cases × 221 full vectors
+(schema 4) of :func:`noisecbr.features.vectorize`), ``y`` (int64 label index in
+:data:`noisecbr.result.LABELS` order: 0 noise, 1 data, 2 mixture), and per case its ``sites``
+and ``pages`` (strings). It comes
 from the case base (:func:`from_casebase`) or, for quick experiments, straight from labelled pages
 (:func:`from_pages`: :func:`casebase.pages.page_cases` → vectorize, the same cases the case
 base stores).

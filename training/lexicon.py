@@ -3,9 +3,10 @@ model keeps, and the embedding bags that learn their vectors with the network.
 
 A :class:`LexicalCases` holds every page's token buckets one page after another (``text``: the
 words; ``attr``: the attribute tokens, element after element) and, per case, the ranges of them
-that make each pooled field of :mod:`noisecbr.features.lexical`: its words, its first HEAD_WORDS words,
-its own attribute tokens and those of its ANCESTORS nearest ancestors. Ranges are global, so a
-subset of the cases (a fold, a validation part) keeps the same token arrays.
+that make each pooled field of :mod:`noisecbr.features.lexical`: its words, its first
+HEAD_WORDS words, its own attribute tokens and those of its ANCESTORS nearest ancestors, and
+its page's words. Ranges are global, so a subset of the cases (a fold, a validation part)
+keeps the same token arrays.
 
 The vocabulary (:func:`vocabulary`) keeps the buckets seen on at least ``min_sites`` training
 sites: a token of one site's template would otherwise be learnt as that site's noise or data,
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from noisecbr.features.lexical import ANCESTORS, HEAD_WORDS, FIELDS, LexicalInputs, Lexicon
+from noisecbr.features.lexical import ANCESTORS, FIELDS, HEAD_WORDS, LexicalInputs, Lexicon
 
 __all__ = ["LexicalCases", "cases_of_page", "vocabulary", "Bags", "pool_cases"]
 

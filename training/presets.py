@@ -95,10 +95,10 @@ class Preset:
     #: Output classes: the first ``classes`` of LABELS. 4 learns reader comments as a class of
     #: their own; 3 is the paper's noise / data / mixture (comment cases are learnt as noise).
     classes: int = len(LABELS)
-    #: Learned lexical fields (:mod:`noisecbr.features.lexical`): the length of each bucket's vector (0:
-    #: none); the buckets kept are those seen on at least ``lexical_min_sites`` training sites;
-    #: the bucket vectors learn at ``lexical_lr`` times the network's learning rate (a bucket
-    #: is in few batches, the network's weights in all).
+    #: Learned lexical fields (:mod:`noisecbr.features.lexical`): the length of each bucket's
+    #: vector (0: none); the buckets kept are those seen on at least ``lexical_min_sites``
+    #: training sites; the bucket vectors learn at ``lexical_lr`` times the network's learning
+    #: rate (a bucket is in few batches, the network's weights in all).
     lexical_dim: int = 0
     lexical_min_sites: int = 3
     lexical_lr: float = 10.0

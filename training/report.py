@@ -39,7 +39,8 @@ def batched_proba(model: Model, X: np.ndarray, rows: np.ndarray | None = None,
     n = len(X) if rows is None else len(rows)
     proba = np.zeros((n, len(model.labels)), dtype=np.float32)
     for start in range(0, n, batch):
-        part = np.arange(start, min(start + batch, n)) if rows is None else rows[start:start + batch]
+        part = (np.arange(start, min(start + batch, n)) if rows is None
+                else rows[start:start + batch])
         pooled = None
         if getattr(model, "lexicon", None) is not None:
             if lexical is None:
