@@ -4,7 +4,9 @@ The page a client sends is untrusted. What the review page shows of it is the ti
 (scripts and invisible elements already gone) passed through lxml_html_clean's Cleaner (no
 scripts, event handlers, ``javascript:`` URLs, frames, objects, forms, ``<link>``/``<meta>``),
 then stripped of every attribute that can load or point anywhere (``src``, ``href``,
-``srcset``, ``action``, …). The review page adds a strict Content-Security-Policy and draws it
+``srcset``, ``action``, …). Form controls, frames and embeddings are first renamed to inert
+``<span>``/``<div>`` (their text and children kept): the sanitiser would otherwise drop them, and
+a decided subtree among them (a cookie banner's buttons) would have no box to click. The review page adds a strict Content-Security-Policy and draws it
 in a sandboxed frame without scripts: three layers, each enough to stop a load from another host.
 """
 
@@ -34,6 +36,13 @@ _URL_ATTRIBUTES = ("src", "href", "srcset", "action", "formaction", "background"
                    "cite", "longdesc", "usemap", "data", "codebase", "archive", "lowsrc",
                    "dynsrc", "ping", "xmlns", "manifest")
 
+#: Elements the sanitiser drops (or drops with their content), renamed to inert ones first so
+#: that every decided subtree keeps a box: the URL attributes go after, so none loads anything.
+_INERT = {"form": "div", "button": "span", "input": "span", "select": "span",
+          "textarea": "span", "option": "span", "optgroup": "span", "iframe": "div",
+          "frame": "div", "frameset": "div", "object": "div", "embed": "span", "applet": "div",
+          "param": "span", "layer": "div", "blink": "span", "marquee": "div"}
+
 #: What in CSS loads from elsewhere (``url(...)``, ``@import``, old IE's ``expression(``).
 _CSS_LOADS = re.compile(r"@import[^;]*;?|url\s*\([^)]*\)|expression\s*\(", re.IGNORECASE)
 
@@ -61,6 +70,8 @@ def draw_page(body: etree._Element, decisions: Sequence[Decision]) -> str:
     document = lxml_html.document_fromstring(
         lxml_html.tostring(body, encoding="unicode", with_tail=False),
         parser=lxml_html.HTMLParser(huge_tree=True))
+    for element in document.iter(*_INERT):
+        element.tag = _INERT[element.tag]
     _SANITISER(document)
     for element in document.iter(etree.Element):
         for name in _URL_ATTRIBUTES:
