@@ -3,7 +3,8 @@
 Every element of the body is a candidate subtree. One iterative walk (in the order of lxml's
 ``iterwalk`` start and end events; done by lxml's ``iter`` in C) lists the elements in document
 order (pre-order) and the page's text *pieces*: an element's ``.text`` is emitted at its start, a
-child's ``.tail`` after the child's end and is owned by the parent. In this order the subtree of element ``i`` is the contiguous element range
+child's ``.tail`` after the child's end and is owned by the parent. In this order the subtree
+of element ``i`` is the contiguous element range
 ``[i, end[i])`` and the contiguous piece range ``[piece_start[i], piece_end[i])``, so every
 subtree aggregate is a difference of two cumulative sums: nothing walks a subtree twice.
 
@@ -43,8 +44,9 @@ _PUNCT = re.compile(r"[.!?,;:]")
 _TAG, _TEXT, _TAIL = attrgetter("tag"), attrgetter("text"), attrgetter("tail")
 _PARENT = etree._Element.getparent
 _GET = etree._Element.get
-#: The attributes whose values the keyword features read (:mod:`noisecbr.features.keywords`), in this
-#: order; bytes, as lxml reads an attribute named by bytes a little faster (no str encoding).
+#: The attributes whose values the keyword features read (:mod:`noisecbr.features.keywords`),
+#: in this order; bytes, as lxml reads an attribute named by bytes a little faster (no str
+#: encoding).
 KEYWORD_ATTRIBUTES = (b"class", b"id", b"role", b"aria-label")
 
 
@@ -93,6 +95,8 @@ class ElementTable:
         attribute value (its lexical tokens, discussion markup) is then read once per value,
         not once per element."""
         found = self.__dict__.get("_attribute_values")
+        if found is None and not len(self):
+            found = ([None], np.zeros((len(self.keyword_values), 0), dtype=np.int64))
         if found is None:
             # One list, numbered in one pass: a value's number is where it is first met, so
             # the four attributes' lists numbered apart would give two values one number.

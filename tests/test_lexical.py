@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -187,3 +187,16 @@ def test_the_kernel_splits_attribute_values_as_the_pattern_does():
     for value in values:
         expected = tuple(map(bucket, attribute_tokens(value))) if value else ()
         assert lexical_module.value_buckets(value) == expected, value
+
+
+def test_training_bags_of_long_pages_alone():
+    # Every page of a batch longer than the page field's sample: no page is read whole.
+    from training.lexicon import Bags, LexicalCases
+
+    text = np.arange(1000, dtype=np.int64) % 50
+    ranges = np.array([[0, 600], [600, 1000]])
+    cases = LexicalCases(text, np.zeros(0, np.int64), ranges, np.zeros((2, 4, 2), np.int64),
+                         ranges.copy())
+    bags = Bags(cases, np.arange(50), np.zeros(0, np.int64), page_sample=256)
+    tokens, offsets, inverse = bags.batch(np.array([0, 1, 1]))[4]
+    assert offsets.tolist() == [0, 256] and len(tokens) == 512 and inverse.tolist() == [0, 1, 1]

@@ -58,7 +58,8 @@ def _break(case: str) -> tuple[dict, str | dict]:
     elif case == "bias-length":
         tensors["layers.0.bias"] = tensors["layers.0.bias"][:-1].copy()
     elif case == "layer-shapes":
-        tensors["layers.1.weight"] = np.zeros((32, 63), np.float32)
+        width = tensors["layers.0.weight"].shape[0]
+        tensors["layers.1.weight"] = np.zeros((8, width - 1), np.float32)
     elif case == "threshold-string":
         metadata["thresholds"] = {"noise": "0.5", "keep": 0.9, "leaf": 0.5}
     elif case == "threshold-out-of-range":
@@ -101,6 +102,9 @@ def _break(case: str) -> tuple[dict, str | dict]:
         del tensors["lexicon.attr.vectors"]
     elif case == "lexicon-nan":
         tensors["lexicon.text.vectors"][0, 0] = np.nan
+    elif case == "lexicon-unsigned":  # a difference of uint64 buckets would wrap around
+        tensors["lexicon.text.buckets"] = np.array(
+            [9, 3, *range(20, 20 + len(tensors["lexicon.text.buckets"]) - 2)], dtype=np.uint64)
     elif case == "lexicon-width":
         tensors["lexicon.attr.vectors"] = tensors["lexicon.attr.vectors"][:, :3].copy()
     return tensors, metadata
@@ -110,8 +114,9 @@ CASES = {
     "not-json": "the noisecbr metadata is not JSON",
     "json-list": "must be a JSON object, not list",
     "1-d-weight": "layer 1: weight must be 2-D and bias 1-D",
-    "bias-length": "layer 0: bias has 63 values for 64 units",
-    "layer-shapes": "layer 1: weight (32, 63) takes 63 inputs, but there are 64 outputs of layer 0",
+    "bias-length": "layer 0: bias has {width_1} values for {width} units",
+    "layer-shapes": "layer 1: weight (8, {width_1}) takes {width_1} inputs, but there are "
+                    "{width} outputs of layer 0",
     "threshold-string": "threshold 'noise' must be a number in [0, 1], not '0.5'",
     "threshold-out-of-range": "threshold 'noise' must be a number in [0, 1], not 5",
     "nan-weight": "layer 0 weight holds NaN or infinite values",
@@ -133,6 +138,7 @@ CASES = {
     "lexicon-missing": "the lexicon lacks tensor 'lexicon.attr.vectors'",
     "lexicon-nan": "lexicon: text vectors must be finite float32",
     "lexicon-width": "lexicon: both tables need vectors of one nonzero length",
+    "lexicon-unsigned": "lexicon: text buckets must be sorted, distinct",
 }
 
 
@@ -144,7 +150,9 @@ def test_malformed_model_files_are_model_errors(tmp_path, case):
     message = str(caught.value)
     labels = default_model().labels  # the embedded model's: 3 or 4 classes
     other = _other_labels(labels)
-    assert CASES[case].format(labels=", ".join(labels), n=len(labels), other=", ".join(other),
+    width = default_model().raw_weights()[0].shape[0]  # the first hidden layer's
+    assert CASES[case].format(width=width, width_1=width - 1,
+                              labels=", ".join(labels), n=len(labels), other=", ".join(other),
                               other_n=len(other)) in message
     assert "\n" not in message
 

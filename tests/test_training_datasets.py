@@ -158,3 +158,16 @@ def test_cases_from_the_casebase_have_the_lexical_fields_of_the_same_pages(tmp_p
     key = lambda d, pooled: sorted(map(tuple, np.round(np.c_[d.X[:, :40], pooled], 5)))  # noqa: E731
     assert key(stored, a) == key(direct, b)
     assert bucket("harbour") in set(stored.lexical.text.tolist())
+
+
+def test_the_npz_cache_keeps_weights_counts_and_lexical_fields(tmp_path):
+    from training.datasets import synthetic
+
+    d = synthetic(n_sites=3, per_site=5)
+    d.weights = np.linspace(0.5, 2.0, len(d))
+    d.counts = np.arange(1, len(d) + 1)
+    back = Dataset.load_npz(d.save_npz(tmp_path / "cases.npz"))
+    np.testing.assert_array_equal(back.weights, d.weights)
+    np.testing.assert_array_equal(back.counts, d.counts)
+    for name in ("text", "attr", "text_range", "attr_range", "page_range"):
+        np.testing.assert_array_equal(getattr(back.lexical, name), getattr(d.lexical, name))

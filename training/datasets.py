@@ -192,6 +192,10 @@ class Dataset:
         extra = {} if self.case_ids is None else {"case_ids": self.case_ids}
         if self.frontier is not None:
             extra["frontier"] = self.frontier
+        if self.weights is not None:
+            extra["weights"] = self.weights
+        if self.counts is not None:
+            extra["counts"] = self.counts
         if self.lexical is not None:
             extra.update(self.lexical.arrays())
         np.savez(path, X=self.X, y=self.y, sites=self.sites, pages=self.pages,
@@ -210,6 +214,8 @@ class Dataset:
             return cls(X=data["X"], y=data["y"], sites=data["sites"], pages=data["pages"],
                        case_ids=data["case_ids"] if "case_ids" in data else None,
                        frontier=data["frontier"] if "frontier" in data else None,
+                       weights=data["weights"] if "weights" in data else None,
+                       counts=data["counts"] if "counts" in data else None,
                        lexical=LexicalCases.from_arrays(data),
                        schema=schema, meta={"source": str(data["source"])})
 

@@ -220,7 +220,7 @@ def _flatten(ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     total = int(lengths.sum())
     run_at = np.cumsum(lengths) - lengths
     flat = np.repeat(starts - run_at, lengths) + np.arange(total, dtype=np.int64)
-    per_case = lengths.reshape(len(ranges), -1).sum(axis=1)
+    per_case = lengths.reshape(ranges.shape[:2]).sum(axis=1)  # (no rows: an empty sum)
     return flat, np.cumsum(per_case) - per_case
 
 

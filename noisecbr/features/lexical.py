@@ -275,8 +275,9 @@ def check_lexicon(lexicon: Lexicon) -> None:
                              f"{vectors.shape} for {len(buckets)} buckets")
         if vectors.dtype != np.float32 or not np.all(np.isfinite(vectors)):
             raise ValueError(f"{name} vectors must be finite float32, not {vectors.dtype}")
-        if len(buckets) and (np.any(np.diff(buckets) <= 0) or buckets[0] < 0
-                             or buckets[-1] > BUCKET_MASK):
+        # Compared as they are (a difference of unsigned buckets would wrap around).
+        if len(buckets) and (not np.all(buckets[1:] > buckets[:-1]) or buckets.min() < 0
+                             or buckets.max() > BUCKET_MASK):
             raise ValueError(f"{name} buckets must be sorted, distinct and below "
                              f"2**{BUCKET_BITS}")
         dims.add(vectors.shape[1])
