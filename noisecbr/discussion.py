@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from .result import COMMENT
+from .result import COMMENT, NOISE
 from .subtrees import ElementTable
 
 __all__ = ["DISCUSSION_MARKUP", "MIN_WORDS", "ANCESTORS", "MIN_COMMENT_SCORE",
@@ -98,6 +98,10 @@ def without_unfounded_comments(table: ElementTable, proba: np.ndarray) -> np.nda
         return proba
     out = proba.copy()
     out[unfounded, COMMENT] = 0.0
-    rest = out[unfounded].sum(axis=1, keepdims=True)
-    out[unfounded] /= np.maximum(rest, 1e-12)
+    rest = out[unfounded].sum(axis=1)
+    # A score that was all comment, without a thread's markup, is furniture about comments.
+    empty = np.flatnonzero(unfounded)[rest < 1e-6]
+    out[empty, NOISE] = 1.0
+    rest[rest < 1e-6] = 1.0
+    out[unfounded] /= rest[:, None]
     return out

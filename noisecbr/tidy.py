@@ -279,11 +279,14 @@ def _swallower(root: etree._Element) -> etree._Element | None:
 
 def _close_swallower(text: str, tag: str) -> str | None:
     """``text`` with the end tag of the last unclosed ``<tag>`` put where the markup it
-    swallowed starts; None when it cannot be placed."""
+    swallowed starts; None when it cannot be placed, or when the element has its end tag
+    after all (a ``<textarea>`` or a template holding a whole example page is closed)."""
     starts = list(re.finditer(rf"<{tag}\b[^>]*>", text, re.I))
     if not starts:
         return None
     start = starts[-1].end()
+    if re.search(rf"</{tag}\s*>", text[start:], re.I):
+        return None
     kind = "text" if tag in ("title", "textarea") else "code"
     resume = _RESUME[kind].search(text, start)
     if resume is None:

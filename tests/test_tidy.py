@@ -199,3 +199,14 @@ def test_a_kept_noscript_never_shows_markup_as_text():
     # One made of markup alone is dropped, however long the markup.
     text = text_of(f"<html><body><noscript>{pixel * 20}</noscript><p>End.</p></body></html>")
     assert text == "End."
+
+
+@pytest.mark.parametrize("parser", ["lxml", "html5lib"])
+def test_a_closed_element_holding_a_whole_page_is_left_as_it_is(parser):
+    # An editor's example: a textarea holding a full page, closed as it should be.
+    page = ("<html><body><p>Try it yourself:</p><textarea><html><head><title>My page</title>"
+            "</head><body><p>Hello world</p></body></html></textarea>"
+            f"<p>After the example.</p>{_ARTICLE}</body></html>")
+    body = tidy(page, parser=parser)
+    assert body.find(".//textarea") is not None
+    assert "After the example." in render_text(body) and body.find(".//title") is None
