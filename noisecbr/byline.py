@@ -21,6 +21,8 @@ import re
 
 import numpy as np
 
+from .features.language import LANGUAGES, page_language
+from .features.tokens import word_codes
 from .subtrees import WORD, ElementTable
 
 __all__ = ["BYLINE_MAX_WORDS", "BYLINE_WITHIN_PIECES", "find_byline", "author_of"]
@@ -34,21 +36,31 @@ BYLINE_WITHIN_PIECES = 3
 #: case-insensitive for the prefix only: "by the way" is not a byline).
 _BY = re.compile(r"^\W*(?i:by|posted by|written by|words by|story by|text by|reported by)"
                  r"\s+([^\W\d_])")
-#: The same in other languages (German "Von", Spanish and Portuguese "Por", French "Par",
-#: Italian "Di", Dutch "Door", Scandinavian "Av"/"Af", "Autor:"…). These words open ordinary
-#: sentences too ("Von Berlin aus…", "Di recente…"), so a name must follow: two words that
-#: both start with a capital.
-_BY_ELSEWHERE = re.compile(
-    r"^\W*(?i:von|por|par|di|door|av|af|autor|autora|autorin|autorka|yazar|автор)\s*:?\s+"
-    r"([^\W\d_])[\w'’.-]*\s+([^\W\d_])")
+#: The same in other languages, each read only on a page in its language (English headings
+#: open with "Door Hardware…", "Von Miller Signs…"): German "Von", Spanish and Portuguese
+#: "Por", French "Par", Italian "Di", Dutch "Door", Scandinavian "Av"/"Af", "Autor:"… These
+#: open ordinary sentences too ("Von Berlin aus…", "Di recente…"), so a name must follow: two
+#: words that both start with a capital.
+BY_IN_LANGUAGE = {
+    "de": "von|autor|autorin", "es": "por|autor|autora", "pt": "por|autor|autora",
+    "fr": "par|auteur", "it": "di|autore", "nl": "door", "sv": "av", "nb": "av", "da": "af",
+    "pl": "autor|autorka", "cs": "autor|autorka", "tr": "yazar", "ru": "автор", "uk": "автор",
+}
+_BY_ELSEWHERE = {language: re.compile(rf"^\W*(?i:{prefixes})\s*:?\s+([^\W\d_])[\w'’.-]*\s+"
+                                      r"([^\W\d_])")
+                 for language, prefixes in BY_IN_LANGUAGE.items()}
 #: Where the name in a byline ends: a comma, a separator, " on <date>", a digit, a new line.
 _NAME_END = re.compile(r"\s*(?:[,|•·/\n]|\s[-–—]\s|\son\s|\d)")
 
 
 def find_byline(table: ElementTable, kept: np.ndarray,
-                author: str | None) -> tuple[int, str] | None:
-    """The table index of the page's byline element and its text, or None. ``kept``: per
-    text piece, whether the text shows it (the decisions and the headline applied)."""
+                author: str | None) -> tuple[int, str, str | None] | None:
+    """The table index of the page's byline element, its text and the name it gives
+    (:func:`author_of`), or None. ``kept``: per
+    text piece, whether the text shows it (the decisions and the headline applied). The
+    page's language (read off its words) says which words besides "By" open a byline."""
+    language = page_language(word_codes(table))
+    language = LANGUAGES[language] if language is not None else None
     words = table.subtree(table.piece_words)
     kept_total = int(table.piece_words[kept].sum())
     parent = table.parent
@@ -64,37 +76,38 @@ def find_byline(table: ElementTable, kept: np.ndarray,
         if int(table.piece_words[start:end][kept[start:end]].sum()) >= kept_total:
             return None  # the whole text: a page that says only who wrote it keeps that
         text = " ".join(table.piece_text[start:end])
-        if _by_name(text) or (
+        if _by_name(text, language) or (
                 author_words and author_words <= set(WORD.findall(text.lower()))):
-            return block, text
+            return block, text, author_of(text, language)
     return None
 
 
-def _by_name(text: str) -> re.Match | None:
-    """The match of "By" (or its kin in another language) and a name at the start of
+def _by_name(text: str, language: str | None = None) -> re.Match | None:
+    """The match of "By" (or its kin in the page's ``language``) and a name at the start of
     ``text``, if it reads so."""
     match = _BY.match(text)
     if match and match.group(1).isupper():
         return match
-    match = _BY_ELSEWHERE.match(text)
+    elsewhere = _BY_ELSEWHERE.get(language or "")
+    match = elsewhere.match(text) if elsewhere is not None else None
     if match and match.group(1).isupper() and match.group(2).isupper():
         return match
     return None
 
 
-def author_of(byline: str) -> str | None:
+def author_of(byline: str, language: str | None = None) -> str | None:
     """The name a byline gives ("By Ann Reporter, 2 March 2025" → "Ann Reporter"), None when
-    it does not start with "By" and a name.
+    it does not start with "By" (or its kin in ``language``) and a name.
 
     >>> author_of("By Mara Quinn, 4 March 2025"), author_of("Posted by Ann Li on May 2")
     ('Mara Quinn', 'Ann Li')
-    >>> author_of("Von Anna Schmidt | 19.11.2025"), author_of("Por Lucía Martín")
+    >>> author_of("Von Anna Schmidt | 19.11.2025", "de"), author_of("Por Lucía Martín", "es")
     ('Anna Schmidt', 'Lucía Martín')
-    >>> author_of("Staff report") is None, author_of("Von Berlin aus fährt er") is None
-    (True, True)
+    >>> author_of("Von Berlin aus fährt er", "de"), author_of("Door Hardware Buying Guide")
+    (None, None)
     """
     text = " ".join(byline.split())
-    match = _by_name(text)
+    match = _by_name(text, language)
     if match is None:
         return None
     name = _NAME_END.split(text[match.start(1):], maxsplit=1)[0].strip()

@@ -37,7 +37,8 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
-from .byline import author_of, find_byline
+from .byline import find_byline
+from .datelines import datelines
 from .discussion import without_unfounded_comments
 from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_pieces, kept_words
 from .features import vectorize
@@ -257,8 +258,12 @@ class Cleaner:
         kept almost nothing), and whether it fell back. Walking the same scores again with
         other thresholds costs no network pass (how :mod:`training.modes` compares them)."""
         decision, fell_back = self._walked(table, proba, forced, recalled)
-        # A furniture heading goes with the box the walk removed (noisecbr.orphans).
-        decision[orphaned_headings(table, decision)] = NOISE
+        if not fell_back:
+            # A furniture heading goes with the box the walk removed (noisecbr.orphans), and
+            # a dateline is metadata (noisecbr.datelines); but not where the site's stored
+            # cases decided, nor from a result already tiny.
+            decision[orphaned_headings(table, decision, recalled)] = NOISE
+            decision[datelines(table, decision, recalled)] = NOISE
         return decision, fell_back
 
     def _walked(self, table: ElementTable, proba: np.ndarray, forced: set[int] | None,
@@ -359,10 +364,9 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
         kept = kept_pieces(table, decision, _index_of(table, headline))
         byline = find_byline(table, kept, metadata.author)
         if byline is not None:
-            index, byline_text = byline
+            index, _, named = byline
             removed.add(elements[index])
             if metadata.author is None:
-                named = author_of(byline_text)
                 metadata = dataclasses.replace(metadata, author=xml_safe(named or "") or None)
     # Control characters the parser left in the text (from raw bytes or references such as
     # &#1;) are not text, and would reach a terminal as they are.

@@ -26,8 +26,11 @@ HEADING_VOCABULARIES = ("related", "social", "comment", "subscribe", "readmore",
 _HEADING = np.array([name in HEADING_VOCABULARIES for name in VOCABULARIES], dtype=bool)
 
 
-def orphaned_headings(table: ElementTable, decision: np.ndarray) -> np.ndarray:
-    """The elements the walk kept that head a box it removed (see the module docstring)."""
+def orphaned_headings(table: ElementTable, decision: np.ndarray,
+                      recalled: np.ndarray | None = None) -> np.ndarray:
+    """The elements the walk kept that head a box it removed (see the module docstring);
+    never one a site memory decided (``recalled`` ≥ 0: what the user's corrections say
+    stands)."""
     n = len(table)
     if n < 2:
         return np.zeros(0, dtype=np.int64)
@@ -36,8 +39,9 @@ def orphaned_headings(table: ElementTable, decision: np.ndarray) -> np.ndarray:
     removed_next = ((table.end < n) & (table.parent[following] == table.parent)
                     & np.isin(decision[following], (NOISE, COMMENT)))
     words = table.subtree(table.piece_words)
+    free = recalled < 0 if recalled is not None else True
     candidates = index[(decision == DATA) & removed_next & (words > 0)
-                       & (words <= ORPHAN_WORDS)]
+                       & (words <= ORPHAN_WORDS) & free]
     if not len(candidates):
         return candidates
     # The first words of the few candidates only (a page has some 3 000 tokens); every

@@ -119,3 +119,25 @@ def test_a_comment_score_needs_a_threads_markup():
     section = table.tags.index("div")
     assert out[section, COMMENT] == 0.0
     np.testing.assert_allclose(out[section, :3], [0.25, 0.5, 0.25], rtol=1e-6)
+
+
+def test_a_dateline_leaves_the_text_and_a_schedule_stays():
+    from noisecbr.datelines import ANNOUNCING, datelines
+    from noisecbr.features.furniture import FURNITURE
+
+    assert ANNOUNCING <= {w for text in FURNITURE["dateline"].values() for w in text.split()}
+    body = etree.HTML(
+        "<html><body><div><p>Publicado: 19 de noviembre de 2025, 08:59 · Actualizado: 10:12</p>"
+        "<p>Updated 0339 GMT (1139 HKT) November 19, 2019</p>"
+        "<p>Monday 19 November 2025, 10:00 to 12:00</p>"
+        "<p>Published in 2025, the report found 12 of 40 schools short of teachers.</p>"
+        "</div></body></html>").find("body")
+    table = build_table(body)
+    decision = np.full(len(table), -1, dtype=np.int8)
+    decision[0] = decision[1] = 2
+    paragraphs = [i for i, tag in enumerate(table.tags) if tag == "p"]
+    decision[paragraphs] = DATA
+    assert datelines(table, decision).tolist() == paragraphs[:2]
+    recalled = np.full(len(table), -1, dtype=np.int8)
+    recalled[paragraphs[0]] = DATA  # the site's stored cases keep it: it stays
+    assert datelines(table, decision, recalled).tolist() == paragraphs[1:2]
