@@ -2,19 +2,24 @@
 
     python -m training.build_default ../shared/data
 
-Mix: modernweb-dev (modern pages of every kind) and dragnet (news and blog posts), chosen on
-site-grouped 5-fold cross-validation (schema 3 vectors, the ``default`` recipe; F1 on the unseen
-sites of each set; ``noisecbr bench SET --cv 5 [--with OTHER]``):
+Mix (:mod:`training.recipe`): all six development sets with ground truth — modernweb-dev
+(modern pages of every kind), dragnet (news and blog posts), and the four article-body sets
+(fundus, utomo-chaos2017, utomo-big9, chinese-wce), whose pages weigh three times the others'.
+Chosen on the embedded recipe's site-grouped folds over all six sets at once
+(``experiments/recipe_cv.py``, 2026-11-25, shingle F1 on each set's unseen sites):
 
-    trained on                      modernweb-dev   dragnet
-    modernweb-dev alone             0.803           0.791 (the embedded model of that recipe)
-    dragnet alone                   –               0.908
-    modernweb-dev + dragnet         0.793           0.896
+    trained on (schema 3 vectors)             modernweb-dev  dragnet  fundus  chaos2017  big9
+    modernweb-dev + dragnet (until today)     0.795          0.901    0.878   0.899      0.960
+    all six, every page alike                 0.795          0.901    0.899   0.930      0.970
+    all six, article-body pages ×3            0.793          0.901    0.915   0.938      0.973
+    the same with the lexical fields          0.790          0.923    0.938   0.955      0.974
+    … and the page field                      0.797          0.923    0.935   0.951      0.975
+    schema 4 (today's recipe)                 0.798          0.920    0.939   0.950      0.978
 
-The two ground truths disagree (a news article's hand-corrected text vs the text a reader came
-for on every kind of page), so each set is best learnt alone; but a model of modern pages alone
-is poor on news (0.791, below trafilatura's 0.889), while the blend gives up 0.010 on modern
-pages to gain 0.10 on news. The default serves pages of every kind, news included: the blend.
+The ground truths disagree (a news article's hand-corrected text with its headline, the text a
+reader came for on every kind of page, the article body alone): weighing the article-body sets
+more makes the model keep the article body on news, and the page field (the page's own words)
+lets it keep what a reader came for on forums, docs and listings.
 
 CleanEval's dev set and Readability's test pages are left out of training: both are public
 extraction benchmarks that noisecbr is compared on, and their notions of main content (all
