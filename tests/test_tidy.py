@@ -65,6 +65,9 @@ def test_what_an_iframe_holds_is_dropped_and_the_frame_kept(path, monkeypatch):
 def test_react_streamed_segments_and_large_noscript_are_kept():
     article = "word " * 200
     assert "word" in text_of(f'<body><div hidden id="S:0"><p>{article}</p></div></body>')
+    # React numbers the segments in hexadecimal.
+    assert "word" in text_of(f'<body><div hidden id="S:1a"><p>{article}</p></div></body>')
+    assert "word" not in text_of(f'<body><div hidden id="S:x"><p>{article}</p></div></body>')
     assert "word" in text_of(f"<body><noscript><p>{article}</p></noscript></body>")
 
 
