@@ -23,7 +23,8 @@ Errors are one line on stderr; set ``CASEBASE_DEBUG=1`` for the traceback.
 
 Adding a command: write a function decorated with ``@cli.command(...)`` and
 ``@_handle_errors``, take ``ctx`` with ``@click.pass_context`` and get the case base with
-``_open(ctx)``; write in one ``with cb.session() as session:`` block.
+``_open(ctx)`` (``_open(ctx, create=True)`` if it fills a new one); write in one
+``with cb.session() as session:`` block.
 """
 
 from __future__ import annotations
@@ -103,11 +104,20 @@ def _handle_errors(command):
     return wrapper
 
 
-def _open(ctx: click.Context) -> CaseBase:
+def _open(ctx: click.Context, create: bool = False) -> CaseBase:
+    """The case base of ``--db``. Only the commands that fill one (``create``: init and the
+    imports) create it, and say so: any other command on a SQLite file that does not exist
+    fails (exit 3) rather than reading a new, empty case base made by a typo."""
     state = ctx.find_root().obj
     if state.get("cb") is None:
-        state["cb"] = CaseBase.open(state["db"])
+        from .store import default_url, normalize_url
+        from .store import missing_sqlite_file as missing
+
+        new = missing(normalize_url(state["db"]) if state["db"] else default_url())
+        state["cb"] = CaseBase.open(state["db"], create=create)
         ctx.find_root().call_on_close(state["cb"].close)
+        if new is not None:
+            click.echo(f"casebase: created a new case base at {new}", err=True)
     return state["cb"]
 
 
@@ -147,7 +157,7 @@ def cli(ctx: click.Context, db: str | None) -> None:
 @_handle_errors
 def init(ctx: click.Context) -> None:
     """Create the case base (or upgrade it to the newest schema)."""
-    cb = _open(ctx)
+    cb = _open(ctx, create=True)
     click.echo(f"case base ready: {cb.url} (schema revision {cb.revision()})")
 
 
@@ -185,7 +195,7 @@ def import_(ctx: click.Context, directory: Path, t_data: float, t_noise: float,
 
     if t_noise >= t_data:
         raise click.BadParameter("--t-noise must be below --t-data", param_hint="--t-noise")
-    cb = _open(ctx)
+    cb = _open(ctx, create=True)
     with cb.session() as session:
         report = import_dataset(session, directory, t_data=t_data, t_noise=t_noise,
                                 max_coverage=max_coverage, limit=limit, parser=parser,
@@ -260,8 +270,11 @@ def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | No
             raise click.BadParameter('expected {"path": "noise|data|mixture", ...}',
                                      param_hint="--labels")
     truth = truth_file.read_text(encoding="utf-8") if truth_file is not None else None
-    raw = read_page_bytes(file)
-    cb = _open(ctx)
+    try:
+        raw = read_page_bytes(file)
+    except InputError as error:
+        raise _Failure(f"{file}: {error}", EXIT_PARTIAL) from None
+    cb = _open(ctx, create=True)
     try:
         added = cb.add_page(raw, url=url, source=source, external_id=file.name, site=site,
                             truth=truth, labels=labels, label_source=label_source,
@@ -314,7 +327,7 @@ def import_site_(ctx: click.Context, directory: Path, host: str, theta: float, s
     if not site_pages(directory):
         raise click.BadParameter(f"no .html or .html.gz files in {directory}",
                                  param_hint="DIRECTORY")
-    cb = _open(ctx)
+    cb = _open(ctx, create=True)
     with cb.session() as session:
         report = import_site(session, directory, host, theta=theta, share=share, parser=parser,
                              source=source, progress=not quiet and sys.stderr.isatty())
@@ -494,6 +507,7 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
     result is kept in DB.explain-index.npz and read back (under a second) until a case is
     added, deleted or relabelled or another model is used."""
     from noisecbr.cleaner import default_model
+    from noisecbr.limits import DEFAULT_MAX_BYTES, read_limited
     from noisecbr.model import ModelError, load_model
     from noisecbr.tidy import InputError
 
@@ -505,7 +519,11 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
         raise click.UsageError("--other-sites needs the page's --url")
     if use_memory and not url:
         raise click.UsageError("--memory needs the page's --url (its host is the site)")
-    html = sys.stdin.buffer.read() if str(page) == "-" else read_page_bytes(page)
+    try:
+        html = (read_limited(sys.stdin.buffer, DEFAULT_MAX_BYTES) if str(page) == "-"
+                else read_page_bytes(page))
+    except InputError as error:
+        raise _Failure(f"{page}: {error}", EXIT_OTHER) from None
     try:
         model = load_model(model_path) if model_path else default_model()
     except ModelError as error:
@@ -648,7 +666,7 @@ def import_jsonl_(ctx: click.Context, file: Path) -> None:
 
     from .transfer import import_jsonl
 
-    cb = _open(ctx)
+    cb = _open(ctx, create=True)
     opener = gzip.open if file.name.endswith(".gz") else open
     with opener(file, "rt", encoding="utf-8") as lines:
         counts = import_jsonl(cb, lines)

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from noisecbr.features import VECTOR_SCHEMA, vectorize
 from noisecbr.layout import dataset_size, read_dataset, site_of
+from noisecbr.limits import read_file_limited
 from noisecbr.metric import PageScore, Scores, aggregate, score_page
 from noisecbr.render import render_text
 from noisecbr.result import LABELS, NOISE
@@ -307,7 +308,7 @@ def import_dataset(
     run.bar = tqdm(total=total, unit="page", file=sys.stderr, disable=not _show(progress),
                    dynamic_ncols=True, desc=directory.name)
     try:
-        for labelled in read_dataset(directory):
+        for labelled in read_dataset(directory, on_unreadable=run.unreadable):
             if limit is not None and run.report.read >= limit:
                 break
             digest = run.read(labelled)
@@ -385,6 +386,12 @@ class _DatasetImport:
             self.inflight.append((labelled, digest, None))
         return None
 
+    def unreadable(self, page_id: str, problem: str) -> None:
+        """A page file that could not be read (damaged, too large): reported, skipped."""
+        self.report.read += 1
+        self.report.failed.append((page_id, problem))
+        self.finished()
+
     def store(self, labelled, digest: str, prepared: _Prepared) -> None:
         """Insert a prepared page and queue its cases (inserted ``batch_rows`` at a time)."""
         report = self.report
@@ -431,11 +438,25 @@ def site_pages(directory: str | Path) -> list[Path]:
 
 
 def read_page_bytes(path: Path) -> bytes:
-    """A page file's bytes, gunzipped when its name ends in ``.gz``."""
-    import gzip
+    """A page file's bytes, gunzipped when they are gzip, up to the cleaner's byte limit
+    (:func:`noisecbr.limits.read_file_limited`: a gzip bomb is stopped after 10 MB, never
+    inflated whole). Raises :class:`noisecbr.tidy.InputError` for a damaged or oversized file."""
+    return read_file_limited(path)
 
-    data = path.read_bytes()
-    return gzip.decompress(data) if path.name.endswith(".gz") else data
+
+def _read_pages(files: list[Path], report: ImportReport) -> tuple[list[Path], list[bytes]]:
+    """The files that could be read and their bytes; a damaged or oversized file is counted
+    and reported in ``report.failed``, the others go on."""
+    readable, raws = [], []
+    for path in files:
+        try:
+            raws.append(read_page_bytes(path))
+            readable.append(path)
+        except (InputError, OSError) as error:
+            report.read += 1
+            report.failed.append((path.name, str(error) if isinstance(error, InputError)
+                                  else f"cannot read: {error.strerror or error}"))
+    return readable, raws
 
 
 def import_site(
@@ -469,7 +490,7 @@ def import_site(
     source = source or f"site:{host}"
     report = ImportReport(dataset=source)
     started = time.perf_counter()
-    raws = [read_page_bytes(path) for path in files]
+    files, raws = _read_pages(files, report)
     templates = template_labels(raws, theta=theta, share=share)
     if len(templates) != len(raws):
         raise ValueError(f"template_labels returned {len(templates)} results for {len(raws)} "

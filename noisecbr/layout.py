@@ -9,18 +9,20 @@ the site its HTML names (:func:`site_in_html`), else it is its own site.
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import warnings
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import lxml.html
 from lxml import etree
+
+from .errors import InputError
+from .limits import DEFAULT_MAX_BYTES, read_file_limited
 
 __all__ = ["COMMENTS_MARKER", "LabelledPage", "site_host", "site_of", "split_truth", "read_dataset",
            "dataset_size", "repair_truth", "site_in_html"]
@@ -168,8 +170,12 @@ def dataset_size(directory: str | Path) -> int:
     return len(_ground_truth(Path(directory)))
 
 
-def read_dataset(directory: str | Path, ids: set[str] | None = None) -> Iterator[LabelledPage]:
-    """Yield the dataset's pages in id order (only ``ids`` if given)."""
+def read_dataset(directory: str | Path, ids: set[str] | None = None, *,
+                 on_unreadable: Callable[[str, str], None] | None = None,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[LabelledPage]:
+    """Yield the dataset's pages in id order (only ``ids`` if given). A page file that cannot
+    be read (damaged gzip, over ``max_bytes``: :func:`noisecbr.limits.read_file_limited`) is
+    skipped and told to ``on_unreadable(page id, problem)``, by default as a warning."""
     directory = Path(directory)
     truth = _ground_truth(directory)
     for page_id in sorted(truth):
@@ -183,10 +189,17 @@ def read_dataset(directory: str | Path, ids: set[str] | None = None) -> Iterator
                 warnings.warn(f"{directory.name}/{page_id}: ground truth without html file, "
                               "page skipped", stacklevel=2)
                 continue
-            data = html_path.read_bytes()
-        else:
-            with gzip.open(html_path, "rb") as handle:
-                data = handle.read()
+        try:
+            data = read_file_limited(html_path, max_bytes)
+        except (InputError, OSError) as error:
+            problem = str(error) if isinstance(error, InputError) else (
+                f"cannot read: {error.strerror or error}")
+            if on_unreadable is None:
+                warnings.warn(f"{directory.name}/{page_id}: {problem}, page skipped",
+                              stacklevel=2)
+            else:
+                on_unreadable(page_id, problem)
+            continue
         url = record.get("url") or ""
         site = str(record.get("site") or "") or site_of(url, f"{directory.name}/{page_id}")
         if site.startswith("page:"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import re
 import zlib
 from typing import BinaryIO
@@ -29,6 +30,7 @@ __all__ = [
     "check_size",
     "check_elements",
     "limit_attributes",
+    "read_file_limited",
     "read_limited",
 ]
 
@@ -57,7 +59,8 @@ _TAG_NAME = re.compile(r"<[a-zA-Z][^\s/>]*")
 #: One attribute as libxml2 reads it (separators optional: ``a="1"b="2"`` is two). Matched one
 #: at a time: a single pattern repeating it would backtrack exponentially on tags that fall
 #: short of the limit (``x=a/b`` splits two ways).
-_ATTRIBUTE = re.compile(r"""[\s/]*[^\s/>"'=][^\s/>=]*(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"'][^\s>]*))?""")
+_ATTRIBUTE = re.compile(
+    r"""[\s/]*[^\s/>"'=][^\s/>=]*(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"'][^\s>]*))?""")
 _COUNT_ELEMENTS = etree.XPath("count(//*)")
 
 
@@ -160,3 +163,12 @@ def read_limited(stream: BinaryIO, max_bytes: int) -> bytes:
         raise InputTooLargeError(f"input {what} more than {max_bytes:,} bytes, the limit "
                                  "(raise it with --max-bytes)")
     return b"".join(chunks)
+
+
+def read_file_limited(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """A page file's bytes, gunzipped when they are gzip (by their magic, whatever the name),
+    bounded as :func:`read_limited`: the one reader of page files for every entry point (clean,
+    the case base's imports, the datasets). A damaged or oversized file is an
+    :class:`InputError`, which each caller reports as a skipped page."""
+    with open(path, "rb") as handle:
+        return read_limited(handle, max_bytes)

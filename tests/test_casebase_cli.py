@@ -111,7 +111,10 @@ def test_worker_processes_give_the_same_case_base(db, tmp_path):
     one = run(db, "import", str(dataset), "--quiet", "-j", "0")
     two = run(parallel, "import", str(dataset), "--quiet", "-j", "2", "--batch-rows", "7")
     assert one.exit_code == two.exit_code == 1
-    assert one.stderr == two.stderr and "same bytes as news-1" in one.stderr
+    # The first line says which new database each import created.
+    assert one.stderr.startswith("casebase: created a new case base at")
+    assert one.stderr.splitlines()[1:] == two.stderr.splitlines()[1:]
+    assert "same bytes as news-1" in one.stderr
     assert one.stdout.splitlines()[1:3] == two.stdout.splitlines()[1:3]
     a, b = CaseBase.open(db), CaseBase.open(parallel)
     for left, right in zip(a.load_arrays(), b.load_arrays()):
@@ -285,3 +288,60 @@ def test_default_database_comes_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("NOISECBR_DB", str(path))
     result = CliRunner().invoke(cli, ["init"])
     assert result.exit_code == 0 and str(path) in result.stdout and path.exists()
+
+
+def test_a_command_on_a_database_that_does_not_exist_refuses_it(tmp_path, monkeypatch):
+    """A mistyped --db must not become a new, empty case base: reading commands exit 3 with
+    the path and create nothing; the commands that fill a case base create it and say so."""
+    monkeypatch.delenv("NOISECBR_DB", raising=False)
+    missing = tmp_path / "no" / "such" / "dir" / "x.sqlite"
+    for command in (["stats"], ["list"], ["search", "word"], ["export", str(tmp_path / "o.jsonl")],
+                    ["dedupe"], ["label", "1", "noise"]):
+        result = run(str(missing), *command)
+        assert result.exit_code == 3, (command, result.output)
+        assert f"no case base at {missing}" in result.stderr and "casebase init" in result.stderr
+    assert not (tmp_path / "no").exists()
+    created = run(str(missing), "init")
+    assert created.exit_code == 0 and f"created a new case base at {missing}" in created.stderr
+    assert missing.is_file()
+    again = run(str(missing), "stats")
+    assert again.exit_code == 0 and "created" not in again.stderr
+    fresh = tmp_path / "fresh.sqlite"
+    imported = run(str(fresh), "import", str(FIXTURE), "--quiet", "--no-oracle", "-j", "0")
+    assert imported.exit_code == 0 and f"created a new case base at {fresh}" in imported.stderr
+
+
+def _damage(html_dir: Path) -> None:
+    """news-2 cut short (a truncated download) and a gzip bomb (12 MB of spaces in 12 kB)."""
+    news = (html_dir / "news-2.html.gz").read_bytes()
+    (html_dir / "news-2.html.gz").write_bytes(news[: len(news) // 2])
+    (html_dir / "bomb.html.gz").write_bytes(gzip.compress(b"<p>" + b" " * 12_000_000))
+
+
+def test_a_damaged_or_oversized_page_file_is_reported_and_skipped(db, tmp_path):
+    """One truncated .gz or gzip bomb among good pages: the others are imported, the bad ones
+    listed, exit 1 — never the whole import aborted (import, import-site, import-page)."""
+    dataset = dataset_with_page(tmp_path / "data", "bomb", b"<p>x</p>")
+    _damage(dataset / "html")
+    result = run(db, "import", str(dataset), "--quiet", "--no-oracle", "-j", "0")
+    assert result.exit_code == 1, result.output
+    assert "3 imported" in result.stdout and "2 failed" in result.stdout
+    assert "failed news-2: cannot decompress the gzip input" in result.stderr
+    assert "failed bomb: input decompresses to more than 10,000,000 bytes" in result.stderr
+
+    site = tmp_path / "site"
+    site.mkdir()
+    for name in ("blog-1", "blog-2", "news-2"):
+        shutil.copy(FIXTURE / "html" / f"{name}.html.gz", site)
+    _damage(site)
+    other = f"sqlite:///{tmp_path / 'site.sqlite'}"
+    result = run(other, "import-site", str(site), "--site", "blog.test", "--quiet")
+    assert result.exit_code == 1, result.output
+    assert "2 imported" in result.stdout and "2 failed" in result.stdout
+    assert "failed news-2.html.gz: cannot decompress" in result.stderr
+
+    page = run(other, "import-page", str(site / "bomb.html.gz"), "--truth", str(site / "x"))
+    assert page.exit_code == 2  # --truth names a missing file: click's usage error
+    (site / "x").write_text("text")
+    page = run(other, "import-page", str(site / "bomb.html.gz"), "--truth", str(site / "x"))
+    assert page.exit_code == 1 and "more than 10,000,000 bytes" in page.stderr

@@ -6,8 +6,9 @@ scripts, event handlers, ``javascript:`` URLs, frames, objects, forms, ``<link>`
 then stripped of every attribute that can load or point anywhere (``src``, ``href``,
 ``srcset``, ``action``, …). Form controls, frames and embeddings are first renamed to inert
 ``<span>``/``<div>`` (their text and children kept): the sanitiser would otherwise drop them, and
-a decided subtree among them (a cookie banner's buttons) would have no box to click. The review page adds a strict Content-Security-Policy and draws it
-in a sandboxed frame without scripts: three layers, each enough to stop a load from another host.
+a decided subtree among them (a cookie banner's buttons) would have no box to click. The
+review page adds a strict Content-Security-Policy and draws it in a sandboxed frame without
+scripts: three layers, each enough to stop a load from another host.
 """
 
 from __future__ import annotations
