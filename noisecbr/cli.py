@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from .exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_PARTIAL, EXIT_USAGE
+from .exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_NOT_FOUND, EXIT_PARTIAL, EXIT_USAGE
 from .limits import DEFAULT_MAX_BYTES
 
 _FORMATS = {"text": ".txt", "html": ".html", "json": ".json"}
@@ -69,35 +69,51 @@ def main() -> None:
 
 
 # -- clean ---------------------------------------------------------------------------------------
-def _expand(inputs: tuple[str, ...]) -> Iterator[str]:
+def _expand(inputs: tuple[str, ...]) -> Iterator[tuple[str, Path]]:
+    """Each input page and where its output goes under ``-o DIR``: a directory's pages at their
+    place below it (the input tree mirrored), a file by its name, standard input as "stdin"."""
     for item in inputs:
         path = Path(item)
         if item != "-" and path.is_dir():
             for child in sorted(path.rglob("*")):
                 if child.is_file() and child.name.lower().endswith(_HTML_SUFFIXES):
-                    yield str(child)
+                    yield str(child), child.relative_to(path)
         else:
-            yield item
+            yield item, Path("stdin" if item == "-" else path.name)
 
 
 def _read(item: str, max_bytes: int | None = None) -> bytes:
     """The page bytes of a file (or ``-``: standard input), gunzipped; read and decompressed
     in steps that stop at ``max_bytes`` (:class:`noisecbr.tidy.InputTooLargeError`)."""
-    from .limits import DEFAULT_MAX_BYTES, read_limited
+    from .limits import DEFAULT_MAX_BYTES, read_file_limited, read_limited
 
     limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     if item == "-":
         return read_limited(sys.stdin.buffer, limit)
-    with open(item, "rb") as handle:
-        return read_limited(handle, limit)
+    return read_file_limited(item, limit)
 
 
-def _output_name(item: str, fmt: str) -> str:
-    name = "stdin" if item == "-" else Path(item).name
+def _output_name(relative: Path, fmt: str) -> Path:
+    """``relative`` (an input's place, :func:`_expand`) with the format's suffix for its own."""
+    name = relative.name
     for suffix in (".gz", ".html", ".htm", ".xhtml"):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
-    return name + _FORMATS[fmt]
+    return relative.with_name(name + _FORMATS[fmt])
+
+
+def _targets(items: list[tuple[str, Path]], output: Path, fmt: str) -> dict[str, Path]:
+    """Each input's output file under ``output``; two inputs that would write one file (a.html
+    and a.htm, or two folders' a.html given together) are refused before anything is written."""
+    targets: dict[str, Path] = {}
+    first: dict[Path, str] = {}
+    for item, relative in items:
+        target = output / _output_name(relative, fmt)
+        if target in first:
+            _fail(f"{first[target]} and {item} would both be written to {target}: clean them "
+                  "into different folders", EXIT_USAGE)
+        first[target], targets[item] = item, target
+    return targets
 
 
 _worker_cleaner = None
@@ -220,7 +236,12 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
     from .tidy import InputError
     from .warc import is_warc
 
-    items = list(_expand(inputs))
+    missing = [item for item in inputs if item != "-" and not Path(item).exists()]
+    if missing:
+        _fail(f"no such file or directory: {', '.join(missing)} (nothing was cleaned)",
+              EXIT_NOT_FOUND)
+    placed = list(_expand(inputs))
+    items = [item for item, _ in placed]
     if not items:
         _fail("no HTML files found in the inputs", EXIT_USAGE)
     warcs = [item for item in items if item != "-" and is_warc(item)]
@@ -240,7 +261,8 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
     if items.count("-") > 1:
         _fail("standard input can be read only once", EXIT_USAGE)
     many = len(items) > 1
-    if output is not None and many:
+    targets = _targets(placed, output, fmt) if output is not None and many else None
+    if targets is not None:
         output.mkdir(parents=True, exist_ok=True)
     if site and not memory_db:
         _fail("--site names the site of --memory: give --memory DB too", EXIT_USAGE)
@@ -255,15 +277,17 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
             stdin_data = _read("-", max_bytes)
         except InputError as error:
             _fail(f"-: {error}", EXIT_PARTIAL)
-    _clean_files(items, output, fmt, url, stdin_data, jobs, quiet,
+    _clean_files(items, output, targets, fmt, url, stdin_data, jobs, quiet,
                  (model, parser, smooth, memory, favor, comments, max_bytes))
 
 
-def _clean_files(items: list[str], output: Path | None, fmt: str, url: str | None,
-                 stdin_data: bytes | None, jobs: int, quiet: bool, worker: tuple) -> None:
+def _clean_files(items: list[str], output: Path | None, targets: dict[str, Path] | None,
+                 fmt: str, url: str | None, stdin_data: bytes | None, jobs: int, quiet: bool,
+                 worker: tuple) -> None:
     """Clean HTML inputs (in ``jobs`` processes, each set up by ``_init_worker(*worker)``) and
-    write each result; one bad input never stops the others: the failures are listed at the
-    end, and the exit code is then :data:`EXIT_PARTIAL`."""
+    write each result (several: to its file in ``targets``); one bad input never stops the
+    others: the failures are listed at the end, and the exit code is then
+    :data:`EXIT_PARTIAL`."""
     from tqdm import tqdm
 
     many = len(items) > 1
@@ -276,8 +300,10 @@ def _clean_files(items: list[str], output: Path | None, fmt: str, url: str | Non
             yield item, stdin_data if item == "-" else None, fmt, url
 
     unnamed: list[str] = []
+    written = 0
 
     def emit(item: str, text: str | None, error: str | None, no_site: bool) -> None:
+        nonlocal written
         bar.update(1)
         if no_site:
             unnamed.append(item)
@@ -289,8 +315,14 @@ def _clean_files(items: list[str], output: Path | None, fmt: str, url: str | Non
                 sys.stdout.write(f"==> {item} <==\n")
             sys.stdout.write(text)
         else:
-            target = output / _output_name(item, fmt) if many else output
-            target.write_text(text, encoding="utf-8")
+            target = targets[item] if targets is not None else output
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+            except OSError as problem:
+                failures.append((item, f"cannot write {target}: {problem.strerror or problem}"))
+                return
+            written += 1
 
     if jobs > 1 and many:
         with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=worker) as pool:
@@ -300,6 +332,8 @@ def _clean_files(items: list[str], output: Path | None, fmt: str, url: str | Non
         for task in tasks():
             emit(*_clean_one(*task))
     bar.close()
+    if targets is not None:
+        click.echo(f"noisecbr: wrote {written} of {len(items)} pages to {output}", err=True)
     if unnamed:
         click.echo(f"noisecbr: {len(unnamed)} of {len(items)} pages declare no URL, so no site "
                    "memory: the model alone cleaned them (give --site)", err=True)

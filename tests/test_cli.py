@@ -35,6 +35,35 @@ def test_batch_with_a_corrupt_file(article_html, tmp_path):
     assert "Anemones" in payload["text"] and payload["decisions"]
 
 
+def test_batch_output_mirrors_the_input_tree_and_refuses_collisions(article_html, tmp_path):
+    """DIR/a.html and DIR/sub/a.html are two outputs, not one file written twice; inputs that
+    would write one file are refused before anything is written."""
+    inputs = tmp_path / "in"
+    (inputs / "sub").mkdir(parents=True)
+    for name in ("a.html", "sub/a.html", "sub/b.html.gz"):
+        data = article_html if not name.endswith(".gz") else gzip.compress(article_html)
+        (inputs / name).write_bytes(data)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["clean", str(inputs), "-o", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert written == ["a.txt", "sub/a.txt", "sub/b.txt"]
+    assert "wrote 3 of 3 pages to" in result.stderr
+    assert "Anemones" in (out / "sub" / "a.txt").read_text()
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.htm").write_bytes(article_html)
+    clash = tmp_path / "clash"
+    for args in ([str(inputs / "a.html"), str(other / "a.htm")],  # a.html and a.htm
+                 [str(inputs / "a.html"), str(inputs / "a.html")],  # one file twice
+                 [str(inputs / "sub"), str(other), str(inputs)]):  # sub/a.html beside a.htm
+        refused = CliRunner().invoke(main, ["clean", *args, "-o", str(clash), "-q"])
+        assert refused.exit_code == 2, (args, refused.output)
+        assert "would both be written to" in refused.stderr
+        assert not clash.exists()
+
+
 def test_stdin_and_html_format(article_html):
     proc = subprocess.run([sys.executable, "-m", "noisecbr.cli", "clean", "-", "--format", "html"],
                           input=gzip.compress(article_html), capture_output=True, timeout=120)
@@ -46,7 +75,8 @@ def test_stdin_and_html_format(article_html):
 def test_missing_input_and_bad_model(tmp_path):
     runner = CliRunner()
     result = runner.invoke(main, ["clean", str(tmp_path / "nope.html")])
-    assert result.exit_code == 1 and "cannot read" in result.output
+    assert result.exit_code == 3 and f"no such file or directory: {tmp_path / 'nope.html'}" \
+        in result.output  # not found (noisecbr/exits.py), before anything is cleaned
     junk = tmp_path / "junk.safetensors"
     junk.write_bytes(b"junk")
     page = tmp_path / "p.html"
@@ -92,7 +122,8 @@ def test_bench_by_page_type(tmp_path, article_html):
     for page_id, page_type in (("1", "article"), ("2", "article"), ("3", "forum")):
         (data / "html" / f"{page_id}.html.gz").write_bytes(gzip.compress(article_html))
         records[page_id] = {"url": "", "articleBody": truth if page_type == "article" else
-                            "a forum thread that is not on this page at all", "page_type": page_type}
+                            "a forum thread that is not on this page at all",
+                            "page_type": page_type}
     (data / "ground-truth.json").write_text(json.dumps(records))
     result = CliRunner().invoke(main, ["bench", str(data), "-e", "none", "--by-type"])
     assert result.exit_code == 0, result.output
