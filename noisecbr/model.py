@@ -354,6 +354,9 @@ def _metadata(path: Path, header: dict[str, str]) -> dict[str, Any]:
         metadata = json.loads(header[_METADATA_KEY])
     except json.JSONDecodeError as error:
         raise ModelError(f"{path}: the noisecbr metadata is not JSON ({error})") from None
+    except RecursionError:
+        raise ModelError(f"{path}: the noisecbr metadata is nested too deeply to be a "
+                         "model's") from None
     if not isinstance(metadata, dict):
         raise ModelError(f"{path}: the noisecbr metadata must be a JSON object, not "
                          f"{type(metadata).__name__}")
@@ -391,6 +394,12 @@ def _check_thresholds(path: Path, where: str, thresholds: Any) -> None:
                              f"{value!r}")
 
 
+#: The tensor types a model file may store (safetensors' names): save_model writes float32
+#: values and int64 indices; float64 values and int32 indices are read exactly as well.
+_VALUE_DTYPES = ("F32", "F64")
+_INDEX_DTYPES = ("I64", "I32")
+
+
 def _read_tensors(path: Path, handle) -> dict[str, np.ndarray]:
     """The tensors the model uses, checked for presence and size from the header before any
     is read (safe_open reads a tensor only when asked for it)."""
@@ -404,6 +413,14 @@ def _read_tensors(path: Path, handle) -> dict[str, np.ndarray]:
     missing = [key for key in wanted if key not in keys]
     if missing:
         raise ModelError(f"{path} lacks tensor {missing[0]!r}")
+    for key in wanted:
+        dtype = handle.get_slice(key).get_dtype()
+        expected = _INDEX_DTYPES if key == "columns" or key.endswith(".buckets") else (
+            _VALUE_DTYPES)
+        if dtype not in expected:
+            raise ModelError(f"{path}: tensor {key!r} is {dtype}, expected "
+                             f"{' or '.join(expected)} (a model stored at lower precision "
+                             "would clean differently from the one trained)")
     total = sum(int(np.prod(handle.get_slice(key).get_shape(), dtype=np.int64))
                 for key in wanted)
     if total > MAX_MODEL_VALUES:

@@ -105,6 +105,13 @@ def _break(case: str) -> tuple[dict, str | dict]:
     elif case == "lexicon-unsigned":  # a difference of uint64 buckets would wrap around
         tensors["lexicon.text.buckets"] = np.array(
             [9, 3, *range(20, 20 + len(tensors["lexicon.text.buckets"]) - 2)], dtype=np.uint64)
+    elif case == "float16-weight":  # read as float32 it would clean differently
+        tensors["layers.0.weight"] = w0.astype(np.float16)
+    elif case == "int8-weight":
+        tensors["layers.1.weight"] = np.clip(tensors["layers.1.weight"] * 100, -127, 127
+                                             ).astype(np.int8)
+    elif case == "deep-metadata":
+        return tensors, "[" * 100_000 + "]" * 100_000
     elif case == "lexicon-width":
         tensors["lexicon.attr.vectors"] = tensors["lexicon.attr.vectors"][:, :3].copy()
     return tensors, metadata
@@ -126,7 +133,11 @@ CASES = {
     "output-width": "the output layer has 5 units; one per class ({labels}) is {n}",
     "missing-tensor": "lacks tensor 'norm.scale'",
     "layer-gap": "layers must be numbered 0, 1, 2…",
-    "string-column-dtype": "columns must be a 1-D array of integers",
+    "string-column-dtype": "tensor 'columns' is F32, expected I64 or I32",
+    "float16-weight": "tensor 'layers.0.weight' is F16, expected F32 or F64 (a model stored at "
+                      "lower precision would clean differently",
+    "int8-weight": "tensor 'layers.1.weight' is I8, expected F32 or F64",
+    "deep-metadata": "the noisecbr metadata is nested too deeply",
     "unknown-labels": "has label order ['noise', 'data', 'other'], expected",
     "labels-not-a-list": "has label order noise,data,mixture, expected",
     "labels-and-width-disagree": "the output layer has {n} units; one per class ({other}) is "
@@ -138,7 +149,7 @@ CASES = {
     "lexicon-missing": "the lexicon lacks tensor 'lexicon.attr.vectors'",
     "lexicon-nan": "lexicon: text vectors must be finite float32",
     "lexicon-width": "lexicon: both tables need vectors of one nonzero length",
-    "lexicon-unsigned": "lexicon: text buckets must be sorted, distinct",
+    "lexicon-unsigned": "tensor 'lexicon.text.buckets' is U64, expected I64 or I32",
 }
 
 
