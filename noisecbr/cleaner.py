@@ -56,7 +56,7 @@ from .orphans import orphaned_headings
 from .render import render_html, render_text, render_texts
 from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
 from .subtrees import ElementTable, build_table
-from .tidy import Parser, drop_elements, tidy, xml_safe
+from .tidy import Parser, drop_elements, printable, tidy
 
 __all__ = ["DEFAULT_MODEL", "FAVOR", "Cleaner", "DecidedPage", "clean", "default_model"]
 
@@ -338,11 +338,11 @@ def _index_of(table: ElementTable, element: etree._Element | None) -> int | None
 
 
 def _xml_safe_metadata(metadata: PageMetadata) -> PageMetadata:
-    """``metadata`` without the characters lxml refuses (control characters, lone surrogates):
-    the page's own text, or JSON-LD's ``\\u0001`` escapes, may hold them, and the title is
-    written into the cleaned HTML and every field into the JSON output."""
+    """``metadata`` without control characters (:func:`noisecbr.tidy.printable`, which also
+    drops what lxml refuses): the page's own text, or JSON-LD's ``\\u0001`` escapes, may hold
+    them, and the title is written into the cleaned HTML and every field into the JSON output."""
     return dataclasses.replace(metadata, **{
-        field.name: xml_safe(value) or None
+        field.name: printable(value) or None
         for field in dataclasses.fields(metadata)
         if isinstance(value := getattr(metadata, field.name), str)})
 
@@ -367,17 +367,17 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
             index, _, named = byline
             removed.add(elements[index])
             if metadata.author is None:
-                metadata = dataclasses.replace(metadata, author=xml_safe(named or "") or None)
+                metadata = dataclasses.replace(metadata, author=printable(named or "") or None)
     # Control characters the parser left in the text (from raw bytes or references such as
     # &#1;) are not text, and would reach a terminal as they are.
-    text = xml_safe(render_text(body, removed))
+    text = printable(render_text(body, removed))
     rendered: list[str] = []
 
     def comments() -> str:
         # Rendered once, on demand: most callers never read the comments. The HTML's
         # rendering detaches the removed subtrees, so it renders them first.
         if not rendered:
-            rendered.append(xml_safe(render_texts(comment_roots)))
+            rendered.append(printable(render_texts(comment_roots)))
         return rendered[0]
 
     if with_comments and comments():
@@ -399,7 +399,7 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
     def cleaned_html() -> str:
         comments()
         drop_elements(removed)
-        return render_html(body, metadata.document_title, metadata.lang)
+        return printable(render_html(body, metadata.document_title, metadata.lang))
 
     return CleanResult(html=cleaned_html, text=text, decisions=decisions, url=url,
                        comments=comments, metadata=metadata, fallback=fell_back)

@@ -38,6 +38,7 @@ __all__ = [
     "tidy",
     "normalize_space",
     "drop_elements",
+    "printable",
     "xml_safe",
 ]
 
@@ -238,6 +239,17 @@ def _parse_lxml(text: str, raw: bytes | None = None, encoding: str | None = None
     return root
 
 
+def _too_deep_for_libxml2(text: str) -> bool:
+    """Whether libxml2's parse of ``text`` stops at its depth limit (a few ms a page)."""
+    parser = etree.HTMLParser(remove_comments=True, remove_pis=True, huge_tree=True,
+                              collect_ids=False)
+    try:
+        etree.fromstring(text, parser=parser)
+    except (etree.ParserError, ValueError):
+        return False
+    return any("Excessive depth" in e.message for e in parser.error_log)
+
+
 def _repaired(root: etree._Element, text: str, parse) -> etree._Element:
     """``root``, or when an element without its end tag swallowed the rest of the page (see
     :func:`_swallower`), the page parsed again by ``parse`` with that end tag put back (once
@@ -355,6 +367,23 @@ def xml_safe(text: str) -> str:
     return _XML_INCOMPATIBLE.sub("", text.replace("\x0c", " "))
 
 
+#: What no output holds: the C0 controls but tab and newline, DEL and the C1 controls (a page's
+#: raw bytes or references such as ``&#127;`` or ``&#133;`` put them in the text; a terminal
+#: would act on them), with what lxml refuses.
+_NOT_PRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def printable(text: str) -> str:
+    """``text`` as every output gives it: a form feed is a space, a carriage return and C1's
+    "next line" are line ends, and no other control character (:data:`_NOT_PRINTABLE`) is
+    left."""
+    if _NOT_PRINTABLE.search(text) is None:  # nearly every page: no copy
+        return text
+    text = (text.replace("\x0c", " ").replace("\r\n", "\n").replace("\r", "\n")
+            .replace("\x85", "\n"))
+    return _NOT_PRINTABLE.sub("", text)
+
+
 def _set_text(element: etree._Element, attribute: str, text: str) -> None:
     """Set an element's ``text`` or ``tail``, dropping the control characters lxml refuses
     when the parser left some there (rare: most text never needs the second try)."""
@@ -463,6 +492,10 @@ def tidy(
     raw = source if isinstance(source, bytes) and limited is text else None
     try:
         if parser == "html5lib":
+            # html5lib's tree building is quadratic in the nesting depth (20 000 levels took
+            # 28 s): markup libxml2 finds too deep is flattened first, as for lxml's parse.
+            if _too_deep_for_libxml2(limited):
+                limited = _flatten_deep(limited)
             root = _repaired(_parse_html5lib(limited), limited, _parse_html5lib)
         else:
             root = _repaired(_parse_lxml(limited, raw, encoding), limited, _parse_lxml)

@@ -4,6 +4,7 @@ with a one-line reason; in a batch a bad page is reported and skipped (issue 17)
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,29 @@ def test_control_characters_in_the_page_metadata_are_dropped(head, title):
     assert result.title == title
     result.html.encode()
     json.loads(result.to_json().encode())
+
+
+#: Every C0 control but tab and newline, DEL and every C1 control: no output may hold one.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def test_no_output_holds_a_control_character():
+    """Raw bytes and character references put C0, DEL and C1 controls in the text, the title,
+    the attributes and JSON-LD: the text, the HTML, the comments and the JSON hold none."""
+    controls = "".join(map(chr, [*range(1, 9), 11, 14, 31, 127, 133, 150, 159]))
+    raw = controls.encode("utf-8")
+    page = (b"<html><head><title>T" + raw + b"itle &#127;&#133;&#x9f;</title>"
+            b'<script type="application/ld+json">{"author": "A\\u007fB\\u0085C"}</script>'
+            b"</head><body><article><p class=\"c\x05\x06\" title=\"t\x7f\xc2\x85\">"
+            + raw + b" " + b"word " * 1000 + b"&#127; &#133; &#x85; &#x9f;\r\n</p></article>"
+            b"<div class=comments><p>reader " + raw + b" says</p></div></body></html>")
+    result = noisecbr.clean(page, comments=True)
+    for name, value in (("text", result.text), ("title", result.title or ""),
+                        ("author", result.author or ""), ("html", result.html),
+                        ("comments", result.comments), ("json", result.to_json())):
+        assert not _CONTROLS.search(value), (name, _CONTROLS.findall(value))
+    assert "word word" in result.text and result.title.startswith("T")
+    json.loads(result.to_json())
 
 
 def test_drop_elements_with_a_control_character_in_the_parents_text():

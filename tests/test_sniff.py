@@ -120,7 +120,8 @@ FRENCH = "Le cœur a ses raisons que la raison ne connaît point. Où est la bib
 
 def page(text: str, declared: str, encoding: str) -> bytes:
     return (f'<html><head><meta charset="{declared}"></head><body><article><h1>Title</h1>'
-            f"<p>{text * 4}</p><p>{text * 4}</p></article></body></html>").encode(encoding, "replace")
+            f"<p>{text * 4}</p><p>{text * 4}</p></article></body></html>"
+            ).encode(encoding, "replace")
 
 
 @pytest.mark.parametrize("text,encoding", [(RUSSIAN, "cp1251"), (RUSSIAN, "koi8-r"),
@@ -136,4 +137,5 @@ def test_a_true_western_label_stands():
     cleaned = noisecbr.clean(page(FRENCH, "iso-8859-1", "cp1252")).text
     assert "cœur" in cleaned and "bibliothèque" in cleaned
     short = "<meta charset=iso-8859-1><p>café \x81 naïve</p>".encode("latin-1")
-    assert noisecbr.clean(short).text.split()[::2] == ["café", "naïve"]
+    # byte 0x81 is no character in windows-1252: a C1 control, which no output holds
+    assert noisecbr.clean(short).text.split() == ["café", "naïve"]

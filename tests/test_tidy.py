@@ -213,3 +213,22 @@ def test_a_closed_element_holding_a_whole_page_is_left_as_it_is(parser):
     body = tidy(page, parser=parser)
     assert body.find(".//textarea") is not None
     assert "After the example." in render_text(body) and body.find(".//title") is None
+
+
+def test_html5lib_gets_the_same_depth_bound_as_lxml():
+    """html5lib's tree building is quadratic in nesting depth: markup too deep for libxml2 is
+    flattened to MAX_PARSE_DEPTH first, its text kept, on either parser."""
+    from noisecbr.tidy import MAX_PARSE_DEPTH
+
+    deep = ("<html><body>" + "<div>" * 20_000 + "deep words" + "</div>" * 20_000
+            + "<p>after the depths</p></body></html>")
+    for parser in ("lxml", "html5lib"):
+        body = tidy(deep, parser=parser)
+        depth = max(sum(1 for _ in element.iterancestors()) for element in body.iter())
+        assert depth <= MAX_PARSE_DEPTH + 5, parser
+        text = " ".join(body.itertext())
+        assert "deep words" in text and "after the depths" in text, parser
+    # A page of ordinary depth is parsed as it is.
+    shallow = "<html><body>" + "<div>" * 50 + "x" + "</div>" * 50 + "</body></html>"
+    assert max(sum(1 for _ in e.iterancestors()) for e in tidy(shallow, parser="html5lib")
+               .iter()) == 51
