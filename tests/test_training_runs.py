@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from click.testing import CliRunner
@@ -119,3 +120,38 @@ def test_train_run_with_cv_reports_pooled_unseen_rates(tmp_path):
     # Unscored rows (zeros) would all count as noise: data and mixture would fall to 0.
     assert min(pooled["rates"].values()) >= 0.9, pooled["rates"]
     assert "unseen_cv" in (tmp_path / "run" / "report.txt").read_text()
+
+
+def test_a_case_base_too_small_to_split_by_site_fails_in_one_line(tmp_path):
+    """Too few sites for a site-grouped split: a one-line ClickException that names the fix
+    (another --split-seed when one works), and the run recorded as failed with it."""
+    import click
+    import pytest
+
+    from training.datasets import make_splits
+
+    cb = CaseBase.open(_url(tmp_path))
+    overrides = {"hidden": (8,), "batch_size": 64, "threads": 1}
+    with pytest.raises(click.ClickException) as caught:
+        train_run(cb, "default", quiet=True, dataset=synthetic(n_sites=1, per_site=20),
+                  overrides=overrides, epochs=1, out=tmp_path / "r")
+    assert "cannot be split by site" in caught.value.message
+    assert "\n" not in caught.value.message
+    failed = list_runs(cb)[0]
+    assert failed["status"] == "failed" and failed["error"] == caught.value.message
+
+    # Uneven sites: some seeds leave a part empty, others do not; the message names one.
+    full = synthetic(n_sites=3, per_site=50)
+    sizes = dict(zip(sorted(set(full.sites.tolist())), (50, 30, 20)))
+    dataset = full.subset(np.sort(np.concatenate(
+        [np.flatnonzero(full.sites == site)[:n] for site, n in sizes.items()])))
+    works = [len(s.train) > 0 and len(s.val) > 0
+             for s in (make_splits(dataset, seed=k) for k in range(30))]
+    assert not all(works) and any(works)
+    bad = works.index(False)
+    with pytest.raises(click.ClickException) as caught:
+        train_run(cb, "default", quiet=True, dataset=dataset, split_seed=bad,
+                  overrides=overrides, epochs=1, out=tmp_path / "r")
+    suggested = int(caught.value.message.split("--split-seed ")[1].split()[0])
+    assert works[suggested] and suggested > bad
+    cb.close()

@@ -67,6 +67,10 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
     snapshot["splits"] = {"seed": split_seed, **parts}
     run_id = start_run(casebase, p.name, p.hyperparameters(), seed, snapshot)
     out = Path(out) if out else Path("runs") / f"run-{run_id}"
+    problem = _split_problem(dataset, splits, split_seed)
+    if problem is not None:  # recorded as the run's failure, said in one line
+        fail_run(casebase, run_id, problem)
+        raise click.ClickException(problem)
     try:
         train_set, val_set = dataset.subset(splits.train), dataset.subset(splits.val)
         result = fit(train_set, val_set, p, seed=seed, progress=not quiet,
@@ -101,6 +105,32 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
                    f"inference {speed:,.0f} subtrees/s (numpy, batches of 1024)")
         click.echo(f"artifact {artifact}; reports in {out}")
     return get_run(casebase, run_id)
+
+
+#: How many split seeds after the chosen one are tried for a suggestion.
+_SEEDS_TRIED = 50
+
+
+def _split_problem(dataset, splits, split_seed: int) -> str | None:
+    """Why the site-grouped split cannot train a model (a part that needs cases has none), and
+    the fix; None when it can. A case base of few sites, or one site holding most cases, may
+    leave the training or validation part empty for some seeds."""
+    from .datasets import make_splits
+
+    if len(splits.train) and len(splits.val):
+        return None
+    empty = "training" if not len(splits.train) else "validation"
+    sites = len(set(dataset.sites.tolist()))
+    for other in range(split_seed + 1, split_seed + 1 + _SEEDS_TRIED):
+        trial = make_splits(dataset, seed=other)
+        if len(trial.train) and len(trial.val):
+            return (f"the site-grouped split (seed {split_seed}) leaves the {empty} part "
+                    f"without cases: {sites} sites are too few or too uneven for it; "
+                    f"--split-seed {other} gives every part cases, or import pages of more "
+                    "sites")
+    return (f"the case base's {sites} site(s) cannot be split by site into training and "
+            f"validation parts (no seed up to {split_seed + _SEEDS_TRIED} can): import pages "
+            "of more sites")
 
 
 def _part_metrics(model, dataset, splits) -> dict:
