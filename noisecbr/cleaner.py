@@ -147,6 +147,7 @@ class Cleaner:
         leaf_threshold: float | None = None,
         smooth: float | None = None,
         max_bytes: int | None = None,
+        max_elements: int | None = None,
     ) -> None:
         if model is None:
             model = default_model()
@@ -162,6 +163,7 @@ class Cleaner:
         self.leaf_threshold = thresholds["leaf"] if leaf_threshold is None else leaf_threshold
         self.smooth = smooth
         self.max_bytes = max_bytes
+        self.max_elements = max_elements
 
     # -- scores ------------------------------------------------------------------------------
     def scores(self, table: ElementTable) -> np.ndarray:
@@ -307,7 +309,7 @@ class Cleaner:
         ``memory``: the labelled pages of the page's site (:class:`noisecbr.memory.SiteMemory`);
         where their subtrees of the same signature agree on a label, that label decides."""
         kwargs = {} if self.max_bytes is None else {"max_bytes": self.max_bytes}
-        body = tidy(html, parser=self.parser, **kwargs)
+        body = tidy(html, parser=self.parser, max_elements=self.max_elements, **kwargs)
         return self.clean_body(body, url=url, extra_noise=extra_noise, memory=memory)
 
 

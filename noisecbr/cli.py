@@ -21,7 +21,7 @@ from pathlib import Path
 import click
 
 from .exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_NOT_FOUND, EXIT_PARTIAL, EXIT_USAGE
-from .limits import DEFAULT_MAX_BYTES
+from .limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS
 
 _FORMATS = {"text": ".txt", "html": ".html", "json": ".json"}
 #: The formats of WARC input: one row per page (noisecbr.warc.FORMATS).
@@ -122,12 +122,13 @@ _worker_memory = None
 
 def _init_worker(model: str | None, parser: str, smooth: float | None, memory=None,
                  favor: str = "balanced", comments: bool = False,
-                 max_bytes: int | None = None) -> None:
+                 max_bytes: int | None = None, max_elements: int | None = None) -> None:
     global _worker_cleaner, _worker_memory
     from .cleaner import Cleaner
 
     _worker_cleaner = Cleaner(model, parser=parser, smooth=smooth, favor=favor,
-                              comments=comments, max_bytes=max_bytes)
+                              comments=comments, max_bytes=max_bytes,
+                              max_elements=max_elements)
     _worker_memory = memory
 
 
@@ -222,11 +223,14 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
 @click.option("--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BYTES,
               show_default=True, help="Refuse a page (or WARC record) larger than this (after "
               "gunzipping; a .gz is decompressed only up to it).")
+@click.option("--max-elements", type=click.IntRange(min=1), default=MAX_ELEMENTS,
+              show_default=True, help="Refuse a page of more elements than this (each costs "
+              "about 3 kB while the page is cleaned).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: str | None,
           url: str | None, parser: str, smooth: float | None, favor: str, comments: bool,
           jobs: int, memory_db: str | None, site: str | None, max_bytes: int,
-          quiet: bool) -> None:
+          max_elements: int, quiet: bool) -> None:
     """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin; or
     WARC files (.warc, .warc.gz), whose HTML responses are written one row per page.
 
@@ -252,7 +256,8 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
 
         memory = _page_memories(memory_db, site, url, warc=True) if memory_db else None
         _clean_crawl(warcs, output, fmt, CleanSettings(
-            model, parser, smooth, max_bytes, memory, favor, comments), jobs, quiet)
+            model, parser, smooth, max_bytes, memory, favor, comments, max_elements), jobs,
+            quiet)
         return
     fmt = fmt or "text"
     if fmt in _CRAWL_FORMATS:
@@ -268,7 +273,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
         _fail("--site names the site of --memory: give --memory DB too", EXIT_USAGE)
     memory = _page_memories(memory_db, site, url) if memory_db else None
     try:
-        _init_worker(model, parser, smooth, memory, favor, comments, max_bytes)
+        _init_worker(model, parser, smooth, memory, favor, comments, max_bytes, max_elements)
     except ModelError as error:
         _fail(str(error), EXIT_MODEL)
     stdin_data = None
@@ -278,7 +283,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
         except InputError as error:
             _fail(f"-: {error}", EXIT_PARTIAL)
     _clean_files(items, output, targets, fmt, url, stdin_data, jobs, quiet,
-                 (model, parser, smooth, memory, favor, comments, max_bytes))
+                 (model, parser, smooth, memory, favor, comments, max_bytes, max_elements))
 
 
 def _clean_files(items: list[str], output: Path | None, targets: dict[str, Path] | None,

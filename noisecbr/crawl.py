@@ -36,11 +36,12 @@ class CleanSettings:
     memories: Callable | None = None
     favor: str = "balanced"
     comments: bool = False
+    max_elements: int | None = None
 
     def cleaner(self) -> Any:
         """This process's Cleaner for these settings (loaded once per process)."""
         return cached_cleaner(self.model, self.parser, self.smooth, self.max_bytes,
-                              self.favor, self.comments)
+                              self.favor, self.comments, self.max_elements)
 
 
 _settings: CleanSettings | None = None

@@ -82,7 +82,8 @@ def check_elements(root: etree._Element, max_elements: int | None = None) -> Non
              else int(_COUNT_ELEMENTS(root)))
     if count > max_elements:
         raise InputTooLargeError(f"page has {count:,} elements, over the limit of "
-                                 f"{max_elements:,}")
+                                 f"{max_elements:,} (raise it with max_elements= or "
+                                 "--max-elements)")
 
 
 def limit_attributes(text: str, utf8: bytes | None = None) -> str:
@@ -161,7 +162,7 @@ def read_limited(stream: BinaryIO, max_bytes: int) -> bytes:
     if size > max_bytes:
         what = "decompresses to" if compressed else "is"
         raise InputTooLargeError(f"input {what} more than {max_bytes:,} bytes, the limit "
-                                 "(raise it with --max-bytes)")
+                                 "(raise it with max_bytes= or --max-bytes)")
     return b"".join(chunks)
 
 

@@ -461,13 +461,14 @@ def tidy(
     *,
     parser: Parser = "lxml",
     max_bytes: int = DEFAULT_MAX_BYTES,
+    max_elements: int | None = None,
 ) -> etree._Element:
     """Parse a page and return its tidied ``<body>`` element.
 
     Raises :class:`EmptyInputError`, :class:`BinaryInputError` or :class:`InputTooLargeError`
     for input that is not a page; malformed HTML is repaired by the parser, never refused. The
-    work is bounded (see :mod:`noisecbr.limits`): over ``max_bytes`` bytes or
-    :data:`~noisecbr.limits.MAX_ELEMENTS` elements a page is refused, and an element's
+    work is bounded (see :mod:`noisecbr.limits`): over ``max_bytes`` bytes or ``max_elements``
+    elements (default :data:`~noisecbr.limits.MAX_ELEMENTS`) a page is refused, and an element's
     attributes beyond :data:`~noisecbr.limits.MAX_ATTRIBUTES` are dropped.
     """
     if parser not in ("lxml", "html5lib"):
@@ -501,7 +502,7 @@ def tidy(
             root = _repaired(_parse_lxml(limited, raw, encoding), limited, _parse_lxml)
     except (etree.ParserError, ValueError) as error:
         raise InputError(f"cannot parse input as HTML: {error}") from error
-    check_elements(root)
+    check_elements(root, max_elements)
     body = _body_of(root)
     _remove_invisible(body)
     return body

@@ -257,15 +257,16 @@ _cleaners: dict[tuple, Any] = {}
 
 
 def cached_cleaner(model: str | None = None, parser: str = "lxml", smooth: float | None = None,
-                   max_bytes: int | None = None, favor: str = "balanced", comments: bool = False):
+                   max_bytes: int | None = None, favor: str = "balanced", comments: bool = False,
+                   max_elements: int | None = None):
     """This process's :class:`noisecbr.Cleaner` for these settings: the model is loaded once
     per process (a pool worker, a Spark executor's Python worker), not once per record."""
-    key = (model, parser, smooth, max_bytes, favor, comments)
+    key = (model, parser, smooth, max_bytes, favor, comments, max_elements)
     if key not in _cleaners:
         from .cleaner import Cleaner
 
         _cleaners[key] = Cleaner(model, parser=parser, smooth=smooth, max_bytes=max_bytes,
-                                 favor=favor, comments=comments)
+                                 favor=favor, comments=comments, max_elements=max_elements)
     return _cleaners[key]
 
 

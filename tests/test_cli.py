@@ -64,6 +64,17 @@ def test_batch_output_mirrors_the_input_tree_and_refuses_collisions(article_html
         assert not clash.exists()
 
 
+def test_the_element_limit_is_an_option(tmp_path):
+    page = tmp_path / "many.html"
+    page.write_text("<html><body>" + "<p>word and more words</p>" * 2_000 + "</body></html>")
+    refused = CliRunner().invoke(main, ["clean", str(page), "--max-elements", "1000"])
+    assert refused.exit_code == 1
+    assert "over the limit of 1,000 (raise it with max_elements= or --max-elements)" \
+        in refused.output
+    kept = CliRunner().invoke(main, ["clean", str(page), "--max-elements", "5000"])
+    assert kept.exit_code == 0 and "word and more words" in kept.output
+
+
 def test_stdin_and_html_format(article_html):
     proc = subprocess.run([sys.executable, "-m", "noisecbr.cli", "clean", "-", "--format", "html"],
                           input=gzip.compress(article_html), capture_output=True, timeout=120)
