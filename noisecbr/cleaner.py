@@ -390,7 +390,9 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
         chars = table.subtree(table.piece_chars)[decided]
         all_paths = table.paths()
         return [
-            Decision(path=all_paths[i], tag=table.tags[i], label=LABELS[decision[i]],
+            # A tag libxml2 read from garbage may hold a control character ("hx\x7fvour").
+            Decision(path=printable(all_paths[i]), tag=printable(table.tags[i]),
+                     label=LABELS[decision[i]],
                      probabilities=tuple(round(float(p), 4) for p in proba[i]),
                      text_length=int(length),
                      **({"source": "memory", "cases": stored[i]}

@@ -9,6 +9,7 @@ import functools
 import gzip
 import json
 import random
+import re
 from pathlib import Path
 
 import noisecbr
@@ -146,8 +147,19 @@ def clean_everything(page: bytes | str) -> str | None:
     assert isinstance(result.decisions, list) and isinstance(result.comments, str)
     for value in (result.title, result.author, result.date, result.lang):
         assert value is None or isinstance(value, str)
-    # What the CLI writes: UTF-8 encodable (no lone surrogates), the JSON parseable.
+    # What the CLI writes: UTF-8 encodable (no lone surrogates), the JSON parseable, and no
+    # control character but tab and newline anywhere (noisecbr.tidy.printable).
     result.text.encode()
     result.html.encode()
     json.loads(result.to_json().encode())
+    for name, value in (("text", result.text), ("html", result.html),
+                        ("comments", result.comments), ("json", result.to_json()),
+                        *((f, getattr(result, f) or "") for f in ("title", "author", "date",
+                                                                    "lang"))):
+        found = _CONTROLS.search(value)
+        assert found is None, f"control character {found.group()!r} in the {name}"
     return None
+
+
+#: The C0 controls but tab and newline, DEL and the C1 controls: no output may hold one.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
