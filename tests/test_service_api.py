@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -127,8 +128,15 @@ def test_a_page_over_the_time_limit_is_stopped_and_the_next_is_served(readonly):
         answer = client.post("/clean", content=slow.encode(), params={"format": "text"},
                              headers={"Content-Type": "text/html"})
         assert answer.status_code == 503 and "limit of 0.3 s" in _one_line(answer)
-        again = client.post("/clean", content=b"<p>A short page.</p>",
-                            params={"format": "text"}, headers={"Content-Type": "text/html"})
+        # The stopped job's process is replaced (about a second: it loads the model); the
+        # limit counts the wait for it, so until it is back a page may get the same 503.
+        for _ in range(40):
+            again = client.post("/clean", content=b"<p>A short page.</p>",
+                                params={"format": "text"}, headers={"Content-Type": "text/html"})
+            if again.status_code == 200:
+                break
+            assert again.status_code == 503 and "its wait included" in _one_line(again)
+            time.sleep(0.25)
         assert again.status_code == 200 and "short page" in again.text
 
 

@@ -201,3 +201,22 @@ def _save_screenshot(browser) -> None:
     rows = browser.find_elements(By.CSS_SELECTOR, "#decisions li")
     next(row for row in rows if row.find_element(By.TAG_NAME, "code").text == BYLINE).click()
     browser.save_screenshot(target)
+
+
+def test_the_api_docs_render_in_a_browser_without_a_cdn(server, browser):
+    """/docs draws Swagger UI from files the package serves (Chromium here has no network
+    beyond loopback: a CDN script would leave the page blank). Set
+    NOISECBR_DOCS_SCREENSHOT=PATH to save it (docs/service-docs.png)."""
+    browser.get(f"{server}/docs")
+    title = WebDriverWait(browser, PAGE_WAIT).until(
+        expected_conditions.visibility_of_element_located(
+            (By.CSS_SELECTOR, ".swagger-ui .info .title")))
+    assert title.text.startswith("noisecbr")
+    operations = browser.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")
+    assert "/clean" in {op.text.strip() for op in operations}
+    requested = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)")
+    assert requested and all(url.startswith(server) for url in requested), requested
+    target = os.environ.get("NOISECBR_DOCS_SCREENSHOT")
+    if target:
+        browser.save_screenshot(target)

@@ -7,7 +7,11 @@ Limits and answers, the same on every endpoint:
 
 - a request body over ``max_body`` bytes is refused with 413 while it is read (a declared
   ``Content-Length`` over the limit is refused before a byte is read);
-- the work on a page runs in a process pool with a time limit (:mod:`.work`): past it, 503;
+- a client has ``read_timeout`` seconds to send a request's head (else the connection is
+  closed: :mod:`.protocol`) and as long again for its body (else 408);
+- the work on a page runs in a process pool with a time limit (:mod:`.work`), counted from the
+  request's arrival, its wait for a free process included: past it, 503 and the job is ended;
+- a client that goes away before its answer is one line in the log;
 - bad input gets a 4xx with ``{"detail": "one line"}``; the case base unavailable, 503;
   anything else is a bug, logged with its traceback and answered with a one-line 500;
 - every answer carries ``X-Content-Type-Options: nosniff`` and a Content-Security-Policy: API
@@ -28,10 +32,12 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from pebble import ProcessPool
 from pebble.common import ProcessExpired
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import work
@@ -46,6 +52,9 @@ MAX_BODY = 10_000_000
 #: Seconds one page may take. The slowest dev page cleans in about 2 s on this 2-core machine
 #: under load; a 10 MB page in about 15 s: 30 s is a limit no real page reaches.
 TIMEOUT = 30.0
+#: Seconds a client may take to send a request's head, and again its body: a slow client holds
+#: a connection and a body buffer. 30 s: a 10 MB body over a 3 Mbit/s link arrives in 27 s.
+READ_TIMEOUT = 30.0
 #: Pages waiting or being cleaned per HTTP worker before it answers 503 "busy": 16 clients per
 #: worker with room; bounds the bodies held in memory (at most this many × ``max_body``).
 MAX_PENDING = 64
@@ -61,7 +70,7 @@ REVIEW_CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-i
 API_CSP = "default-src 'none'; frame-ancestors 'none'; sandbox"
 #: Paths served with the review page's policy; /docs keeps FastAPI's own page.
 _REVIEW_PATHS = ("/review", "/static/")
-_DOCS_PATHS = ("/docs", "/redoc", "/openapi.json")
+_DOCS_PATHS = ("/docs", "/redoc", "/openapi.json", "/static-offline-docs/")
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,7 @@ class Settings:
     max_body: int = MAX_BODY
     timeout: float = TIMEOUT
     pool: int = 1  # cleaning processes per HTTP worker
+    read_timeout: float = READ_TIMEOUT
     #: Host names the server answers to (comma-separated; None: any). Set to the loopback
     #: names when it listens on loopback, so that a web page cannot reach it by DNS rebinding.
     hosts: str | None = None
@@ -90,17 +100,20 @@ class Settings:
         for field in fields(cls):
             raw = environ.get(ENV_PREFIX + field.name.upper())
             if raw is not None:
-                kind = {"max_body": int, "pool": int, "timeout": float}.get(field.name, str)
+                kind = {"max_body": int, "pool": int, "timeout": float,
+                        "read_timeout": float}.get(field.name, str)
                 values[field.name] = kind(raw)
         return cls(**values)
 
 
 class BodyLimit:
-    """Refuses request bodies over ``limit`` bytes with 413, counting while they arrive."""
+    """Refuses request bodies over ``limit`` bytes with 413, counting while they arrive, and
+    bodies not complete ``read_timeout`` seconds after the request arrived with 408."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, read_timeout: float = READ_TIMEOUT) -> None:
         self.app = app
         self.limit = limit
+        self.read_timeout = read_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -114,14 +127,25 @@ class BodyLimit:
                 scope, receive, send)
             return
         received = 0
+        complete = False
+        deadline = asyncio.get_running_loop().time() + self.read_timeout
 
         async def counted() -> Message:
-            nonlocal received
-            message = await receive()
+            nonlocal received, complete
+            if complete:  # after the body: waiting for a disconnect, as long as it takes
+                return await receive()
+            try:
+                message = await asyncio.wait_for(
+                    receive(), max(deadline - asyncio.get_running_loop().time(), 0.0))
+            except TimeoutError:
+                raise HTTPException(408, f"the request body did not arrive within "
+                                         f"{self.read_timeout:g} s", {"Connection": "close"}
+                                    ) from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.limit:
                     raise HTTPException(413, self._too_large(), {"Connection": "close"})
+                complete = not message.get("more_body", False)
             return message
 
         await self.app(scope, counted, send)
@@ -169,16 +193,20 @@ class Pool:
                                  context=multiprocessing.get_context("spawn"))
 
     async def run(self, job, *args: Any) -> Any:
-        """The job's result; :class:`work.JobError` for every failure."""
+        """The job's result; :class:`work.JobError` for every failure. The time limit counts
+        from now: a job still waiting for a process when it passes is dropped, one running is
+        ended (its process replaced), so no request waits longer than the limit."""
         if self.pending >= MAX_PENDING:
             raise work.JobError(503, f"busy: {self.pending} pages waiting; try again shortly")
         self.pending += 1
         future = self._pool.schedule(job, args=args, timeout=self.settings.timeout)
         try:
-            return await asyncio.wrap_future(future)
+            return await asyncio.wait_for(asyncio.wrap_future(future), self.settings.timeout)
         except (FutureTimeout, TimeoutError):
+            future.cancel()
             raise work.JobError(503, f"the page took longer than the limit of "
-                                     f"{self.settings.timeout:g} s: stopped") from None
+                                     f"{self.settings.timeout:g} s (its wait included): "
+                                     "stopped") from None
         except ProcessExpired as error:
             log.error("a cleaning process died: %s", error)
             raise work.JobError(500, "the cleaning process died (a bug, logged by the "
@@ -198,6 +226,15 @@ def _install_error_answers(app: FastAPI) -> None:
     @app.exception_handler(work.JobError)
     async def job_error(_request, error: work.JobError) -> JSONResponse:
         return JSONResponse({"detail": error.message}, error.status)
+
+    @app.exception_handler(ClientDisconnect)
+    async def gone(request, _error: ClientDisconnect) -> Response:
+        # Nobody reads this answer: one line in the log, not a traceback.
+        client = request.client
+        log.info("%s went away before its answer (%s %s)",
+                 f"{client.host}:{client.port}" if client else "a client", request.method,
+                 request.url.path)
+        return Response(status_code=499)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_request, error: RequestValidationError) -> JSONResponse:
@@ -233,15 +270,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if app.state.casebase is not None:
                 app.state.casebase.close()
 
-    app = FastAPI(title="noisecbr", summary="Clean, explain and correct web pages.",
-                  version=_version(), lifespan=lifespan)
+    # Swagger UI and ReDoc from files on disk (fastapi-offline), not a CDN: /docs works offline.
+    app = FastAPIOffline(title="noisecbr", summary="Clean, explain and correct web pages.",
+                         version=_version(), lifespan=lifespan)
     app.state.settings = settings
     _install_error_answers(app)
     app.include_router(router)
     _document_page_bodies(app)
     static = resources.files("casebase.service") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
-    app.add_middleware(BodyLimit, limit=settings.max_body)
+    app.add_middleware(BodyLimit, limit=settings.max_body, read_timeout=settings.read_timeout)
     app.add_middleware(SecurityHeaders)
     if settings.hosts:
         from starlette.middleware.trustedhost import TrustedHostMiddleware

@@ -52,8 +52,9 @@ def _prepare_casebase(db: str) -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="HTTP worker processes; each has its own cleaning process(es).")
-@click.option("--pool", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Cleaning processes per worker (each loads the model once).")
+@click.option("--pool", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Cleaning processes per worker (each loads the model once): a page that "
+              "runs to the time limit holds up one of them, not the service.")
 @click.option("--token", envvar="NOISECBR_TOKEN", help="Bearer token of the write endpoints "
               "[env NOISECBR_TOKEN; default with --db: a random one, printed].")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False),
@@ -62,11 +63,14 @@ def _prepare_casebase(db: str) -> None:
               help="Largest request body in bytes [default: 10 MB]; larger: 413.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=None,
               help="Seconds one page may take [default: 30]; longer: 503, process restarted.")
+@click.option("--read-timeout", type=click.FloatRange(min=0.1), default=None,
+              help="Seconds a client may take to send a request's head, and again its body "
+              "[default: 30]; slower: the connection is closed (408 for a body).")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info",
                                                 "debug"]), default="info", show_default=True)
 def serve(db: str | None, host: str, port: int, workers: int, pool: int, token: str | None,
           model: str | None, max_body: int | None, timeout: float | None,
-          log_level: str) -> None:
+          read_timeout: float | None, log_level: str) -> None:
     """Serve clean / explain / correct over HTTP, and the review page at /review.
 
     OpenAPI docs at /docs. Pages are cleaned in separate processes under a time limit; write
@@ -74,7 +78,8 @@ def serve(db: str | None, host: str, port: int, workers: int, pool: int, token: 
     try:
         import uvicorn
 
-        from .app import MAX_BODY, TIMEOUT, Settings
+        from .app import MAX_BODY, READ_TIMEOUT, TIMEOUT, Settings
+        from .protocol import GuardedH11Protocol
     except ImportError as error:
         _fail(f"needs {error.name or 'the serve extra'}: pip install 'noisecbr[serve]'",
               EXIT_USAGE)
@@ -89,10 +94,25 @@ def serve(db: str | None, host: str, port: int, workers: int, pool: int, token: 
     loopback = host in LOOPBACK
     settings = Settings(db=db, token=token, model=model, max_body=max_body or MAX_BODY,
                         timeout=timeout or TIMEOUT, pool=pool,
+                        read_timeout=read_timeout or READ_TIMEOUT,
                         hosts=",".join(LOOPBACK) if loopback else None)
     os.environ.update(settings.to_env())
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     fragment = f"#token={token}" if token else ""
     click.echo(f"noisecbr serve: review page http://{shown}:{port}/review{fragment}", err=True)
     uvicorn.run("casebase.service.app:app_from_env", factory=True, host=host, port=port,
-                workers=workers, log_level=log_level, server_header=False)
+                workers=workers, log_level=log_level, server_header=False,
+                http=GuardedH11Protocol, log_config=_log_config(log_level))
+
+
+def _log_config(level: str) -> dict:
+    """uvicorn's logging set-up, with the service's own logger (``noisecbr.serve``: slow and
+    vanished clients, dead cleaning processes) printed like uvicorn's at ``level``."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["noisecbr"] = {"handlers": ["default"], "level": level.upper(),
+                                     "propagate": False}
+    return config
