@@ -4,7 +4,8 @@ Starts `noisecbr serve --workers W` on a free loopback port (read-only: no case 
 REQUESTS pages of a dev set (cycled) from CLIENTS threads, each on its own keep-alive
 connection, and reports requests/s, p50 / p99 latency (wall clock, as a client sees it), the
 server's CPU time per request, its RSS (all its processes) at start, half-way and at the end,
-and the number of errors (answers other than 200). Then it sends bad requests (a body over the
+and the number of errors (answers other than 200), the slowest answer and the count of each
+status. Then it sends bad requests (a body over the
 limit, malformed JSON, a binary body, a non-HTML type) and reports their statuses: none may be
 a 500. Exit status 1 when any request errs.
 
@@ -17,6 +18,7 @@ Run from the repository root (needs the serve extra):
 from __future__ import annotations
 
 import argparse
+import collections
 import gzip
 import http.client
 import itertools
@@ -223,9 +225,11 @@ def _run(args: argparse.Namespace, pages: list[bytes], port: int, pid: int) -> i
         "distinct_pages": len(pages), "mean_page_kB": round(sum(map(len, pages)) / len(pages)
                                                             / 1000, 1),
         "requests_per_s": round(args.requests / wall, 1), "p50_ms": round(cuts[49] * 1000),
-        "p99_ms": round(cuts[98] * 1000), "server_cpu_ms_per_request": round(
+        "p99_ms": round(cuts[98] * 1000), "max_ms": round(max(latencies) * 1000),
+        "statuses": dict(collections.Counter(statuses)), "server_cpu_ms_per_request": round(
             (cpu_end - cpu_start) * 1000 / args.requests, 1),
-        "rss_mb_idle": round(rss_idle), "rss_mb_before": round(rss_start), "rss_mb_half": round(rss_half[0]),
+        "rss_mb_idle": round(rss_idle), "rss_mb_before": round(rss_start),
+        "rss_mb_half": round(rss_half[0]),
         "rss_mb_end": round(rss_end), "errors": errors, "bad_requests": bad,
     }
     print(json.dumps(report, indent=2))

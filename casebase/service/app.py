@@ -55,9 +55,12 @@ TIMEOUT = 30.0
 #: Seconds a client may take to send a request's head, and again its body: a slow client holds
 #: a connection and a body buffer. 30 s: a 10 MB body over a 3 Mbit/s link arrives in 27 s.
 READ_TIMEOUT = 30.0
-#: Pages waiting or being cleaned per HTTP worker before it answers 503 "busy": 16 clients per
-#: worker with room; bounds the bodies held in memory (at most this many × ``max_body``).
-MAX_PENDING = 64
+#: Pages waiting or being cleaned per HTTP worker before it answers 503 "busy", and their bytes:
+#: a queue that cannot grow without bound. 1 024 pages: 200 concurrent clients posting dev pages
+#: (246 kB on average, about 25 ms each) are all served within a few seconds, where a bound of 64
+#: refused 87 % of them. 640 MB: what a worker may hold of waiting bodies (64 of the largest).
+MAX_PENDING = 1_024
+MAX_PENDING_BYTES = 640_000_000
 #: The environment variables through which ``serve`` hands the settings to uvicorn's workers.
 ENV_PREFIX = "NOISECBR_SERVE_"
 
@@ -187,6 +190,7 @@ class Pool:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.pending = 0
+        self.pending_bytes = 0
         # spawn, not fork: the HTTP worker runs threads (the event loop, the thread pool).
         self._pool = ProcessPool(max_workers=settings.pool, initializer=work.init_worker,
                                  initargs=(settings.db, settings.model),
@@ -196,9 +200,11 @@ class Pool:
         """The job's result; :class:`work.JobError` for every failure. The time limit counts
         from now: a job still waiting for a process when it passes is dropped, one running is
         ended (its process replaced), so no request waits longer than the limit."""
-        if self.pending >= MAX_PENDING:
+        size = sum(len(a) for a in args if isinstance(a, bytes | str))
+        if self.pending >= MAX_PENDING or self.pending_bytes + size > MAX_PENDING_BYTES:
             raise work.JobError(503, f"busy: {self.pending} pages waiting; try again shortly")
         self.pending += 1
+        self.pending_bytes += size
         future = self._pool.schedule(job, args=args, timeout=self.settings.timeout)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), self.settings.timeout)
@@ -213,6 +219,7 @@ class Pool:
                                      "server)") from None
         finally:
             self.pending -= 1
+            self.pending_bytes -= size
 
     def close(self) -> None:
         """Stop the cleaning processes (a job still running is killed)."""
