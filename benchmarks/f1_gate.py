@@ -7,7 +7,8 @@ samples of the development sets, recorded in ``tests/f1_gate.json``.
 
 A sample is every k-th page (in id order) of a set (``samples`` in the JSON file), so it is the
 same pages on every run. cleaneval-dev is not in the embedded model's training data;
-modernweb-dev and dragnet are, so their figures guard against regressions, not generalisation.
+modernweb-dev, dragnet, fundus and utomo-chaos2017 are, so their figures guard against
+regressions (the last two: of the article-body convention), not generalisation.
 """
 
 from __future__ import annotations
