@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -93,3 +94,44 @@ def db_url(request, tmp_path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'cb.sqlite'}"
     return request.getfixturevalue("postgres_url")
+
+
+@contextlib.contextmanager
+def serving(log_path: Path, *options: str, ready=lambda health: True, wait: float = 60):
+    """`noisecbr serve OPTIONS` on a free loopback port, its output in ``log_path``: yields the
+    base URL once ``/healthz`` answers and ``ready(its JSON)`` holds; stopped on leaving."""
+    import json
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "noisecbr.cli", "serve", "--port",
+                                    str(port), *options], stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + wait
+            while True:
+                try:
+                    with urllib.request.urlopen(base + "/healthz", timeout=2) as answer:
+                        if ready(json.load(answer)):
+                            break
+                except OSError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("noisecbr serve did not start: "
+                                + log_path.read_text(errors="replace")[-2000:])
+                time.sleep(0.3)
+            yield base
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

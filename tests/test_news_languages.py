@@ -67,19 +67,23 @@ def test_the_spanish_byline_gives_the_author_and_leaves_the_text():
     assert "Por " not in result.text
 
 
-def test_a_furniture_heading_goes_with_the_box_the_walk_removed():
-    body = etree.HTML(
-        "<html><body><div><p>Article text of the page, long enough to be the article.</p>"
-        "<h3>Noticias relacionadas</h3><ul><li><a href='/a'>Otra noticia</a></li></ul>"
-        "<h3>El contexto</h3><ul><li>Una lista del artículo</li></ul>"
-        "<h3>Related stories</h3><p>Kept paragraph after a kept heading.</p>"
-        "</div></body></html>").find("body")
-    table = build_table(body)
+def _walked_div(inner: str):
+    """The table of ``<body><div>inner</div></body>`` and a walk's decisions on it: body and
+    div mixture, every child of the div kept (data)."""
+    table = build_table(etree.HTML(f"<html><body><div>{inner}</div></body></html>")
+                        .find("body"))
     decision = np.full(len(table), -1, dtype=np.int8)
     decision[0] = decision[1] = 2  # body and div: mixture
-    for i, tag in enumerate(table.tags):
-        if table.parent[i] == 1:
-            decision[i] = DATA
+    decision[table.parent == 1] = DATA
+    return table, decision
+
+
+def test_a_furniture_heading_goes_with_the_box_the_walk_removed():
+    table, decision = _walked_div(
+        "<p>Article text of the page, long enough to be the article.</p>"
+        "<h3>Noticias relacionadas</h3><ul><li><a href='/a'>Otra noticia</a></li></ul>"
+        "<h3>El contexto</h3><ul><li>Una lista del artículo</li></ul>"
+        "<h3>Related stories</h3><p>Kept paragraph after a kept heading.</p>")
     lists = [i for i, tag in enumerate(table.tags) if tag == "ul"]
     decision[lists[0]] = NOISE  # the related list removed; the article's own list kept
     headings = [i for i, tag in enumerate(table.tags) if tag == "h3"]
@@ -126,17 +130,12 @@ def test_a_dateline_leaves_the_text_and_a_schedule_stays():
     from noisecbr.features.furniture import FURNITURE
 
     assert ANNOUNCING <= {w for text in FURNITURE["dateline"].values() for w in text.split()}
-    body = etree.HTML(
-        "<html><body><div><p>Publicado: 19 de noviembre de 2025, 08:59 · Actualizado: 10:12</p>"
+    table, decision = _walked_div(
+        "<p>Publicado: 19 de noviembre de 2025, 08:59 · Actualizado: 10:12</p>"
         "<p>Updated 0339 GMT (1139 HKT) November 19, 2019</p>"
         "<p>Monday 19 November 2025, 10:00 to 12:00</p>"
-        "<p>Published in 2025, the report found 12 of 40 schools short of teachers.</p>"
-        "</div></body></html>").find("body")
-    table = build_table(body)
-    decision = np.full(len(table), -1, dtype=np.int8)
-    decision[0] = decision[1] = 2
+        "<p>Published in 2025, the report found 12 of 40 schools short of teachers.</p>")
     paragraphs = [i for i, tag in enumerate(table.tags) if tag == "p"]
-    decision[paragraphs] = DATA
     assert datelines(table, decision).tolist() == paragraphs[:2]
     recalled = np.full(len(table), -1, dtype=np.int8)
     recalled[paragraphs[0]] = DATA  # the site's stored cases keep it: it stays

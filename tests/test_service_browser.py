@@ -12,14 +12,11 @@ import gzip
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import serving
 
 pytest.importorskip("fastapi", reason="the serve extra is not installed")
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (dev extra) is missing")
@@ -42,44 +39,14 @@ if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
                 "chromium-driver)", allow_module_level=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
 
 @pytest.fixture
 def server(tmp_path, flawed_model):
     """`noisecbr serve` on an empty case base, on a free loopback port."""
-    port = _free_port()
-    log = (tmp_path / "serve.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "noisecbr.cli", "serve", "--db", str(tmp_path / "cb.sqlite"),
-         "--port", str(port), "--token", TOKEN, "--log-level", "warning",
-         "--model", flawed_model],
-        stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + START_WAIT
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/healthz", timeout=2) as answer:
-                if json.load(answer)["casebase"] == "ok":
-                    break
-        except OSError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            pytest.fail("noisecbr serve did not start: "
-                        + (tmp_path / "serve.log").read_text(errors="replace")[-2000:])
-        time.sleep(0.3)
-    yield base
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    log.close()
+    with serving(tmp_path / "serve.log", "--db", str(tmp_path / "cb.sqlite"), "--token", TOKEN,
+                 "--log-level", "warning", "--model", flawed_model,
+                 ready=lambda health: health["casebase"] == "ok", wait=START_WAIT) as base:
+        yield base
 
 
 @pytest.fixture

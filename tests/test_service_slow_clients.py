@@ -9,54 +9,26 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 import time
 import urllib.request
 
 import pytest
+from conftest import serving
 
 pytest.importorskip("fastapi", reason="the serve extra is not installed")
 pytest.importorskip("fastapi_offline", reason="the serve extra is not installed")
 
 #: The read timeout the server is started with (seconds), and how long a test waits past it.
 READ_TIMEOUT, SLACK = 2.0, 8.0
-START_WAIT = 60
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """`noisecbr serve` with a 2 s read timeout; yields (host, port, log path)."""
     log_path = tmp_path_factory.mktemp("serve") / "serve.log"
-    port = _free_port()
-    log = log_path.open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "noisecbr.cli", "serve", "--port", str(port), "--pool", "1",
-         "--read-timeout", str(READ_TIMEOUT), "--log-level", "info"],
-        stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + START_WAIT
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
-                break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                pytest.fail("noisecbr serve did not start: " + log_path.read_text()[-2000:])
-            time.sleep(0.3)
-    yield "127.0.0.1", port, log_path
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
+    with serving(log_path, "--pool", "1", "--read-timeout", str(READ_TIMEOUT),
+                 "--log-level", "info") as base:
+        yield "127.0.0.1", int(base.rsplit(":", 1)[1]), log_path
 
 
 def _closed_within(connection: socket.socket, seconds: float) -> tuple[bool, bytes]:
