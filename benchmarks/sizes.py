@@ -3,7 +3,8 @@
     python benchmarks/sizes.py [--code DIR] [--cases NAME,...] [--limit-gb G]
 
 Cases (issue 17): 1, 10 and 50 MB of small paragraphs; 10^5 hidden elements; one tag with 10^5
-attributes; a 1 GB gzip bomb given to ``noisecbr clean`` as a .gz file. Each case runs in a fresh
+attributes; a 1 GB gzip bomb given to ``noisecbr clean`` as a .gz file; (issue 32) 10^5 sibling
+``br``, ``a``, ``img``, ``td`` and ``li`` elements. Each case runs in a fresh
 ``python`` child: the wall and CPU time of the clean (import excluded) and the child's peak RSS
 (its own ru_maxrss) are printed as a Markdown table with the outcome (characters of text
 kept, or the error the page raised).
@@ -68,6 +69,11 @@ def many_attributes(count: int = 100_000) -> bytes:
     return b"<html><body><div " + attributes + b">text</div></body></html>"
 
 
+def siblings(markup: bytes, count: int = 100_000) -> bytes:
+    """``count`` copies of ``markup`` side by side in one ``<div>`` (issue 32: 3 s CPU once)."""
+    return b"<html><body><div>" + markup * count + b"</div></body></html>"
+
+
 def gzip_bomb(path: Path, gigabytes: float = 1.0) -> None:
     """A .gz of one page of ``gigabytes`` (a paragraph, then spaces), written in chunks."""
     chunk = b" " * 16_000_000
@@ -86,6 +92,13 @@ CASES = {
     "1e5-hidden": lambda p: p.write_bytes(hidden_elements()),
     "1e5-attributes": lambda p: p.write_bytes(many_attributes()),
     "1GB-gzip-bomb": gzip_bomb,
+    "1e5-br-siblings": lambda p: p.write_bytes(siblings(b"<br>")),
+    "1e5-a-siblings": lambda p: p.write_bytes(siblings(b'<a href="/x">x</a>')),
+    "1e5-img-siblings": lambda p: p.write_bytes(siblings(b'<img src="/i.png">')),
+    "1e5-td-siblings": lambda p: p.write_bytes(
+        b"<html><body><table><tr>" + b"<td>x</td>" * 100_000 + b"</tr></table></body></html>"),
+    "1e5-li-siblings": lambda p: p.write_bytes(
+        b"<html><body><ul>" + b"<li>item</li>" * 100_000 + b"</ul></body></html>"),
 }
 
 
