@@ -43,6 +43,7 @@ from .discussion import without_unfounded_comments
 from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_pieces, kept_words
 from .features import vectorize
 from .features.lexical import lexical_inputs
+from .markdown import render_markdown
 from .memory import SiteMemory
 from .metadata import (
     MAX_HEADLINE_WORDS,
@@ -372,7 +373,7 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
                 metadata = dataclasses.replace(metadata, author=printable(named or "") or None)
     # Control characters the parser left in the text (from raw bytes or references such as
     # &#1;) are not text, and would reach a terminal as they are.
-    text = printable(render_text(body, removed))
+    text = printable(render_text(body, removed, has_pre="pre" in table.tags))
     rendered: list[str] = []
 
     def comments() -> str:
@@ -405,8 +406,21 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
         drop_elements(removed)
         return printable(render_html(body, metadata.document_title, metadata.lang))
 
+    def markdown(links: bool = False, images: bool = False) -> str:
+        # The same decided tree as the text (the removed subtrees may be detached already:
+        # the HTML's rendering detaches them).
+        options = {"links": links, "images": images, "base_url": url}
+        written = render_markdown(body, removed, **options)
+        if with_comments:
+            thread = "\n\n".join(filter(None, (render_markdown(root, **options)
+                                               for root in comment_roots)))
+            if thread:
+                written = f"{written}\n\n---\n\n{thread}" if written else thread
+        return printable(written)
+
     return CleanResult(html=cleaned_html, text=text, decisions=decisions, url=url,
-                       comments=comments, metadata=metadata, fallback=fell_back)
+                       comments=comments, metadata=metadata, fallback=fell_back,
+                       markdown=markdown)
 
 
 def _reaches(scores: np.ndarray, threshold: float) -> np.ndarray:

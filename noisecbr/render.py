@@ -3,7 +3,8 @@
 Text is assembled the way the shingle metric reads it: an element's text, then each kept child
 followed by that child's tail, so nothing is reordered or glued. Block elements are separated by
 a blank line, list items, table rows and line breaks start a new line, table cells are separated
-by a space, and runs of whitespace inside a line collapse to one space.
+by a space, and runs of whitespace inside a line collapse to one space, except in ``<pre>``: a
+code block keeps its lines and their indentation exactly (its own paragraph).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from lxml import etree, html
 
 from .subtrees import COMPILED
 
-__all__ = ["BLOCK_TAGS", "LINE_TAGS", "render_html", "render_text", "render_texts"]
+__all__ = ["BLOCK_TAGS", "LINE_TAGS", "VERBATIM_RESTORE", "render_html", "render_text",
+           "render_texts", "verbatim_text"]
 
 #: Elements that end a paragraph: the text around them is separated by a blank line.
 BLOCK_TAGS = frozenset(
@@ -121,10 +123,45 @@ def _join_fast(parts: list[str]) -> str | None:
     return _split_join(joined)
 
 
+#: What a ``<pre>`` block's line ends, spaces and tabs stand as while the text around it is
+#: joined and its whitespace collapsed: Unicode noncharacters, which no page may use for text
+#: (what lxml would refuse, \ufffe and \uffff, are the only others).
+_VERBATIM = str.maketrans({"\n": "\ufdd0", " ": "\ufdd1", "\t": "\ufdd2"})
+VERBATIM_RESTORE = str.maketrans({"\ufdd0": "\n", "\ufdd1": " ", "\ufdd2": "\t"})
+_PRE = etree.XPath("descendant-or-self::pre[1]")
+
+
+def _has_pre(root: etree._Element) -> bool:
+    """Whether ``root`` holds a ``<pre>`` (libxml2's XPath stops at the first)."""
+    return isinstance(root.tag, str) and bool(_PRE(root))
+
+
+def verbatim_text(pre: etree._Element, removed: Collection[etree._Element]) -> str:
+    """A ``<pre>`` block's text as it reads (its kept descendants' too), lines and indentation
+    kept, without the line ends that open and close it, in the verbatim characters."""
+    parts: list[str] = []
+    walker = etree.iterwalk(pre, events=("start", "end"))
+    for event, element in walker:
+        if event == "start":
+            if element in removed:
+                walker.skip_subtree()
+            elif element.text:
+                parts.append(element.text)
+        elif element is not pre and element.tail:
+            parts.append(element.tail)
+    text = "".join(parts).replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    return text.rstrip().translate(_VERBATIM)
+
+
 def render_text(root: etree._Element, removed: Collection[etree._Element] = (),
-                dropped_text: Collection[etree._Element] = ()) -> str:
+                dropped_text: Collection[etree._Element] = (), *,
+                has_pre: bool | None = None) -> str:
     """Text of ``root`` without the subtrees in ``removed`` (their tails are kept) and without
-    the own text (``.text`` and the children's tails) of the elements in ``dropped_text``."""
+    the own text (``.text`` and the children's tails) of the elements in ``dropped_text``.
+    ``has_pre``: whether ``root`` holds a ``<pre>``, when the caller knows (else looked up)."""
+    if has_pre if has_pre is not None else _has_pre(root):
+        # The compiled walk collapses every space: a page with code blocks walks in Python.
+        return _render_in_python(root, removed, dropped_text).translate(VERBATIM_RESTORE)
     if _COMPILED_RENDER is not None:
         # The same walk in C (no Python step per element), which also does _split_join's work
         # on its UTF-8 bytes (one pass, no str per word) unless the text holds a character
@@ -140,7 +177,7 @@ def render_texts(roots: Sequence[etree._Element]) -> str:
     """The texts of several subtrees one after the other, as paragraphs: what
     ``"\n\n".join(filter(None, map(render_text, roots)))`` gives (a page's comments are often
     dozens of subtrees)."""
-    if _COMPILED_RENDER is not None:
+    if _COMPILED_RENDER is not None and not any(map(_has_pre, roots)):
         walked = [_COMPILED_RENDER(root, (), (), _MARK_CODES, True) for root in roots]
         if None not in walked:  # each text finished in C, or by _split_join (render_text)
             return "\n\n".join(filter(None, (text if finished else _split_join(text)
@@ -164,6 +201,10 @@ def _render_in_python(root: etree._Element, removed: Collection[etree._Element] 
             mark = start_mark(element.tag)
             if mark:
                 append(mark)
+            if element.tag == "pre":  # its "end" event comes, and closes the paragraph
+                walker.skip_subtree()
+                append(verbatim_text(element, removed))
+                continue
             text = element.text
             if text and not (dropped_text and element in dropped_text):
                 append(text)

@@ -96,3 +96,38 @@ def test_render_texts_joins_the_subtrees_texts_as_paragraphs(walk, monkeypatch):
     assert render.render_texts(roots) == expected == "a b\n\nc\n\nd\ne\n\nf\ng"
     assert render.render_texts([]) == ""
     assert render.render_texts(roots[2:3]) == "d\ne"
+
+
+PRE_PAGE = """<html><body><main><p>Intro   text.</p><pre><code class="language-rust">fn main() {
+    // s is not valid here
+    let s = "hello";   // s is valid
+
+    println!("{s}");\r
+}
+</code></pre><p>After <span>the</span>   code.</p><pre>
+  indented first line
+\ttabbed <b>bold</b> <i class="gone">removed</i>tail</pre></main></body></html>"""
+
+
+def test_a_code_block_keeps_its_lines_and_indentation():
+    body = tidy(PRE_PAGE)
+    removed = set(body.iterfind(".//i"))
+    assert render_text(body, removed) == (
+        "Intro text.\n\n"
+        'fn main() {\n    // s is not valid here\n    let s = "hello";   // s is valid\n\n'
+        '    println!("{s}");\n}\n\n'
+        "After the code.\n\n"
+        "  indented first line\n\ttabbed bold tail")
+    # render_texts (the comments) and the Python walk give the same.
+    assert render.render_texts([body]) == render.render_text(body)
+    assert render._render_in_python(body).translate(render.VERBATIM_RESTORE) == render_text(body)
+
+
+def test_a_cleaned_page_keeps_its_code_blocks():
+    import noisecbr
+
+    code = "def hello():\n    return 'hi'\n\nprint(hello())"
+    page = (f"<html><body><article><h1>How to</h1><p>{'Some words of the article. ' * 12}</p>"
+            f"<pre><code>{code}</code></pre><p>{'More words after the code. ' * 12}</p>"
+            "</article></body></html>")
+    assert code in noisecbr.clean(page).text
