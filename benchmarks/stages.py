@@ -35,6 +35,9 @@ from types import SimpleNamespace
 import numpy as np
 
 STAGES = ("tidy", "table", "vectors", "lexical", "network", "walk", "metadata", "text", "free")
+#: What a caller asks of the result afterwards, timed apart (not in the total: rendered on
+#: demand): the Markdown (0 for a revision without it).
+ON_DEMAND = ("markdown",)
 #: The name a revision's package is imported under, beside the working tree's ``noisecbr``.
 AGAINST_PACKAGE = "noisecbr_against"
 
@@ -118,12 +121,18 @@ def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
     lap("walk")
     metadata, headline = _metadata(api, body, table)
     lap("metadata")
-    api.result(table, body, decision, proba, None, metadata, headline, fell_back,
-               cleaner.comments, None, None)
+    result = api.result(table, body, decision, proba, None, metadata, headline, fell_back,
+                        cleaner.comments, None, None)
     lap("text")
-    del body, table, vectors, proba, decision
+    markdown_start = clock()
+    if hasattr(result, "to_markdown"):
+        result.to_markdown()
+    markdown = (clock() - markdown_start) * 1000
+    start = clock()
+    del body, table, vectors, proba, decision, result
     lap("free")
     ms["total"] = sum(ms[stage] for stage in STAGES)
+    ms["markdown"] = markdown
     return ms
 
 
@@ -199,7 +208,7 @@ def main() -> None:
     print(f"{args.dataset.name}: {len(rows[names[0]])} pages, CPU ms per page, median (mean)"
           + (f": {' → '.join(versions)}" if args.against else "")
           + f" (kernel: {', '.join(api.kernel for api in versions.values())})")
-    for stage in (*STAGES, "total"):
+    for stage in (*STAGES, "total", *ON_DEMAND):
         cells = [f"{statistics.median(values):6.2f} ({statistics.mean(values):6.2f})"
                  for values in ([row[stage] for row in rows[name]] for name in versions)]
         print(f"  {stage:8s} " + "  →  ".join(cells))

@@ -23,7 +23,7 @@ import click
 from .exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_NOT_FOUND, EXIT_PARTIAL, EXIT_USAGE
 from .limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS
 
-_FORMATS = {"text": ".txt", "html": ".html", "json": ".json"}
+_FORMATS = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"}
 #: The formats of WARC input: one row per page (noisecbr.warc.FORMATS).
 _CRAWL_FORMATS = {"jsonl": ".jsonl", "parquet": ".parquet"}
 _HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".gz")
@@ -182,6 +182,9 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
         # Rendered here, inside the guard: the HTML and the decisions are built on access.
         if fmt == "json":
             out = result.to_json() + "\n"
+        elif fmt.startswith("markdown"):  # "markdown+links+images": what it asks for
+            flags = fmt.split("+")[1:]
+            out = result.to_markdown(links="links" in flags, images="images" in flags) + "\n"
         else:
             out = result.html if fmt == "html" else result.text + "\n"
     except InputError as error:
@@ -198,8 +201,9 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
 @click.option("-o", "--output", type=click.Path(path_type=Path),
               help="Output file (one input) or directory (several). Default: standard output.")
 @click.option("-f", "--format", "fmt", type=click.Choice([*_FORMATS, *_CRAWL_FORMATS]),
-              default=None, help="text (the default): main content; html: cleaned page; json: "
-              "both plus every decision. WARC input: jsonl (the default) or parquet, one row per "
+              default=None, help="text (the default): main content; markdown: the same with "
+              "its headings, lists, tables and code; html: cleaned page; json: all of them plus "
+              "every decision. WARC input: jsonl (the default) or parquet, one row per "
               "page (also chosen by the name of -o: out.jsonl, out.parquet).")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False),
               help="A model artifact (.safetensors). Default: the embedded model.")
@@ -226,11 +230,14 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
 @click.option("--max-elements", type=click.IntRange(min=1), default=MAX_ELEMENTS,
               show_default=True, help="Refuse a page of more elements than this (each costs "
               "about 3 kB while the page is cleaned).")
+@click.option("--links", is_flag=True, help="With -f markdown: links as [text](url), made "
+              "absolute against --url.")
+@click.option("--images", is_flag=True, help="With -f markdown: images as ![alt](src).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: str | None,
           url: str | None, parser: str, smooth: float | None, favor: str, comments: bool,
           jobs: int, memory_db: str | None, site: str | None, max_bytes: int,
-          max_elements: int, quiet: bool) -> None:
+          max_elements: int, links: bool, images: bool, quiet: bool) -> None:
     """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin; or
     WARC files (.warc, .warc.gz), whose HTML responses are written one row per page.
 
@@ -260,6 +267,8 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
             quiet)
         return
     fmt = fmt or "text"
+    if (links or images) and fmt != "markdown":
+        _fail("--links and --images shape the Markdown: give -f markdown", EXIT_USAGE)
     if fmt in _CRAWL_FORMATS:
         _fail(f"-f {fmt} is for WARC input (one row per page): give .warc or .warc.gz files",
               EXIT_USAGE)
@@ -282,7 +291,9 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
             stdin_data = _read("-", max_bytes)
         except InputError as error:
             _fail(f"-: {error}", EXIT_PARTIAL)
-    _clean_files(items, output, targets, fmt, url, stdin_data, jobs, quiet,
+    shape = "+".join(["markdown", *(["links"] if links else []), *(["images"] if images else [])])
+    _clean_files(items, output, targets, shape if fmt == "markdown" else fmt, url, stdin_data,
+                 jobs, quiet,
                  (model, parser, smooth, memory, favor, comments, max_bytes, max_elements))
 
 

@@ -69,8 +69,11 @@ class CleanResult:
         comments: str | Callable[[], str] = "",
         metadata: Any = None,
         fallback: bool = False,
+        markdown: str | Callable[..., str] = "",
     ) -> None:
         self._html = html
+        self._markdown = markdown
+        self._default_markdown: str | None = None
         #: the main content, without the headline (``title``) and, unless the cleaner was
         #: asked to keep them, without the reader comments
         self.text = text
@@ -93,6 +96,23 @@ class CleanResult:
         if callable(self._html):
             self._html = self._html()
         return self._html
+
+    @property
+    def markdown(self) -> str:
+        """The main content as Markdown: headings, lists, tables, fenced code, quotes and
+        emphasis, without links and images (:meth:`to_markdown` adds them); rendered on first
+        access."""
+        if self._default_markdown is None:
+            self._default_markdown = self.to_markdown()
+        return self._default_markdown
+
+    def to_markdown(self, *, links: bool = False, images: bool = False) -> str:
+        """The main content as Markdown, with ``[text](url)`` links and ``![alt](src)`` images
+        when asked (their URLs made absolute against the page's URL); the kept comments follow
+        a rule when the cleaner keeps them (:mod:`noisecbr.markdown`)."""
+        if not callable(self._markdown):
+            return self._markdown
+        return self._markdown(links=links, images=images)
 
     @property
     def comments(self) -> str:
@@ -123,6 +143,7 @@ class CleanResult:
             "date": self.date,
             "lang": self.lang,
             "text": self.text,
+            "markdown": self.markdown,
             "comments": self.comments,
             "fallback": self.fallback,
             "html": self.html,
