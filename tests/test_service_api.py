@@ -76,6 +76,15 @@ def test_clean_answers_text_html_or_json_like_the_cli(readonly):
                             ).json()
     assert as_json["url"] == "https://a.test/x" and as_json["text"] == text.text.rstrip("\n")
     assert as_json == json.loads(Cleaner().clean(page, url="https://a.test/x").to_json())
+    markdown = readonly.post("/clean", content=page, params={"format": "markdown"},
+                             headers={"Content-Type": "text/html"})
+    assert markdown.status_code == 200
+    assert markdown.headers["content-type"].startswith("text/markdown")
+    assert markdown.text == as_json["markdown"] + "\n"
+    linked = readonly.post("/clean", json={"html": page.decode(), "url": "https://a.test/x",
+                                           "options": {"format": "markdown", "links": True}})
+    assert linked.text == Cleaner().clean(page, url="https://a.test/x").to_markdown(
+        links=True) + "\n"
     smooth = readonly.post("/clean", json={"html": page.decode(), "options": {"smooth": 2.0}})
     assert smooth.json()["text"] == Cleaner(smooth=2.0).clean(page).text
 

@@ -49,7 +49,9 @@ class _Strict(BaseModel):
 class CleanOptions(_Strict):
     """The options of ``noisecbr clean``."""
 
-    format: Literal["text", "html", "json"] = "json"
+    format: Literal["text", "markdown", "html", "json"] = "json"
+    links: bool = Field(False, description="format=markdown: links as [text](url).")
+    images: bool = Field(False, description="format=markdown: images as ![alt](src).")
     memory: bool = Field(False, description="Clean with the site memory of the page's site "
                                             "(needs the case base).")
     smooth: float | None = Field(None, ge=0, le=1e6, description="Isotonic smoothing penalty.")
@@ -219,8 +221,9 @@ async def _run(request: Request, job, *args: Any) -> Any:
 # -- cleaning -----------------------------------------------------------------------------------
 @router.post("/clean", openapi_extra=_page_body(CleanIn), tags=["clean"])
 async def clean(request: Request):
-    """Clean a page, as ``noisecbr clean`` does: the main text (``format=text``), the cleaned
-    page (``html``) or both with every decision (``json``, the default)."""
+    """Clean a page, as ``noisecbr clean`` does: the main text (``format=text``), the same as
+    Markdown (``markdown``), the cleaned page (``html``) or all of them with every decision
+    (``json``, the default)."""
     page, item = await _read(request, CleanIn)
     options = item.options
     out = await _run(request, work.clean_job, page, item.url, options.model_dump())
@@ -229,6 +232,8 @@ async def clean(request: Request):
         headers["X-Noisecbr-Memory-Pages"] = str(out["memory"])
     if options.format == "text":
         return PlainTextResponse(out["body"], headers=headers)
+    if options.format == "markdown":
+        return PlainTextResponse(out["body"], headers=headers, media_type="text/markdown")
     if options.format == "html":
         return HTMLResponse(out["body"], headers=headers)
     return JSONResponse(out["body"], headers=headers)

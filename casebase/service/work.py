@@ -133,9 +133,11 @@ def _memory(page: bytes | str, url: str | None):
     return memories(page)
 
 
-def _result_body(result, fmt: str) -> Any:
+def _result_body(result, fmt: str, links: bool = False, images: bool = False) -> Any:
     if fmt == "text":
         return result.text + "\n"
+    if fmt == "markdown":
+        return result.to_markdown(links=links, images=images) + "\n"
     if fmt == "html":
         return result.html
     return result.to_dict()  # what `noisecbr clean -f json` prints
@@ -148,7 +150,8 @@ def clean_job(page: bytes | str, url: str | None, options: Mapping[str, Any]) ->
                        options.get("favor") or "balanced")
     memory = _memory(page, url) if options.get("memory") else None
     result = cleaner.clean(page, url=url, memory=memory)
-    return {"body": _result_body(result, options.get("format", "json")),
+    return {"body": _result_body(result, options.get("format", "json"),
+                                 bool(options.get("links")), bool(options.get("images"))),
             "memory": None if memory is None else memory.pages}
 
 
