@@ -29,6 +29,7 @@ from .layout import LabelledPage, read_dataset, split_truth
 from .memory import SiteMemory
 from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page, tokens
 from .plugins import PluginMissingError, hook
+from .structure import StructureCounts, page_structure, structure_counts
 
 __all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "format_table",
            "get_extractor", "best_per_page", "oracle_row", "page_key"]
@@ -149,6 +150,8 @@ class BenchRow:
     page_types: list[str] = field(default_factory=list, repr=False)
     page_langs: list[str] = field(default_factory=list, repr=False)
     page_empty: list[bool] = field(default_factory=list, repr=False)
+    #: code lines and table rows kept, and kept intact (with ``structure``: noisecbr.structure)
+    structure: StructureCounts | None = None
 
 
 #: The name of the row :func:`oracle_row` adds.
@@ -198,16 +201,19 @@ def _turns(extractors: int, block: int) -> list[int]:
 
 
 def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
-         pages: Sequence[LabelledPage]) -> list[BenchRow]:
+         pages: Sequence[LabelledPage], structures: Sequence | None = None) -> list[BenchRow]:
     """Score and time each named extractor on every page, the extractors taking turns over
-    blocks of :data:`ROUND_PAGES` pages (in an order that rotates from block to block)."""
-    rows = [BenchRow(name) for name, _ in named]
+    blocks of :data:`ROUND_PAGES` pages (in an order that rotates from block to block); with
+    ``structures`` (each page's :class:`~noisecbr.structure.PageStructure`), count what each
+    text keeps of it (untimed)."""
+    rows = [BenchRow(name, structure=StructureCounts() if structures else None)
+            for name, _ in named]
     cpu = [0.0] * len(named)
     for number, first in enumerate(range(0, len(pages), ROUND_PAGES)):
         block = pages[first:first + ROUND_PAGES]
         for k in _turns(len(named), number):
             extract = named[k][1]
-            for page in block:
+            for offset, page in enumerate(block):
                 start = time.process_time()
                 try:
                     text = extract(page)
@@ -221,6 +227,8 @@ def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
                 rows[k].pages.append(score_page(text, page.truth))
                 rows[k].page_types.append(page.page_type)
                 rows[k].page_langs.append(page.lang)
+                if structures:
+                    rows[k].structure += structure_counts(structures[first + offset], text)
     for row, seconds in zip(rows, cpu):
         row.scores = aggregate(row.pages)
         row.f1_ci = bootstrap_f1(row.pages)
@@ -331,6 +339,7 @@ def bench(
     oracle: bool = False,
     fold_models: str | Path | None = None,
     by_lang: bool = False,
+    structure: bool = False,
 ) -> list[BenchRow]:
     """Score each extractor on the dataset's pages (the first ``limit`` if given).
 
@@ -350,7 +359,8 @@ def bench(
 
     ``truth`` picks the ground truth scored against (:data:`TRUTHS`); ``comments`` asks
     noisecbr and trafilatura to keep reader comments after the main text; ``modes`` adds a
-    noisecbr row for each ``favor`` mode besides the balanced one."""
+    noisecbr row for each ``favor`` mode besides the balanced one; ``structure`` counts the code
+    lines and table rows each text keeps intact (:mod:`noisecbr.structure`)."""
     if with_sets and not cv:
         raise BenchUsageError("with_sets adds training data to the --cv fold models: give cv too")
     if fold_models and (cv or model):
@@ -377,7 +387,8 @@ def bench(
                                              "'noisecbr[bench]'"))
             continue
         slots.append((name, lambda page, f=extract: f(page.html, page.url)))
-    timed = iter(_run([s for s in slots if not isinstance(s, BenchRow)], pages))
+    structures = [page_structure(page.html) for page in pages] if structure else None
+    timed = iter(_run([s for s in slots if not isinstance(s, BenchRow)], pages, structures))
     rows = [s if isinstance(s, BenchRow) else next(timed) for s in slots]
     return rows + [oracle_row(rows)] if oracle else rows
 
@@ -494,6 +505,23 @@ def page_language(html: bytes) -> str:
     except InputError:
         return "?"
     return "?" if found is None else LANGUAGES[found]
+
+
+def format_structure(rows: Sequence[BenchRow]) -> str:
+    """The code lines and table rows each extractor's text kept intact, of those it kept."""
+    counted = [row for row in rows if row.structure is not None]
+    width = max([22, *(len(row.name) for row in counted)])
+    header = (f"{'extractor':<{width}} {'code lines intact':>20} {'table rows intact':>20}")
+    lines = [header, "-" * len(header)]
+
+    def share(intact: int, kept: int) -> str:
+        return f"{intact / kept:6.1%} of {kept:>6,}" if kept else f"{'–':>16}"
+
+    for row in counted:
+        counts = row.structure
+        lines.append(f"{row.name:<{width}} {share(counts.code_intact, counts.code_kept):>20} "
+                     f"{share(counts.rows_intact, counts.rows_kept):>20}")
+    return "\n".join(lines)
 
 
 def format_table(rows: Sequence[BenchRow]) -> str:

@@ -461,6 +461,9 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
 @click.option("--by-lang", is_flag=True,
               help="Also print F1 per page language (its <html lang>, else the language "
               "noisecbr reads off its words).")
+@click.option("--structure", is_flag=True, help="Also print the share of the pages' code lines "
+              "and table rows each text keeps intact (a line as a line, a row's cells on one "
+              "line), of those it keeps.")
 @click.option("--truth", type=click.Choice(["full", "article"]), default="full",
               show_default=True, help="Score against the full ground truth, or only its article "
               "part (the text before a reader-comments marker line, as in dragnet).")
@@ -480,12 +483,13 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
               "from their ground truth (what correcting K pages of a site teaches).")
 def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                   with_sets: tuple[str, ...], limit: int | None, model: str | None, seed: int,
-                  csv_path: Path | None, by_type: bool, by_lang: bool, truth: str,
+                  csv_path: Path | None, by_type: bool, by_lang: bool, structure: bool,
+                  truth: str,
                   comments: bool, modes: bool,
                   oracle: bool, fold_models: str | None, adapt: int) -> None:
     """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
     with a bootstrap ± and docs/s (CPU time, one process)."""
-    from .bench import PEERS, BenchUsageError, bench, format_by_type, format_table
+    from .bench import PEERS, BenchUsageError, bench, format_by_type, format_structure, format_table
 
     unknown = [e for e in extractors if e not in PEERS]
     if unknown:
@@ -499,7 +503,7 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
         rows = bench(dataset, extractors or ("noisecbr",), cv=cv, limit=limit, seed=seed,
                      model=model, progress=sys.stderr.isatty(), with_sets=with_sets, adapt=adapt,
                      truth=truth, comments=comments, modes=modes, oracle=oracle,
-                     fold_models=fold_models, by_lang=by_lang)
+                     fold_models=fold_models, by_lang=by_lang, structure=structure)
     except BenchUsageError as error:
         _fail(str(error), EXIT_USAGE)
     click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")
@@ -508,6 +512,8 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
         click.echo("\nF1 by page type:\n" + format_by_type(rows))
     if by_lang:
         click.echo("\nF1 by language:\n" + format_by_type(rows, "lang"))
+    if structure:
+        click.echo("\nStructure kept:\n" + format_structure(rows))
     if csv_path:
         import csv
 
