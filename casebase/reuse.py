@@ -101,13 +101,14 @@ class PageMemories:
 
     def check(self) -> None:
         """Read the case base once, so that an unreadable one fails here, not on every page."""
-        with CaseBase.open(self.database, upgrade=False) as casebase, casebase.reading() as s:
+        with CaseBase.open(self.database, upgrade=False, create=False) as casebase, \
+                casebase.reading() as s:
             s.execute(select(Site.id).limit(1)).all()
 
     def memory(self, host: str) -> SiteMemory:
         """The site memory of ``host``, read from the case base once and then kept."""
         if host not in self._memories:
-            with CaseBase.open(self.database, upgrade=False) as casebase:
+            with CaseBase.open(self.database, upgrade=False, create=False) as casebase:
                 self._memories[host] = site_memory(casebase, host)
         return self._memories[host]
 

@@ -274,7 +274,8 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
               EXIT_USAGE)
     if items.count("-") > 1:
         _fail("standard input can be read only once", EXIT_USAGE)
-    many = len(items) > 1
+    # A folder in, a folder out: even with one page in it.
+    many = len(items) > 1 or any(item != "-" and Path(item).is_dir() for item in inputs)
     targets = _targets(placed, output, fmt) if output is not None and many else None
     if targets is not None:
         output.mkdir(parents=True, exist_ok=True)

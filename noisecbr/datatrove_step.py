@@ -12,7 +12,7 @@
     ], tasks=4).run()
 
 Each document's HTML becomes its main content (text, or Markdown), and the page's title, author,
-date and language join its metadata; a document that is not a page, or whose content is empty,
+publication date (``published``) and language join its metadata; a document that is not a page, or whose content is empty,
 is dropped and counted (datatrove's stats: ``extracted``, ``dropped``, ``clean_error``…). As
 datatrove's own extractors, the cleaning runs in a child process under a per-document
 ``timeout``; the model is loaded once per child. Needs the ``datatrove`` extra; nothing in the
@@ -32,8 +32,10 @@ from .warc import cached_cleaner
 
 __all__ = ["NoisecbrExtractor"]
 
-#: The metadata a page gives, copied into each document's metadata when the page declares it.
-METADATA = ("title", "author", "date", "lang")
+#: The metadata a page gives, copied into each document's metadata (under these keys) when the
+#: page declares it: ``published``, not ``date``, which datatrove's WarcReader sets to the
+#: crawl's WARC-Date.
+METADATA = {"title": "title", "author": "author", "date": "published", "lang": "lang"}
 
 
 class NoisecbrExtractor(BaseExtractor):
@@ -65,7 +67,7 @@ class NoisecbrExtractor(BaseExtractor):
             return {"text": ""}
         text = (result.to_markdown(links=self.links, images=self.images)
                 if self.output == "markdown" else result.text)
-        return {"text": text, **{key: getattr(result, key) for key in METADATA}}
+        return {"text": text, **{key: getattr(result, name) for name, key in METADATA.items()}}
 
     def extract(self, text: str) -> str:
         """The main content of the HTML ``text`` (datatrove's extractor interface)."""
@@ -97,7 +99,9 @@ class NoisecbrExtractor(BaseExtractor):
                 if not doc.text:
                     self.stat_update(StatHints.dropped)
                     continue
-                doc.metadata.update({k: v for k, v in cleaned.items() if v is not None})
+                for key, value in cleaned.items():  # what the reader set stays
+                    if value is not None:
+                        doc.metadata.setdefault(key, value)
                 self.stat_update(StatHints.forwarded)
                 self.update_doc_stats(doc)
                 yield doc

@@ -4,7 +4,11 @@ Headings by level (``#`` … ``######``), nested ``-`` and ``1.`` lists indented
 pipe tables (the first row as header, ``|`` escaped in cells), fenced code with its language
 when the page names it (``class="language-python"``, ``lang-js``), inline code, block quotes,
 emphasis; links (``[text](url)``, made absolute against the page's URL) and images
-(``![alt](src)``) only when asked. ``*`` and ``_`` in text are escaped, as markdownify does.
+(``![alt](src)``) only when asked, and only of the http(s), mailto or relative kinds (never a
+``javascript:`` one). ``*``, ``_``, ``[``, ``]`` and ``<`` in text are escaped, so that a page's
+text can make neither emphasis nor a link nor raw HTML. A table whose cells hold blocks, or of a
+single column (the layout tables of older pages), is written as its cells' blocks, not as a
+pipe table.
 
 The walk is :func:`lxml.etree.iterwalk` with a stack of open boxes (a paragraph's container, a
 list item, a quote, a table cell): no recursion, so a page nested thousands deep renders.
@@ -24,12 +28,18 @@ from .render import BLOCK_TAGS, VERBATIM_RESTORE, verbatim_text
 __all__ = ["render_markdown"]
 
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
+#: Lists: ``menu`` and ``dir`` are the old names of ``ul``.
+_LISTS = frozenset(("ul", "ol", "menu", "dir"))
 _EMPHASIS = {"em": "*", "i": "*", "strong": "**", "b": "**"}
 #: Tags that open a box of their own (the rest of BLOCK_TAGS only end a paragraph).
 _BOXES = frozenset(("li", "blockquote", "td", "th"))
 _SPACES = re.compile(r"[ \t\r\n\f\v\u00a0]+")
-_ESCAPE = re.compile(r"([*_\\])")
+_ESCAPE = re.compile(r"([*_\\\[\]<])")
+#: The URL schemes a link or an image may have (a relative URL has none).
+_SAFE_SCHEMES = ("http", "https", "mailto")
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 _LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
+_UNESCAPE = re.compile(r"\\([*_\\\[\]<])")
 #: A hard line break (``<br>``) while whitespace is collapsed: a Unicode noncharacter.
 _BREAK = "\ufdd3"
 
@@ -58,11 +68,20 @@ class _Box:
 
 @dataclass
 class _List:
-    """An open list: its kind, the indent of its items, the items written so far."""
+    """An open list: its kind, its first number, the items written so far."""
 
     ordered: bool
-    indent: str
+    start: int = 1
     items: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Cell:
+    """A table cell: its text on one line, its blocks, whether it holds more than a line."""
+
+    line: str
+    blocks: str
+    blocky: bool
 
 
 def render_markdown(root: etree._Element, removed: Collection[etree._Element] = (), *,
@@ -91,7 +110,7 @@ class _Walk:
         self.removed, self.links, self.images, self.base = removed, links, images, base_url
         self.boxes: list[_Box] = [_Box("root")]
         self.lists: list[_List] = []
-        self.tables: list[list[list[str]]] = []
+        self.tables: list[list[list[_Cell]]] = []
         #: per open inline element: where its text starts in the box's pieces
         self.marks: list[int] = []
 
@@ -116,13 +135,14 @@ class _Walk:
             self.box.flush()
             self.box.blocks.append("---")
         elif tag == "img":
-            if self.images and element.get("src"):
+            src = self._url(element.get("src")) if self.images else None
+            if src:
                 alt = _ESCAPE.sub(r"\\\1", _SPACES.sub(" ", element.get("alt") or "").strip())
-                self.box.inline.append(f"![{alt}]({self._url(element.get('src'))})")
-        elif tag in ("ul", "ol"):
+                self.box.inline.append(f"![{alt}]({src})")
+        elif tag in _LISTS:
             self.box.flush()
-            parent = self.lists[-1].indent + " " * self._marker_width() if self.lists else ""
-            self.lists.append(_List(tag == "ol", parent))
+            start = element.get("start", "1").strip()
+            self.lists.append(_List(tag == "ol", int(start) if start.isdigit() else 1))
         elif tag == "table":
             self.box.flush()
             self.tables.append([])
@@ -156,16 +176,17 @@ class _Walk:
                 self.box.blocks.append("\n".join(f"> {line}".rstrip()
                                                  for line in quote.split("\n")))
         elif tag in ("td", "th"):
-            cell = self.boxes.pop().text(" ").replace("|", "\\|").replace("\n", " ")
+            box = self.boxes.pop()
+            blocks = box.text()
+            cell = _Cell(_SPACES.sub(" ", blocks).replace("|", "\\|"), blocks,
+                         len(box.blocks) > 1 or "\n" in blocks)
             if self.tables and self.tables[-1]:
                 self.tables[-1][-1].append(cell)
-            else:
-                self.box.inline.append(f" {cell} ")
+            elif blocks:
+                self.box.blocks.append(blocks)
         elif tag == "table" and self.tables:
-            table = _pipe_table(self.tables.pop())
-            if table:
-                self.box.blocks.append(table)
-        elif tag in ("ul", "ol") and self.lists:
+            self.box.blocks.extend(_table_blocks(self.tables.pop()))
+        elif tag in _LISTS and self.lists:
             items = self.lists.pop().items
             if items:
                 self.box.flush()
@@ -173,25 +194,22 @@ class _Walk:
         elif tag in BLOCK_TAGS or tag == "dt":
             self.box.flush()
 
-    def _marker_width(self) -> int:
-        return 3 if self.lists[-1].ordered else 2
-
     def _item(self, box: _Box) -> None:
-        """A finished list item: its marker, its first block, the rest indented under it."""
-        if not self.lists:
-            self.box.blocks.extend(box.blocks)
-            return
-        current = self.lists[-1]
+        """A finished list item: its marker, its first block, every further line indented
+        under its text (a nested list, a code block's lines)."""
         content = box.text("\n")
         if not content:
             return
-        marker = f"{len(current.items) + 1}. " if current.ordered else "- "
+        if not self.lists:  # an item outside a list: its text, as a paragraph
+            self.box.flush()
+            self.box.blocks.append(content)
+            return
+        current = self.lists[-1]
+        marker = (f"{current.start + len(current.items)}. " if current.ordered else "- ")
         lines = content.split("\n")
-        pad = current.indent + " " * len(marker)
-        current.items.append("\n".join(
-            [current.indent + marker + lines[0]]
-            + [line if line.startswith(pad) or not line else pad + line
-               for line in lines[1:]]))
+        pad = " " * len(marker)
+        current.items.append("\n".join([marker + lines[0]]
+                                       + [pad + line if line else line for line in lines[1:]]))
 
     def _wrap(self, element: etree._Element, start: int) -> None:
         """Put the inline pieces since ``start`` inside the element's marks (emphasis, code,
@@ -207,22 +225,30 @@ class _Walk:
             pieces.append(inner)
             return
         if tag == "code":
-            plain = stripped.replace("\\*", "*").replace("\\_", "_").replace("\\\\", "\\")
-            fence = "``" if "`" in plain else "`"
-            wrapped = f"{fence}{plain}{fence}"
+            plain = _UNESCAPE.sub(r"\1", stripped)
+            run = max((len(r) for r in re.findall("`+", plain)), default=0)
+            fence = "`" * (run + 1)
+            pad = " " if plain.startswith("`") or plain.endswith("`") else ""
+            wrapped = f"{fence}{pad}{plain}{pad}{fence}"
         elif tag == "a":
-            href = element.get("href")
-            wrapped = (f"[{stripped}]({self._url(href)})" if self.links and href
-                       and not href.startswith(("javascript:", "#")) else stripped)
+            href = self._url(element.get("href")) if self.links else None
+            wrapped = f"[{stripped}]({href})" if href and not href.startswith("#") else stripped
         else:
             wrapped = f"{_EMPHASIS[tag]}{stripped}{_EMPHASIS[tag]}"
         pieces.append(f"{lead}{wrapped}{trail}")
 
-    def _url(self, value: str) -> str:
-        url = value.strip()
+    def _url(self, value: str | None) -> str | None:
+        """``value`` made absolute against the page's URL and safe to write in Markdown; None
+        for a URL of a scheme that may run something (``javascript:``, ``data:``, …)."""
+        url = _SPACES.sub("", value or "")
+        if not url:
+            return None
         if self.base:
             url = urljoin(self.base, url)
-        return url.replace(" ", "%20").replace(")", "%29")
+        scheme = _SCHEME.match(url)
+        if scheme and scheme.group(1).lower() not in _SAFE_SCHEMES:
+            return None
+        return url.replace("(", "%28").replace(")", "%29").replace("<", "%3C")
 
 
 def _fence(pre: etree._Element, removed: Collection[etree._Element]) -> str:
@@ -238,11 +264,19 @@ def _fence(pre: etree._Element, removed: Collection[etree._Element]) -> str:
     return f"{fence}{language}\n{code}\n{fence}"
 
 
+def _table_blocks(rows: list[list[_Cell]]) -> list[str]:
+    """A table's Markdown: a pipe table, or, for a layout table (a cell holding blocks, or a
+    single column), its cells' blocks one after the other."""
+    rows = [row for row in rows if any(cell.line for cell in row)]
+    if not rows:
+        return []
+    if max(map(len, rows)) == 1 or any(cell.blocky for row in rows for cell in row):
+        return [cell.blocks for row in rows for cell in row if cell.blocks]
+    return [_pipe_table([[cell.line for cell in row] for row in rows])]
+
+
 def _pipe_table(rows: list[list[str]]) -> str:
     """A pipe table: the first row as its header, every row as wide as the widest."""
-    rows = [row for row in rows if any(cell.strip() for cell in row)]
-    if not rows:
-        return ""
     width = max(map(len, rows))
     lines = []
     for k, row in enumerate(rows):

@@ -126,8 +126,9 @@ def _join_fast(parts: list[str]) -> str | None:
 #: What a ``<pre>`` block's line ends, spaces and tabs stand as while the text around it is
 #: joined and its whitespace collapsed: Unicode noncharacters, which no page may use for text
 #: (what lxml would refuse, \ufffe and \uffff, are the only others).
-_VERBATIM = str.maketrans({"\n": "\ufdd0", " ": "\ufdd1", "\t": "\ufdd2"})
-VERBATIM_RESTORE = str.maketrans({"\ufdd0": "\n", "\ufdd1": " ", "\ufdd2": "\t"})
+_VERBATIM = str.maketrans({"\n": "\ufdd0", " ": "\ufdd1", "\t": "\ufdd2", "\u00a0": "\ufdd4"})
+VERBATIM_RESTORE = str.maketrans({"\ufdd0": "\n", "\ufdd1": " ", "\ufdd2": "\t",
+                                  "\ufdd4": "\u00a0"})
 _PRE = etree.XPath("descendant-or-self::pre[1]")
 
 
@@ -201,7 +202,8 @@ def _render_in_python(root: etree._Element, removed: Collection[etree._Element] 
             mark = start_mark(element.tag)
             if mark:
                 append(mark)
-            if element.tag == "pre":  # its "end" event comes, and closes the paragraph
+            if element.tag == "pre" and not (dropped_text and element in dropped_text):
+                # Its "end" event comes, and closes the paragraph.
                 walker.skip_subtree()
                 append(verbatim_text(element, removed))
                 continue

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from .render import VERBATIM_RESTORE, verbatim_text
-from .tidy import tidy
+from .tidy import InputError, tidy
 
 __all__ = ["PageStructure", "StructureCounts", "page_structure", "structure_counts"]
 
@@ -50,8 +50,12 @@ class StructureCounts:
 
 
 def page_structure(html: bytes | str) -> PageStructure:
-    """The code lines and table rows of a page as tidy reads it."""
-    body = tidy(html)
+    """The code lines and table rows of a page as tidy reads it (none for input that is not a
+    page: the extractors' failures on it are counted apart)."""
+    try:
+        body = tidy(html)
+    except InputError:
+        return PageStructure((), ())
     code = tuple(line.rstrip() for pre in body.iter("pre")
                  for line in verbatim_text(pre, ()).translate(VERBATIM_RESTORE).split("\n")
                  if line.strip())

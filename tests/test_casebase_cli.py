@@ -301,6 +301,15 @@ def test_a_command_on_a_database_that_does_not_exist_refuses_it(tmp_path, monkey
         assert result.exit_code == 3, (command, result.output)
         assert f"no case base at {missing}" in result.stderr and "casebase init" in result.stderr
     assert not (tmp_path / "no").exists()
+    # Nor does cleaning with a site memory create one (a SQLAlchemy URL, not a plain path).
+    from noisecbr.cli import main as noisecbr_main
+
+    page = tmp_path / "page.html"
+    page.write_text("<p>" + "words " * 50 + "</p>")
+    cleaned = CliRunner().invoke(noisecbr_main, ["clean", str(page), "--memory",
+                                                 f"sqlite:///{missing}", "--site", "a.test"])
+    assert cleaned.exit_code == 5 and "no case base at" in cleaned.output
+    assert not (tmp_path / "no").exists()
     created = run(str(missing), "init")
     assert created.exit_code == 0 and f"created a new case base at {missing}" in created.stderr
     assert missing.is_file()

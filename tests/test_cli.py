@@ -51,6 +51,13 @@ def test_batch_output_mirrors_the_input_tree_and_refuses_collisions(article_html
     assert "wrote 3 of 3 pages to" in result.stderr
     assert "Anemones" in (out / "sub" / "a.txt").read_text()
 
+    # A folder of one page is a folder out too.
+    single = tmp_path / "single"
+    (single / "deep").mkdir(parents=True)
+    (single / "deep" / "only.html").write_bytes(article_html)
+    one = CliRunner().invoke(main, ["clean", str(single), "-o", str(tmp_path / "one"), "-q"])
+    assert one.exit_code == 0 and (tmp_path / "one" / "deep" / "only.txt").is_file()
+
     other = tmp_path / "other"
     other.mkdir()
     (other / "a.htm").write_bytes(article_html)

@@ -59,6 +59,7 @@ def test_a_datatrove_pipeline_cleans_a_warc_with_noisecbr(tmp_path):
         expected = noisecbr.clean(page, url=url)
         assert by_url[url]["text"] == expected.text
         assert by_url[url]["metadata"].get("title") == expected.title
+        assert by_url[url]["metadata"]["date"]  # the reader's WARC-Date, not overwritten
     assert "Accept all cookies" not in by_url["https://coast.test/pools"]["text"]
     markdown = {row["metadata"]["url"]: row["text"] for row in _run(tmp_path, "markdown")}
     assert "## What you will find" in markdown["https://coast.test/pools"]

@@ -65,3 +65,29 @@ def test_the_result_the_cli_and_json_give_markdown(tmp_path):
     assert sorted(p.name for p in written.iterdir()) == ["b.md", "tide-pools.md"]
     refused = CliRunner().invoke(main, ["clean", str(source), "--images"])
     assert refused.exit_code == 2 and "give -f markdown" in refused.output
+
+
+def _md(html: str, **options) -> str:
+    return render_markdown(tidy(f"<html><body>{html}</body></html>"), **options)
+
+
+def test_links_and_text_cannot_run_anything():
+    page = ('<p><a href="JavaScript:alert(1)">a</a> <a href=" javascript:x">b</a> '
+            '<a href="vbscript:x">c</a> <a href="/ok">d</a> [x](javascript:alert(1)) '
+            '&lt;script&gt;</p><img src="data:image/png;base64,AA" alt="e">'
+            '<img src="/i.png" alt="f">')
+    written = _md(page, links=True, images=True, base_url="https://e.test/p")
+    assert written == ("a b c [d](https://e.test/ok) \\[x\\](javascript:alert(1)) \\<script>"
+                       "\n\n![f](https://e.test/i.png)")
+
+
+def test_lists_tables_and_code_in_their_places():
+    assert _md("<menu><li>one</li><li>two</li></menu><li>stray</li>") == "- one\n- two\n\nstray"
+    assert _md('<ol start="5"><li>five</li><li>six</li></ol>') == "5. five\n6. six"
+    assert _md("<ol><li>x<pre>def f():\n    if x:\n        return 1</pre></li></ol>") == (
+        "1. x\n   ```\n   def f():\n       if x:\n           return 1\n   ```")
+    # A layout table (a cell of blocks, or one column) is its cells' blocks, not a pipe table.
+    assert _md("<table><tr><td><h2>Title</h2><p>one.</p><p>two.</p></td></tr></table>") == (
+        "## Title\n\none.\n\ntwo.")
+    assert _md("<table><tr><td>a</td></tr><tr><td>b</td></tr></table>") == "a\n\nb"
+    assert _md("<p><code>a``x</code> and <code>`tick</code></p>") == "```a``x``` and `` `tick ``"

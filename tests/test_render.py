@@ -131,3 +131,11 @@ def test_a_cleaned_page_keeps_its_code_blocks():
             f"<pre><code>{code}</code></pre><p>{'More words after the code. ' * 12}</p>"
             "</article></body></html>")
     assert code in noisecbr.clean(page).text
+
+
+def test_a_code_blocks_no_break_spaces_stay_and_a_muted_pre_loses_its_text():
+    body = tidy("<body><pre>def f():\n\u00a0\u00a0\u00a0\u00a0return 1</pre></body>")
+    assert render_text(body) == "def f():\n\u00a0\u00a0\u00a0\u00a0return 1"
+    body = tidy("<body><div><pre>code <b>bold</b> tail</pre>after</div></body>")
+    pre = body.find(".//pre")
+    assert render_text(body, (), {pre}) == "bold\n\nafter"  # its own text and tails dropped

@@ -29,6 +29,8 @@ def test_code_lines_and_rows_kept_and_intact():
     assert (broken.code_kept, broken.code_intact, broken.rows_kept, broken.rows_intact) == (
         2, 1, 2, 0)
     assert structure_counts(structure, "nothing of it").code_kept == 0
+    # A page that is not a page has no structure (the extractors' failures are counted apart).
+    assert page_structure(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4).rows == ()
 
 
 def test_bench_prints_the_structure_of_every_row(tmp_path):

@@ -269,7 +269,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.db:
             from casebase.store import CaseBase
 
-            app.state.casebase = CaseBase.open(settings.db, upgrade=False)
+            app.state.casebase = CaseBase.open(settings.db, upgrade=False, create=False)
         try:
             yield
         finally:
