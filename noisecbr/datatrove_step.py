@@ -12,8 +12,9 @@
     ], tasks=4).run()
 
 Each document's HTML becomes its main content (text, or Markdown), and the page's title, author,
-publication date (``published``) and language join its metadata; a document that is not a page, or whose content is empty,
-is dropped and counted (datatrove's stats: ``extracted``, ``dropped``, ``clean_error``…). As
+publication date (``published``) and language join its metadata; a document that is not a page,
+or whose content is empty, is dropped and counted (datatrove's stats: ``extracted``,
+``dropped``, ``clean_error``…). As
 datatrove's own extractors, the cleaning runs in a child process under a per-document
 ``timeout``; the model is loaded once per child. Needs the ``datatrove`` extra; nothing in the
 engine imports this module.
