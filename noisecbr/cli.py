@@ -233,11 +233,14 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
 @click.option("--links", is_flag=True, help="With -f markdown: links as [text](url), made "
               "absolute against --url.")
 @click.option("--images", is_flag=True, help="With -f markdown: images as ![alt](src).")
+@click.option("--markdown", "markdown_column", is_flag=True, help="WARC input: add a markdown "
+              "column to the rows (the main content as Markdown).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: str | None,
           url: str | None, parser: str, smooth: float | None, favor: str, comments: bool,
           jobs: int, memory_db: str | None, site: str | None, max_bytes: int,
-          max_elements: int, links: bool, images: bool, quiet: bool) -> None:
+          max_elements: int, links: bool, images: bool, markdown_column: bool,
+          quiet: bool) -> None:
     """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin; or
     WARC files (.warc, .warc.gz), whose HTML responses are written one row per page.
 
@@ -263,10 +266,13 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
 
         memory = _page_memories(memory_db, site, url, warc=True) if memory_db else None
         _clean_crawl(warcs, output, fmt, CleanSettings(
-            model, parser, smooth, max_bytes, memory, favor, comments, max_elements), jobs,
-            quiet)
+            model, parser, smooth, max_bytes, memory, favor, comments, max_elements,
+            markdown=markdown_column), jobs, quiet)
         return
     fmt = fmt or "text"
+    if markdown_column:
+        _fail("--markdown adds a column to the rows of WARC input; for pages give -f markdown",
+              EXIT_USAGE)
     if (links or images) and fmt != "markdown":
         _fail("--links and --images shape the Markdown: give -f markdown", EXIT_USAGE)
     if fmt in _CRAWL_FORMATS:
@@ -406,7 +412,7 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
             if writer is None or writer.target != target:
                 if writer is not None:
                     writer.close()
-                writer = RowWriter(target, fmt)
+                writer = RowWriter(target, fmt, settings.markdown)
             try:
                 stream = open(item, "rb")  # noqa: SIM115 - closed by the with below
             except OSError as error:

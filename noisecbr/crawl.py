@@ -37,6 +37,7 @@ class CleanSettings:
     favor: str = "balanced"
     comments: bool = False
     max_elements: int | None = None
+    markdown: bool = False  # a markdown column in the rows
 
     def cleaner(self) -> Any:
         """This process's Cleaner for these settings (loaded once per process)."""
@@ -55,7 +56,8 @@ def _init_worker(settings: CleanSettings) -> None:
 
 def _clean_chunk(pages: list[WarcPage]) -> tuple[list[dict[str, Any]], CrawlStats]:
     stats = CrawlStats()
-    rows = list(clean_pages(_settings.cleaner(), pages, stats, _settings.memories))
+    rows = list(clean_pages(_settings.cleaner(), pages, stats, _settings.memories,
+                            _settings.markdown))
     return rows, stats
 
 
@@ -91,7 +93,7 @@ def clean_warc(source: Any, writer: RowWriter, settings: CleanSettings,
     stats = CrawlStats()
     pages = iter_pages(source, stats, settings.max_bytes)
     if pool is None:
-        rows = clean_pages(settings.cleaner(), pages, stats, settings.memories)
+        rows = clean_pages(settings.cleaner(), pages, stats, settings.memories, settings.markdown)
     else:
         rows = _pooled(pool, pages, jobs, stats)
     for row in rows:

@@ -53,14 +53,15 @@ def clean_partition(paths: Iterable[str], settings: CleanSettings,
     """The rows (tuples in :func:`noisecbr.warc.columns` order) of every page of the WARC files
     ``paths``; what was read and skipped is added to the accumulator ``counts`` per file."""
     cleaner = settings.cleaner()
-    names = [name for name, _ in columns()]
+    names = [name for name, _ in columns(settings.markdown)]
     for path in paths:
         stats = CrawlStats()
         cpu = time.process_time()
         try:
             with open_warc(path) as stream:
                 pages = iter_pages(stream, stats, settings.max_bytes)
-                for row in clean_pages(cleaner, pages, stats, settings.memories):
+                for row in clean_pages(cleaner, pages, stats, settings.memories,
+                                       settings.markdown):
                     yield tuple(row[name] for name in names)
         except OSError:
             stats.skip(UNOPENED)
@@ -69,12 +70,12 @@ def clean_partition(paths: Iterable[str], settings: CleanSettings,
                                 CPU: time.process_time() - cpu, **stats.skipped}))
 
 
-def _spark_schema():
+def _spark_schema(markdown: bool = False):
     from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
     types = {"string": StringType(), "int": IntegerType()}
     return StructType([StructField(name, types[kind], nullable=True)
-                       for name, kind in columns()])
+                       for name, kind in columns(markdown)])
 
 
 def _counter_param():
@@ -137,9 +138,12 @@ def _summary(counts: Counter) -> str:
 @click.option("--master", default=None, help="Spark master (default: spark-submit's, or "
               "local[*] when run with python).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing output folder.")
+@click.option("--markdown", is_flag=True, help="Add a markdown column: the main content as "
+              "Markdown.")
 def spark(inputs: tuple[str, ...], output: str, paths_from: str | None, model: str | None,
           memory_db: str | None, site: str | None, max_bytes: int | None, favor: str,
-          comments: bool, partitions: int | None, master: str | None, overwrite: bool) -> None:
+          comments: bool, partitions: int | None, master: str | None, overwrite: bool,
+          markdown: bool) -> None:
     """Clean WARC files on Spark: INPUTS are WARC paths or URLs; writes Parquet to OUTPUT."""
     paths = _read_paths(inputs, paths_from)
     if not paths:
@@ -159,7 +163,7 @@ def spark(inputs: tuple[str, ...], output: str, paths_from: str | None, model: s
         except (PluginMissingError, ImportError, ValueError, MemorySourceError) as error:
             raise click.ClickException(f"--memory: {error}") from error
     settings = CleanSettings(model=model, max_bytes=max_bytes, memories=memories, favor=favor,
-                             comments=comments)
+                             comments=comments, markdown=markdown)
     builder = SparkSession.builder.appName("noisecbr")
     if master:
         builder = builder.master(master)
@@ -174,7 +178,7 @@ def spark(inputs: tuple[str, ...], output: str, paths_from: str | None, model: s
         started = time.perf_counter()
         rdd = session.sparkContext.parallelize(paths, partitions or len(paths))
         rows = rdd.mapPartitions(lambda part: clean_partition(part, settings, counts))
-        frame = session.createDataFrame(rows, _spark_schema())
+        frame = session.createDataFrame(rows, _spark_schema(markdown))
         frame.write.mode("overwrite" if overwrite else "errorifexists").parquet(output)
         click.echo(f"noisecbr spark: {len(paths)} WARC files: {_summary(counts.value)} "
                    f"in {time.perf_counter() - started:.1f} s after Spark started", err=True)

@@ -270,18 +270,20 @@ def cached_cleaner(model: str | None = None, parser: str = "lxml", smooth: float
     return _cleaners[key]
 
 
-def columns() -> list[tuple[str, str]]:
+def columns(markdown: bool = False) -> list[tuple[str, str]]:
     """The output columns and their types (``string`` or ``int``): one count column per label
-    the library knows (``decisions_noise`` …)."""
+    the library knows (``decisions_noise`` …); with ``markdown``, the main content as Markdown
+    after the text."""
     return [("url", "string"), ("warc_record_id", "string"), ("warc_date", "string"),
             ("title", "string"), ("author", "string"), ("date", "string"), ("lang", "string"),
-            ("text", "string"), ("comments", "string"),
-            *((f"decisions_{label}", "int") for label in LABELS)]
+            ("text", "string"), *([("markdown", "string")] if markdown else []),
+            ("comments", "string"), *((f"decisions_{label}", "int") for label in LABELS)]
 
 
-def page_row(cleaner: Any, page: WarcPage, memories: Callable | None = None) -> dict[str, Any]:
-    """Clean one page: its output row. Raises :class:`noisecbr.tidy.InputError` for a payload
-    that is not HTML after all."""
+def page_row(cleaner: Any, page: WarcPage, memories: Callable | None = None,
+             markdown: bool = False) -> dict[str, Any]:
+    """Clean one page: its output row (with its Markdown when asked). Raises
+    :class:`noisecbr.tidy.InputError` for a payload that is not HTML after all."""
     memory = _memory_for(memories, page.url) if memories is not None else None
     result = cleaner.clean(page.payload, url=page.url or None, memory=memory)
     counts = Counter(decision.label for decision in result.decisions)
@@ -290,6 +292,8 @@ def page_row(cleaner: Any, page: WarcPage, memories: Callable | None = None) -> 
         "title": result.title, "author": result.author, "date": result.date,
         "lang": result.lang, "text": result.text, "comments": result.comments,
     }
+    if markdown:
+        row["markdown"] = result.markdown
     for label in LABELS:
         row[f"decisions_{label}"] = counts.get(label, 0)
     return row
@@ -309,11 +313,12 @@ def _memory_for(memories: Any, url: str):
 
 
 def clean_pages(cleaner: Any, pages: Iterable[WarcPage], stats: CrawlStats,
-                memories: Callable | None = None) -> Iterator[dict[str, Any]]:
+                memories: Callable | None = None, markdown: bool = False
+                ) -> Iterator[dict[str, Any]]:
     """The rows of the pages that clean; the others counted in ``stats`` by reason."""
     for page in pages:
         try:
-            row = page_row(cleaner, page, memories)
+            row = page_row(cleaner, page, memories, markdown)
         except InputError:
             stats.skip(UNREADABLE)
             continue
@@ -336,7 +341,7 @@ def output_format(path: str | Path | None, fmt: str | None) -> str:
 class RowWriter:
     """Writes rows to a JSONL or Parquet file (or JSONL to a text stream), a batch at a time."""
 
-    def __init__(self, target: str | Path | IO[str], fmt: str) -> None:
+    def __init__(self, target: str | Path | IO[str], fmt: str, markdown: bool = False) -> None:
         self.fmt = fmt
         self.target = target
         self._rows: list[dict[str, Any]] = []
@@ -344,7 +349,7 @@ class RowWriter:
         self._handle: IO[str] | None = None
         self._owned = isinstance(target, (str, Path))  # a stream given is the caller's to close
         if fmt == "parquet":
-            self._parquet = _parquet_writer(target)
+            self._parquet = _parquet_writer(target, markdown)
         elif isinstance(target, (str, Path)):
             self._handle = open(target, "w", encoding="utf-8")  # noqa: SIM115 - closed in close
         else:
@@ -382,19 +387,19 @@ class RowWriter:
         self.close()
 
 
-def arrow_schema():
+def arrow_schema(markdown: bool = False):
     """The Parquet schema of the rows (:func:`columns`)."""
     import pyarrow as pa
 
     types = {"string": pa.string(), "int": pa.int32()}
-    return pa.schema([(name, types[kind]) for name, kind in columns()])
+    return pa.schema([(name, types[kind]) for name, kind in columns(markdown)])
 
 
-def _parquet_writer(target: str | Path | IO[str]):
+def _parquet_writer(target: str | Path | IO[str], markdown: bool = False):
     try:
         import pyarrow.parquet as pq
     except ImportError as error:
         raise _missing(error) from error
     if not isinstance(target, (str, Path)):
         raise ValueError("Parquet is written to a file: give -o out.parquet or a directory")
-    return pq.ParquetWriter(str(target), arrow_schema(), compression="zstd")
+    return pq.ParquetWriter(str(target), arrow_schema(markdown), compression="zstd")

@@ -74,6 +74,21 @@ def test_parquet_with_jobs_gives_the_same_rows(crawl, tmp_path):
     assert pq.read_table(tmp_path / "b.parquet").to_pylist() == jsonl
 
 
+def test_a_markdown_column_on_request(crawl, tmp_path):
+    runner = CliRunner()
+    for target, jobs in (("m.jsonl", "1"), ("m.parquet", "2")):
+        result = runner.invoke(main, ["clean", str(crawl.warc), "-o", str(tmp_path / target),
+                                      "--markdown", "-j", jobs])
+        assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "m.jsonl").read_text().splitlines()]
+    assert set(rows[0]) == {name for name, _ in columns(markdown=True)}
+    assert pq.read_table(tmp_path / "m.parquet").to_pylist() == rows
+    page = next(r for r in rows if r["url"].endswith("tide-pools"))
+    assert "## What you will find" in page["markdown"]
+    refused = runner.invoke(main, ["clean", str(crawl.pages / "news-1.html"), "--markdown"])
+    assert refused.exit_code == 2 and "-f markdown" in refused.output
+
+
 def test_max_bytes_applies_per_record(crawl, tmp_path):
     sizes = {path.stem: len(path.read_bytes()) for path in crawl.pages.iterdir()}
     limit = sorted(sizes.values())[2]
