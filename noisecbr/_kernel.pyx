@@ -821,14 +821,18 @@ cdef int _add_run(_Buffer out, xmlNode* first) except -1:
 
 #: Mark codes (render.py hands the tag → code table): what an element adds at its start and
 #: at its end.
-cdef const char* MARKS[4]
+cdef const char* MARKS[5]
 MARKS[0] = b""
 MARKS[1] = b" "
 MARKS[2] = b"\x00L"
 MARKS[3] = b"\x00P"
+MARKS[4] = b"\x00C"
 #: Their lengths (strlen stops at the markers' NUL).
-cdef size_t MARK_LENGTHS[4]
-MARK_LENGTHS[:] = [0, 1, 2, 2]
+cdef size_t MARK_LENGTHS[5]
+MARK_LENGTHS[:] = [0, 1, 2, 2, 2]
+cdef enum:
+    #: Bits of one mark code in a tag's start | end << MARK_BITS.
+    MARK_BITS = 3
 
 
 cdef class _MarkCache:
@@ -844,7 +848,7 @@ cdef class _MarkCache:
         self.table = table
 
     cdef int code(self, xmlNode* node) except -1:
-        """start code | end code << 2, 0 for a namespaced element (its tag is ``{href}name``,
+        """start code | end code << 3, 0 for a namespaced element (its tag is ``{href}name``,
         in no set of render.py)."""
         cdef size_t slot
         cdef int probe
@@ -904,20 +908,25 @@ cdef inline int _char_kind(const unsigned char* data, size_t at, size_t size,
 
 
 cdef object _finish(const unsigned char* data, size_t size):
-    """``render._split_join`` of the joined UTF-8 text ``data`` (markers "\\x00P" and "\\x00L"),
-    in one pass: words of a line joined by one space, lines by a newline, paragraphs by a
-    blank line, empty lines and paragraphs dropped. None when the text holds a character on
-    which _split_join leaves its fast path: the caller then runs it."""
+    """``render._split_join`` of the joined UTF-8 text ``data`` (markers "\\x00P", "\\x00L" and
+    "\\x00C"), in one pass: words of a line joined by one space, a row's cells by one tab
+    (none at the line's ends), lines by a newline, paragraphs by a blank line, empty lines and
+    paragraphs dropped. None when the text holds a character on which _split_join leaves its
+    fast path: the caller then runs it."""
     cdef _Buffer out = _Buffer()
     cdef size_t at = 0, length
     cdef bint line_started = False, paragraph_started = False, any_paragraph = False
-    cdef bint space = False
+    cdef bint space = False, cell = False
     cdef int kind
     while at < size:
-        if data[at] == 0:  # a marker: the line ends, and with "P" the paragraph
+        if data[at] == 0:  # a marker: a cell's edge ("C"), else the line ends ("P": the paragraph)
+            if at + 1 < size and data[at + 1] == 67:  # "C"
+                cell = True
+                at += 2
+                continue
             if at + 1 < size and data[at + 1] == 80:  # "P"
                 paragraph_started = False
-            line_started = space = False
+            line_started = space = cell = False
             at += 2
             continue
         kind = _char_kind(data, at, size, &length)
@@ -934,9 +943,11 @@ cdef object _finish(const unsigned char* data, size_t size):
                 else:
                     out.add(b"\n", 1)
                 line_started = True
+            elif cell:
+                out.add(b"\t", 1)
             elif space:
                 out.add(b" ", 1)
-            space = False
+            space = cell = False
             out.add(<const char*>data + at, length)
         at += length
     return PyUnicode_DecodeUTF8(out.data, out.size, NULL)
@@ -951,8 +962,8 @@ def finish_text(str joined):
 def render_text(cetree._Element root, object removed, object dropped_text, dict marks,
                 bint finish=False):
     """What ``render.render_text`` joins for ``root``, as one str: the kept text in document
-    order with the break markers ("\\x00P", "\\x00L", " ") of ``marks`` (tag → start code |
-    end code << 2; codes 1 space, 2 line, 3 paragraph) between. None when the walk meets what
+    order with the break markers ("\\x00P", "\\x00L", "\\x00C", " ") of ``marks`` (tag → start
+    code | end code << 3; codes 1 space, 2 line, 3 paragraph, 4 table cell) between. None when the walk meets what
     only the Python walk renders (a comment or processing instruction, an item of ``removed``
     or ``dropped_text`` that is not an lxml element). With ``finish``, a pair: whether the
     text is finished (``render._split_join`` done in C, see :func:`_finish`), and the text,
@@ -981,7 +992,7 @@ def render_text(cetree._Element root, object removed, object dropped_text, dict 
                     out.add(<const char*>node.name, strlen(<const char*>node.name))
                     out.add(b";", 1)
             else:
-                code = cache.code(node) & 3
+                code = cache.code(node) & ((1 << MARK_BITS) - 1)
                 if code:
                     out.add(MARKS[code], MARK_LENGTHS[code])
                 if not mute.holds(node):
@@ -993,7 +1004,7 @@ def render_text(cetree._Element root, object removed, object dropped_text, dict 
         # No child to enter: end events, upwards until a next sibling starts.
         while True:
             if not skip.holds(node) and node.type == XML_ELEMENT_NODE:
-                code = cache.code(node) >> 2
+                code = cache.code(node) >> MARK_BITS
                 if code:
                     out.add(MARKS[code], MARK_LENGTHS[code])
             if node == top:

@@ -2,9 +2,9 @@
 
 Text is assembled the way the shingle metric reads it: an element's text, then each kept child
 followed by that child's tail, so nothing is reordered or glued. Block elements are separated by
-a blank line, list items, table rows and line breaks start a new line, table cells are separated
-by a space, and runs of whitespace inside a line collapse to one space, except in ``<pre>``: a
-code block keeps its lines and their indentation exactly (its own paragraph).
+a blank line, list items, table rows and line breaks start a new line, a row's cells are
+separated by a tab, and runs of whitespace inside a line collapse to one space, except in
+``<pre>``: a code block keeps its lines and their indentation exactly (its own paragraph).
 """
 
 from __future__ import annotations
@@ -30,10 +30,23 @@ BLOCK_TAGS = frozenset(
 #: Elements that start a new line but not a new paragraph.
 LINE_TAGS = frozenset("li tr dt option br".split())
 #: Elements whose text is separated from their neighbours by a space.
-CELL_TAGS = frozenset("td th img input button label select textarea".split())
+CELL_TAGS = frozenset("img input button label select textarea".split())
+#: A table's cells: separated from their neighbours in the row by a tab (one, however many
+#: empty cells stand between; none at the row's ends).
+TABLE_CELL_TAGS = frozenset(("td", "th"))
 
 _PARAGRAPH = "\x00P"
 _LINE = "\x00L"
+_CELL = "\x00C"
+#: A cell boundary inside a line while the lines are joined: a Unicode noncharacter.
+_TAB = "\ufdd5"
+_CELL_RUN = re.compile(f" ?{_TAB}[{_TAB} ]*")
+
+
+def _line(line: str) -> str:
+    """A line as the text gives it: its cell boundaries as single tabs, stripped (so no tab
+    at its ends)."""
+    return (_CELL_RUN.sub("\t", line) if _TAB in line else line).strip()
 _SPACES = re.compile(r"[ \t\r\f\v\n\u00a0\u200b]+")
 
 
@@ -45,7 +58,7 @@ def _join(parts: list[str]) -> str:
     pending_paragraph = False
 
     def close_line() -> None:
-        line = _SPACES.sub(" ", "".join(current)).strip()
+        line = _line(_SPACES.sub(" ", "".join(current)))
         current.clear()
         if line:
             lines.append(line)
@@ -61,6 +74,8 @@ def _join(parts: list[str]) -> str:
             pending_paragraph = True
         elif part == _LINE:
             close_line()
+        elif part == _CELL:
+            current.append(_TAB)
         else:
             if pending_paragraph:
                 close_paragraph()
@@ -73,7 +88,8 @@ def _join(parts: list[str]) -> str:
 #: The break marker each tag emits at its start and at its end: one dict lookup instead of up to
 #: three set tests (the merge order gives block tags precedence over line tags over cell tags,
 #: as the tests' order did; the sets are disjoint anyway).
-_START_MARK = {**dict.fromkeys(CELL_TAGS, " "), **dict.fromkeys(LINE_TAGS, _LINE),
+_START_MARK = {**dict.fromkeys(CELL_TAGS, " "), **dict.fromkeys(TABLE_CELL_TAGS, _CELL),
+               **dict.fromkeys(LINE_TAGS, _LINE),
                **dict.fromkeys(BLOCK_TAGS, _PARAGRAPH)}
 _END_MARK = {**_START_MARK}
 del _END_MARK["br"]  # a line break breaks before what follows it, not again after
@@ -103,13 +119,18 @@ def _split_join(joined: str) -> str:
         text = " ".join(joined.split())
         text = (text.replace(" \x00", "\x00").replace(_PARAGRAPH + " ", "\x02")
                 .replace(_LINE + " ", "\x01").replace(_PARAGRAPH, "\x02").replace(_LINE, "\x01"))
+        if _CELL in text:  # a table: each line's cells tab-separated, empty lines dropped
+            text = text.replace(_CELL + " ", _TAB).replace(_CELL, _TAB)
+            paragraphs = ("\n".join(filter(None, map(_line, block.split("\x01"))))
+                          for block in text.split("\x02"))
+            return "\n\n".join(filter(None, paragraphs))
         paragraphs = filter(None, map(str.strip, text.split("\x02"), itertools.repeat("\x01")))
         return "\n\n".join(["\n".join(filter(None, paragraph.split("\x01")))
                              for paragraph in paragraphs])
     # Collapsing spaces over the whole string is the same as per line: the markers are not
     # spaces, so no run of spaces crosses one.
-    joined = _SPACES.sub(" ", joined)
-    paragraphs = ("\n".join(filter(None, map(str.strip, block.split(_LINE))))
+    joined = _SPACES.sub(" ", joined).replace(_CELL, _TAB)
+    paragraphs = ("\n".join(filter(None, map(_line, block.split(_LINE))))
                   for block in joined.split(_PARAGRAPH))
     return "\n\n".join(filter(None, paragraphs))
 
@@ -118,7 +139,7 @@ def _join_fast(parts: list[str]) -> str | None:
     """:func:`_join` by :func:`_split_join`; None when a text part contains a NUL (never in a
     parsed page), so that the caller falls back to the loop."""
     joined = "".join(parts)
-    if joined.count("\x00") != parts.count(_PARAGRAPH) + parts.count(_LINE):
+    if joined.count("\x00") != parts.count(_PARAGRAPH) + parts.count(_LINE) + parts.count(_CELL):
         return None
     return _split_join(joined)
 
@@ -223,10 +244,10 @@ def _render_in_python(root: etree._Element, removed: Collection[etree._Element] 
     return _join(parts) if text is None else text
 
 
-#: Each tag's start and end marks as the compiled walk reads them: start code | end code << 2,
-#: codes 1 (a space), 2 (a line) and 3 (a paragraph).
-_CODES = {" ": 1, _LINE: 2, _PARAGRAPH: 3}
-_MARK_CODES = {tag: _CODES.get(_START_MARK.get(tag), 0) | _CODES.get(_END_MARK.get(tag), 0) << 2
+#: Each tag's start and end marks as the compiled walk reads them: start code | end code << 3,
+#: codes 1 (a space), 2 (a line), 3 (a paragraph) and 4 (a table cell).
+_CODES = {" ": 1, _LINE: 2, _PARAGRAPH: 3, _CELL: 4}
+_MARK_CODES = {tag: _CODES.get(_START_MARK.get(tag), 0) | _CODES.get(_END_MARK.get(tag), 0) << 3
                for tag in _START_MARK}
 
 #: A page for the import-time check of the compiled walk: every kind of mark, tails, an entity

@@ -389,7 +389,8 @@ def test_the_text_is_finished_in_c_as_split_join_finishes_it():
     from noisecbr import render
     rng = random.Random(3)
     pieces = ["a", "bé", "日本", "\U0001f600", " ", "\t", "\n", "\x0b", "\x0c", "\r", "\u00a0",
-              render._PARAGRAPH, render._LINE, "  ", "x y", "\u00a0\u00a0", "\u2019"]
+              render._PARAGRAPH, render._LINE, render._CELL, render._CELL, "  ", "x y",
+              "\u00a0\u00a0", "\u2019"]
     slow = render._OTHER_SPACES + "\x01\x02"
     finished = 0
     for _ in range(5000):

@@ -14,7 +14,19 @@ def test_blocks_lines_and_whitespace():
                 "</ul><p>a<b>b</b>c <br>next line</p><table><tr><td>x</td><td>y</td></tr>"
                 "</table></body>")
     assert render_text(body) == ("Title\n\nFirst para graph.\n\none\ntwo\n\nabc\nnext line"
-                                 "\n\nx y")
+                                 "\n\nx\ty")
+
+
+def test_a_tables_rows_are_lines_and_its_cells_tab_separated():
+    body = tidy("<body><p>Intro</p><table><tr><th>Port</th><th> Low water </th><td></td></tr>"
+                "<tr><td>Brest</td><td></td><td>06:12</td></tr>"
+                "<tr><td><p>a cell of blocks</p></td><td>x <b>y</b></td></tr></table>"
+                "<p>after</p></body>")
+    expected = ("Intro\n\nPort\tLow water\nBrest\t06:12\n\na cell of blocks\n\nx y\n\n"
+                "after")
+    assert render_text(body) == expected
+    assert render._render_in_python(body) == expected  # the compiled walk and the Python one
+    assert render._join(list(_parts(body))) == expected
 
 
 def test_removed_subtree_keeps_its_tail_and_document_order():
@@ -57,6 +69,8 @@ def test_fast_join_matches_the_part_by_part_join():
                 parts.append(render._PARAGRAPH)
             elif r < 0.45:
                 parts.append(render._LINE)
+            elif r < 0.6:
+                parts.append(render._CELL)
             else:
                 parts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4))))
         assert render._join_fast(parts) == render._join(parts)
@@ -139,3 +153,21 @@ def test_a_code_blocks_no_break_spaces_stay_and_a_muted_pre_loses_its_text():
     body = tidy("<body><div><pre>code <b>bold</b> tail</pre>after</div></body>")
     pre = body.find(".//pre")
     assert render_text(body, (), {pre}) == "bold\n\nafter"  # its own text and tails dropped
+
+
+def _parts(body):
+    """The parts the Python walk joins (its marks and texts), for the part-by-part join."""
+    walker = lxml_html.etree.iterwalk(body, events=("start", "end"))
+    for event, element in walker:
+        if event == "start":
+            mark = render._START_MARK.get(element.tag)
+            if mark:
+                yield mark
+            if element.text:
+                yield element.text
+        else:
+            mark = render._END_MARK.get(element.tag)
+            if mark:
+                yield mark
+            if element is not body and element.tail:
+                yield element.tail
