@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .features.tokens import DIGIT, VOCABULARIES, VOCABULARY_BITS, VOCABULARY_SHIFT, word_codes
+from .features.tokens import DIGIT, VOCABULARIES, element_word_codes, vocabularies_of
 from .result import DATA
-from .subtrees import WORD, ElementTable, cumulative
+from .subtrees import WORD, ElementTable
 
 __all__ = ["DATELINE_WORDS", "DATELINE_SHARE", "ANNOUNCING", "datelines"]
 
@@ -45,14 +45,8 @@ def datelines(table: ElementTable, decision: np.ndarray,
                                 & free)
     if not len(candidates):
         return candidates
-    offsets = cumulative(table.piece_words, np.int64)
-    start = offsets[table.piece_start[candidates]]
-    lengths = offsets[table.piece_end[candidates]] - start
-    first = np.cumsum(lengths) - lengths
-    flat = np.repeat(start - first, lengths) + np.arange(lengths.sum())
-    codes = word_codes(table)[flat]
-    vocabulary = ((codes >> VOCABULARY_SHIFT) & ((1 << VOCABULARY_BITS) - 1)) - 1
-    dated = ((codes & DIGIT) > 0) | (vocabulary == _DATELINE)
+    codes, first, lengths = element_word_codes(table, candidates)
+    dated = ((codes & DIGIT) > 0) | (vocabularies_of(codes) == _DATELINE)
     share = np.add.reduceat(dated.astype(np.int64), first) / lengths
     likely = np.flatnonzero(share >= DATELINE_SHARE)
     if not len(likely):

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .features.tokens import HEAD_WORDS, VOCABULARIES, VOCABULARY_BITS, VOCABULARY_SHIFT, word_codes
+from .features.tokens import HEAD_WORDS, VOCABULARIES, element_word_codes, vocabularies_of
 from .result import COMMENT, DATA, NOISE
-from .subtrees import ElementTable, cumulative
+from .subtrees import ElementTable
 
 __all__ = ["ORPHAN_WORDS", "HEADING_VOCABULARIES", "orphaned_headings"]
 
@@ -46,12 +46,8 @@ def orphaned_headings(table: ElementTable, decision: np.ndarray,
         return candidates
     # The first words of the few candidates only (a page has some 3 000 tokens); every
     # candidate has words, so each range holds one at least.
-    offsets = cumulative(table.piece_words, np.int64)
-    start = offsets[table.piece_start[candidates]]
-    lengths = np.minimum(start + HEAD_WORDS, offsets[table.piece_end[candidates]]) - start
-    first = np.cumsum(lengths) - lengths
-    codes = word_codes(table)[np.repeat(start - first, lengths) + np.arange(lengths.sum())]
-    vocabulary = ((codes >> VOCABULARY_SHIFT) & ((1 << VOCABULARY_BITS) - 1)) - 1
+    codes, first, _ = element_word_codes(table, candidates, HEAD_WORDS)
+    vocabulary = vocabularies_of(codes)
     heading = np.zeros(len(codes), dtype=np.int64)
     known = vocabulary >= 0
     heading[known] = _HEADING[vocabulary[known]]

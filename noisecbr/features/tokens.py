@@ -23,7 +23,7 @@ from .language import LANGUAGE_SHIFT, for_language, page_language, stop_masks
 
 __all__ = ["HEAD_WORDS", "VOCABULARIES", "TITLE", "DIGIT", "STOP", "VOCABULARY_SHIFT",
            "VOCABULARY_BITS", "BUCKET_SHIFT", "VECTOR_BITS", "token_codes", "token_buckets",
-           "word_codes", "vocabulary_quantities"]
+           "word_codes", "element_word_codes", "vocabularies_of", "vocabulary_quantities"]
 
 #: How many of a subtree's first words are read as its heading.
 HEAD_WORDS = 6
@@ -116,6 +116,26 @@ def word_codes(table: ElementTable) -> np.ndarray:
             codes[k] = _code(tokens[k])
     table.__dict__["_word_codes"] = codes
     return codes
+
+
+def element_word_codes(table: ElementTable, elements: np.ndarray, head: int | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The :func:`word_codes` of each of ``elements``' words (of its first ``head`` only, when
+    given), one run after the other, with where each run starts and its length: what a rule
+    reads of a few candidates' words without a pass over the page's (every element given must
+    have words)."""
+    offsets = cumulative(table.piece_words, np.int64)
+    start = offsets[table.piece_start[elements]]
+    end = offsets[table.piece_end[elements]]
+    lengths = (end if head is None else np.minimum(start + head, end)) - start
+    first = np.cumsum(lengths) - lengths
+    codes = word_codes(table)[np.repeat(start - first, lengths) + np.arange(lengths.sum())]
+    return codes, first, lengths
+
+
+def vocabularies_of(codes: np.ndarray) -> np.ndarray:
+    """Each full token code's furniture vocabulary: an index into VOCABULARIES, −1 for none."""
+    return ((codes >> VOCABULARY_SHIFT) & ((1 << VOCABULARY_BITS) - 1)) - 1
 
 
 def vocabulary_quantities(table: ElementTable, codes: np.ndarray) -> dict[str, np.ndarray]:
