@@ -23,7 +23,7 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
-from .render import BLOCK_TAGS, VERBATIM_RESTORE, verbatim_text
+from .render import BLOCK_TAGS, verbatim_text
 
 __all__ = ["render_markdown"]
 
@@ -48,13 +48,12 @@ _BREAK = "\ufdd3"
 class _Box:
     """An open container: its finished blocks and the pieces of its current paragraph."""
 
-    tag: str
     blocks: list[str] = field(default_factory=list)
     inline: list[str] = field(default_factory=list)
 
     def flush(self) -> None:
         """End the current paragraph."""
-        text = _SPACES.sub(" ", "".join(self.inline)).strip().replace(f" {_BREAK} ", _BREAK)
+        text = _SPACES.sub(" ", "".join(self.inline)).strip()
         self.inline.clear()
         text = text.replace(f"{_BREAK} ", _BREAK).replace(f" {_BREAK}", _BREAK).strip(_BREAK)
         if text:
@@ -77,11 +76,15 @@ class _List:
 
 @dataclass
 class _Cell:
-    """A table cell: its text on one line, its blocks, whether it holds more than a line."""
+    """A table cell: its text on one line, and its blocks."""
 
     line: str
     blocks: str
-    blocky: bool
+
+    @property
+    def blocky(self) -> bool:
+        """Whether the cell holds more than a line (a layout table's cell)."""
+        return "\n" in self.blocks
 
 
 def render_markdown(root: etree._Element, removed: Collection[etree._Element] = (), *,
@@ -100,7 +103,7 @@ def render_markdown(root: etree._Element, removed: Collection[etree._Element] = 
                 walk.end(element)
             if element is not root and element.tail:
                 walk.add_text(element.tail)
-    return walk.boxes[0].text().translate(VERBATIM_RESTORE)
+    return walk.boxes[0].text()
 
 
 class _Walk:
@@ -108,7 +111,7 @@ class _Walk:
 
     def __init__(self, removed, links: bool, images: bool, base_url: str | None) -> None:
         self.removed, self.links, self.images, self.base = removed, links, images, base_url
-        self.boxes: list[_Box] = [_Box("root")]
+        self.boxes: list[_Box] = [_Box()]
         self.lists: list[_List] = []
         self.tables: list[list[list[_Cell]]] = []
         #: per open inline element: where its text starts in the box's pieces
@@ -150,7 +153,7 @@ class _Walk:
             self.tables[-1].append([])
         elif tag in _BOXES or tag in _HEADINGS:
             self.box.flush()
-            self.boxes.append(_Box(tag))
+            self.boxes.append(_Box())
         elif tag in BLOCK_TAGS or tag == "dt":
             self.box.flush()
         if tag in _EMPHASIS or tag in ("a", "code"):
@@ -178,8 +181,7 @@ class _Walk:
         elif tag in ("td", "th"):
             box = self.boxes.pop()
             blocks = box.text()
-            cell = _Cell(_SPACES.sub(" ", blocks).replace("|", "\\|"), blocks,
-                         len(box.blocks) > 1 or "\n" in blocks)
+            cell = _Cell(_SPACES.sub(" ", blocks).replace("|", "\\|"), blocks)
             if self.tables and self.tables[-1]:
                 self.tables[-1][-1].append(cell)
             elif blocks:
@@ -253,7 +255,7 @@ class _Walk:
 
 def _fence(pre: etree._Element, removed: Collection[etree._Element]) -> str:
     """A ``<pre>`` as fenced code, with the language its class (or its code's) names."""
-    code = verbatim_text(pre, removed).translate(VERBATIM_RESTORE)
+    code = verbatim_text(pre, removed)
     language = ""
     for element in (pre, *pre.iterchildren("code")):
         found = _LANGUAGE.search(element.get("class") or "")

@@ -18,8 +18,8 @@ from lxml import etree, html
 
 from .subtrees import COMPILED
 
-__all__ = ["BLOCK_TAGS", "LINE_TAGS", "VERBATIM_RESTORE", "render_html", "render_text",
-           "render_texts", "verbatim_text"]
+__all__ = ["BLOCK_TAGS", "LINE_TAGS", "render_html", "render_text", "render_texts",
+           "verbatim_text"]
 
 #: Elements that end a paragraph: the text around them is separated by a blank line.
 BLOCK_TAGS = frozenset(
@@ -43,11 +43,13 @@ _TAB = "\ufdd5"
 _CELL_RUN = re.compile(f" ?{_TAB}[{_TAB} ]*")
 
 
+_SPACES = re.compile(r"[ \t\r\f\v\n\u00a0\u200b]+")
+
+
 def _line(line: str) -> str:
     """A line as the text gives it: its cell boundaries as single tabs, stripped (so no tab
     at its ends)."""
     return (_CELL_RUN.sub("\t", line) if _TAB in line else line).strip()
-_SPACES = re.compile(r"[ \t\r\f\v\n\u00a0\u200b]+")
 
 
 def _join(parts: list[str]) -> str:
@@ -148,8 +150,7 @@ def _join_fast(parts: list[str]) -> str | None:
 #: joined and its whitespace collapsed: Unicode noncharacters, which no page may use for text
 #: (what lxml would refuse, \ufffe and \uffff, are the only others).
 _VERBATIM = str.maketrans({"\n": "\ufdd0", " ": "\ufdd1", "\t": "\ufdd2", "\u00a0": "\ufdd4"})
-VERBATIM_RESTORE = str.maketrans({"\ufdd0": "\n", "\ufdd1": " ", "\ufdd2": "\t",
-                                  "\ufdd4": "\u00a0"})
+_RESTORE = str.maketrans({"\ufdd0": "\n", "\ufdd1": " ", "\ufdd2": "\t", "\ufdd4": "\u00a0"})
 _PRE = etree.XPath("descendant-or-self::pre[1]")
 
 
@@ -160,7 +161,7 @@ def _has_pre(root: etree._Element) -> bool:
 
 def verbatim_text(pre: etree._Element, removed: Collection[etree._Element]) -> str:
     """A ``<pre>`` block's text as it reads (its kept descendants' too), lines and indentation
-    kept, without the line ends that open and close it, in the verbatim characters."""
+    kept, without the line ends that open and close it."""
     parts: list[str] = []
     walker = etree.iterwalk(pre, events=("start", "end"))
     for event, element in walker:
@@ -171,8 +172,7 @@ def verbatim_text(pre: etree._Element, removed: Collection[etree._Element]) -> s
                 parts.append(element.text)
         elif element is not pre and element.tail:
             parts.append(element.tail)
-    text = "".join(parts).replace("\r\n", "\n").replace("\r", "\n").strip("\n")
-    return text.rstrip().translate(_VERBATIM)
+    return "".join(parts).replace("\r\n", "\n").replace("\r", "\n").strip("\n").rstrip()
 
 
 def render_text(root: etree._Element, removed: Collection[etree._Element] = (),
@@ -183,7 +183,7 @@ def render_text(root: etree._Element, removed: Collection[etree._Element] = (),
     ``has_pre``: whether ``root`` holds a ``<pre>``, when the caller knows (else looked up)."""
     if has_pre if has_pre is not None else _has_pre(root):
         # The compiled walk collapses every space: a page with code blocks walks in Python.
-        return _render_in_python(root, removed, dropped_text).translate(VERBATIM_RESTORE)
+        return _render_in_python(root, removed, dropped_text).translate(_RESTORE)
     if _COMPILED_RENDER is not None:
         # The same walk in C (no Python step per element), which also does _split_join's work
         # on its UTF-8 bytes (one pass, no str per word) unless the text holds a character
@@ -226,7 +226,7 @@ def _render_in_python(root: etree._Element, removed: Collection[etree._Element] 
             if element.tag == "pre" and not (dropped_text and element in dropped_text):
                 # Its "end" event comes, and closes the paragraph.
                 walker.skip_subtree()
-                append(verbatim_text(element, removed))
+                append(verbatim_text(element, removed).translate(_VERBATIM))
                 continue
             text = element.text
             if text and not (dropped_text and element in dropped_text):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .render import VERBATIM_RESTORE, verbatim_text
+from .render import verbatim_text
 from .tidy import InputError, tidy
 
 __all__ = ["PageStructure", "StructureCounts", "page_structure", "structure_counts"]
@@ -57,7 +57,7 @@ def page_structure(html: bytes | str) -> PageStructure:
     except InputError:
         return PageStructure((), ())
     code = tuple(line.rstrip() for pre in body.iter("pre")
-                 for line in verbatim_text(pre, ()).translate(VERBATIM_RESTORE).split("\n")
+                 for line in verbatim_text(pre, ()).split("\n")
                  if line.strip())
     rows = []
     for row in body.iter("tr"):
@@ -74,8 +74,9 @@ def structure_counts(structure: PageStructure, text: str) -> StructureCounts:
     if not structure.code_lines and not structure.rows:
         return counts
     flat = _normal(text)
-    lines = {line.rstrip() for line in text.split("\n")}
-    normal_lines = [_normal(line) for line in text.split("\n")]
+    text_lines = text.split("\n")
+    lines = {line.rstrip() for line in text_lines}
+    normal_lines = [_normal(line) for line in text_lines]
     for line in structure.code_lines:
         if _normal(line) in flat:
             counts.code_kept += 1

@@ -134,7 +134,7 @@ def test_a_code_block_keeps_its_lines_and_indentation():
         "  indented first line\n\ttabbed bold tail")
     # render_texts (the comments) and the Python walk give the same.
     assert render.render_texts([body]) == render.render_text(body)
-    assert render._render_in_python(body).translate(render.VERBATIM_RESTORE) == render_text(body)
+    assert render._render_in_python(body).translate(render._RESTORE) == render_text(body)
 
 
 def test_a_cleaned_page_keeps_its_code_blocks():
