@@ -110,14 +110,10 @@ def _open(ctx: click.Context, create: bool = False) -> CaseBase:
     fails (exit 3) rather than reading a new, empty case base made by a typo."""
     state = ctx.find_root().obj
     if state.get("cb") is None:
-        from .store import default_url, normalize_url
-        from .store import missing_sqlite_file as missing
-
-        new = missing(normalize_url(state["db"]) if state["db"] else default_url())
         state["cb"] = CaseBase.open(state["db"], create=create)
         ctx.find_root().call_on_close(state["cb"].close)
-        if new is not None:
-            click.echo(f"casebase: created a new case base at {new}", err=True)
+        if state["cb"].created is not None:
+            click.echo(f"casebase: created a new case base at {state['cb'].created}", err=True)
     return state["cb"]
 
 

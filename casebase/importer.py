@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from noisecbr.features import VECTOR_SCHEMA, vectorize
 from noisecbr.layout import dataset_size, read_dataset, site_of
-from noisecbr.limits import read_file_limited
+from noisecbr.limits import read_file_limited, reading_problem
 from noisecbr.metric import PageScore, Scores, aggregate, score_page
 from noisecbr.render import render_text
 from noisecbr.result import LABELS, NOISE
@@ -454,8 +454,7 @@ def _read_pages(files: list[Path], report: ImportReport) -> tuple[list[Path], li
             readable.append(path)
         except (InputError, OSError) as error:
             report.read += 1
-            report.failed.append((path.name, str(error) if isinstance(error, InputError)
-                                  else f"cannot read: {error.strerror or error}"))
+            report.failed.append((path.name, reading_problem(error)))
     return readable, raws
 
 

@@ -71,7 +71,6 @@ __all__ = [
     "NotFoundError",
     "RevectorizeReport",
     "default_url",
-    "missing_sqlite_file",
     "normalize_url",
     "writer",
 ]
@@ -112,7 +111,7 @@ def _sqlite_file(engine: Engine) -> Path | None:
     return Path(database)
 
 
-def missing_sqlite_file(url: str) -> Path | None:
+def _missing_sqlite_file(url: str) -> Path | None:
     """The file a SQLite ``url`` names, when it does not exist (else None)."""
     from sqlalchemy.engine import make_url
 
@@ -338,6 +337,8 @@ class CaseBase:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._writer = writer(engine)
+        #: the SQLite file :meth:`open` created (None when it was there, or for a server's)
+        self.created: Path | None = None
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -352,11 +353,10 @@ class CaseBase:
         server database's existence is the server's to tell.
         """
         url = normalize_url(url) if url else default_url()
-        if not create:
-            missing = missing_sqlite_file(url)
-            if missing is not None:
-                raise NotFoundError(f"no case base at {missing} (create one with `casebase "
-                                    "init` or `casebase import`)")
+        missing = _missing_sqlite_file(url)
+        if missing is not None and not create:
+            raise NotFoundError(f"no case base at {missing} (create one with `casebase "
+                                "init` or `casebase import`)")
         try:
             engine = _create_engine(url)
         except ImportError as error:  # the URL names a driver that is not installed
@@ -367,7 +367,9 @@ class CaseBase:
         except BaseException:
             engine.dispose()
             raise
-        return cls(engine)
+        casebase = cls(engine)
+        casebase.created = missing
+        return casebase
 
     @property
     def url(self) -> str:

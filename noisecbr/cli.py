@@ -21,7 +21,7 @@ from pathlib import Path
 import click
 
 from .exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_NOT_FOUND, EXIT_PARTIAL, EXIT_USAGE
-from .limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS
+from .limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS, reading_problem
 
 _FORMATS = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"}
 #: The formats of WARC input: one row per page (noisecbr.warc.FORMATS).
@@ -187,10 +187,8 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
             out = result.to_markdown(links="links" in flags, images="images" in flags) + "\n"
         else:
             out = result.html if fmt == "html" else result.text + "\n"
-    except InputError as error:
-        return item, None, str(error), False
-    except OSError as error:
-        return item, None, f"cannot read: {error.strerror or error}", False
+    except (InputError, OSError) as error:
+        return item, None, reading_problem(error), False
     except Exception as error:  # noqa: BLE001 - reported per page, the batch goes on
         return item, None, f"{type(error).__name__}: {error}", False
     return item, out, None, unnamed
@@ -416,7 +414,7 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
             try:
                 stream = open(item, "rb")  # noqa: SIM115 - closed by the with below
             except OSError as error:
-                failed.append((item, f"cannot read: {error.strerror or error}"))
+                failed.append((item, reading_problem(error)))
                 continue
             with stream:
                 stats = clean_warc(stream, writer, settings, pool, jobs, bar.update)

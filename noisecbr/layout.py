@@ -22,7 +22,7 @@ import lxml.html
 from lxml import etree
 
 from .errors import InputError
-from .limits import DEFAULT_MAX_BYTES, read_file_limited
+from .limits import DEFAULT_MAX_BYTES, read_file_limited, reading_problem
 
 __all__ = ["COMMENTS_MARKER", "LabelledPage", "site_host", "site_of", "split_truth", "read_dataset",
            "dataset_size", "repair_truth", "site_in_html"]
@@ -192,8 +192,7 @@ def read_dataset(directory: str | Path, ids: set[str] | None = None, *,
         try:
             data = read_file_limited(html_path, max_bytes)
         except (InputError, OSError) as error:
-            problem = str(error) if isinstance(error, InputError) else (
-                f"cannot read: {error.strerror or error}")
+            problem = reading_problem(error)
             if on_unreadable is None:
                 warnings.warn(f"{directory.name}/{page_id}: {problem}, page skipped",
                               stacklevel=2)

@@ -32,6 +32,7 @@ __all__ = [
     "limit_attributes",
     "read_file_limited",
     "read_limited",
+    "reading_problem",
 ]
 
 #: Pages larger than this are refused (10 MB: the largest of the 2 171 modernweb-dev and
@@ -173,3 +174,11 @@ def read_file_limited(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTE
     :class:`InputError`, which each caller reports as a skipped page."""
     with open(path, "rb") as handle:
         return read_limited(handle, max_bytes)
+
+
+def reading_problem(error: InputError | OSError) -> str:
+    """How a page file that could not be read (:func:`read_file_limited`) is reported: the
+    :class:`InputError`'s reason, or "cannot read: " and the system's."""
+    if isinstance(error, InputError):
+        return str(error)
+    return f"cannot read: {error.strerror or error}"
