@@ -54,11 +54,11 @@ _NAME_END = re.compile(r"\s*(?:[,|•·/\n]|\s[-–—]\s|\son\s|\d)")
 
 
 def find_byline(table: ElementTable, kept: np.ndarray,
-                author: str | None) -> tuple[int, str, str | None] | None:
-    """The table index of the page's byline element, its text and the name it gives
-    (:func:`author_of`), or None. ``kept``: per
-    text piece, whether the text shows it (the decisions and the headline applied). The
-    page's language (read off its words) says which words besides "By" open a byline."""
+                author: str | None) -> tuple[int, str | None] | None:
+    """The table index of the page's byline element and the name it gives (:func:`author_of`),
+    or None. ``kept``: per text piece, whether the text shows it (the decisions and the
+    headline applied). The page's language (read off its words) says which words besides "By"
+    open a byline."""
     language = page_language(word_codes(table))
     language = LANGUAGES[language] if language is not None else None
     words = table.subtree(table.piece_words)
@@ -78,7 +78,7 @@ def find_byline(table: ElementTable, kept: np.ndarray,
         text = " ".join(table.piece_text[start:end])
         if _by_name(text, language) or (
                 author_words and author_words <= set(WORD.findall(text.lower()))):
-            return block, text, author_of(text, language)
+            return block, author_of(text, language)
     return None
 
 

@@ -367,7 +367,7 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
         kept = kept_pieces(table, decision, _index_of(table, headline))
         byline = find_byline(table, kept, metadata.author)
         if byline is not None:
-            index, _, named = byline
+            index, named = byline
             removed.add(elements[index])
             if metadata.author is None:
                 metadata = dataclasses.replace(metadata, author=printable(named or "") or None)
