@@ -25,11 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cleaner import FAVOR, Cleaner, default_model
+from .evidence import SiteEvidence
 from .layout import LabelledPage, read_dataset, split_truth
 from .memory import SiteMemory
 from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page, tokens
 from .plugins import PluginMissingError, hook
 from .structure import StructureCounts, page_structure, structure_counts
+from .subtrees import build_table
+from .tidy import InputError, tidy
 
 __all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "format_table",
            "get_extractor", "best_per_page", "oracle_row", "page_key"]
@@ -302,19 +305,43 @@ def _stored_fold_models(folder: str | Path, pages: Sequence[LabelledPage]) -> di
     return {page_key(page): models[fold_of[page_key(page)]] for page in pages}
 
 
+def _others(pages: Sequence[LabelledPage], per_site: int) -> dict[str, list[LabelledPage]]:
+    """For each page (by id), ``per_site`` *other* pages of its site: the first by id."""
+    by_site: dict[str, list[LabelledPage]] = {}
+    for page in pages:
+        by_site.setdefault(page.site, []).append(page)
+    return {page.id: sorted((p for p in by_site[page.site] if p.id != page.id),
+                            key=lambda p: p.id)[:per_site] for page in pages}
+
+
+def _site_evidence(pages: Sequence[LabelledPage], per_site: int) -> dict[str, SiteEvidence]:
+    """For each page (by id), the :class:`SiteEvidence` of ``per_site`` other pages of its
+    site, unlabelled: what a crawl of that many pages of the site would show."""
+    others = _others(pages, per_site)
+    read: dict[str, SiteEvidence] = {}
+    for page in {p.id: p for chosen in others.values() for p in chosen}.values():
+        try:
+            read[page.id] = SiteEvidence([build_table(tidy(page.html))])
+        except InputError:
+            read[page.id] = SiteEvidence()
+    out = {}
+    for page in pages:
+        evidence = SiteEvidence()
+        for other in others[page.id]:
+            evidence = evidence.merged(read[other.id])
+        out[page.id] = evidence
+    return out
+
+
 def _site_memories(pages: Sequence[LabelledPage], per_site: int) -> dict[str, SiteMemory]:
     """For each page, the memory of ``per_site`` *other* pages of its site (the first by id),
     labelled from their ground truth: what correcting that many pages of a site would teach."""
     memory_from_truth = _hook("memory_from_truth", "adapt builds site memories with the case "
                               "base package")
-    by_site: dict[str, list[LabelledPage]] = {}
-    for page in pages:
-        by_site.setdefault(page.site, []).append(page)
     built: dict[tuple[str, ...], SiteMemory] = {}
     memories = {}
-    for page in pages:
-        others = sorted((p for p in by_site[page.site] if p.id != page.id), key=lambda p: p.id)
-        chosen = others[:per_site]
+    for page, chosen in zip(pages, map(_others(pages, per_site).__getitem__,
+                                       (p.id for p in pages))):
         key = tuple(p.id for p in chosen)
         if key not in built:
             built[key] = memory_from_truth(chosen)
@@ -333,6 +360,7 @@ def bench(
     progress: bool = False,
     with_sets: Sequence[str] = (),
     adapt: int = 0,
+    site_pages: int = 0,
     truth: str = "full",
     comments: bool = False,
     modes: bool = False,
@@ -369,7 +397,9 @@ def bench(
         raise BenchUsageError(f"adapt is a number of pages per site, got {adapt}")
     if truth not in TRUTHS:
         raise BenchUsageError(f"truth must be one of {', '.join(TRUTHS)}, got {truth!r}")
-    pages, labelled = _bench_pages(dataset, limit, adapt, truth, by_lang)
+    if site_pages < 0:
+        raise BenchUsageError(f"site_pages is a number of pages per site, got {site_pages}")
+    pages, labelled = _bench_pages(dataset, limit, max(adapt, site_pages), truth, by_lang)
     # Every extractor is made ready first (fold models trained, peers imported), then all are
     # timed together, taking turns (see ROUND_PAGES); rows come back in the order asked.
     slots: list[BenchRow | tuple[str, Callable[[LabelledPage], str]]] = []
@@ -377,6 +407,7 @@ def bench(
         if name == "noisecbr":
             slots.extend(_noisecbr_slots(pages, labelled, cv=cv, seed=seed, model=model,
                                          progress=progress, with_sets=with_sets, adapt=adapt,
+                                         site_pages=site_pages,
                                          comments=comments, modes=modes,
                                          fold_models=fold_models))
             continue
@@ -418,8 +449,8 @@ def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str, by_lan
 
 
 def _noisecbr_slots(pages: Sequence[LabelledPage], labelled: Sequence[LabelledPage], *, cv,
-                    seed, model, progress, with_sets, adapt, comments, modes, fold_models=None
-                    ) -> list[tuple[str, Callable[[LabelledPage], str]]]:
+                    seed, model, progress, with_sets, adapt, comments, modes, fold_models=None,
+                    site_pages=0) -> list[tuple[str, Callable[[LabelledPage], str]]]:
     """The noisecbr rows of a bench: the balanced cleaner, each other mode with ``modes``, and
     the site memory's row with ``adapt``. Fold models and site memories learn from
     ``labelled`` (the pages with the dataset's own ground truth)."""
@@ -446,6 +477,12 @@ def _noisecbr_slots(pages: Sequence[LabelledPage], labelled: Sequence[LabelledPa
         slots.append((f"{label} + {adapt} labelled page{'s' * (adapt > 1)} of the site",
                       lambda page, c=cleaner_of, m=memories: c[page_key(page)].clean(
                           page.html, url=page.url, memory=m[page.id]).text))
+    if site_pages:
+        cleaner_of = _cleaners(pages, model_of, "balanced", comments)
+        evidence = _site_evidence(labelled, site_pages)
+        slots.append((f"{label} + {site_pages} unlabelled page{'s' * (site_pages > 1)} of the "
+                      "site", lambda page, c=cleaner_of, e=evidence: c[page_key(page)].clean(
+                          page.html, url=page.url, site=e[page.id]).text))
     return slots
 
 

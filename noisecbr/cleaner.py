@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -40,6 +41,8 @@ from lxml import etree
 from .byline import find_byline
 from .datelines import datelines
 from .discussion import without_unfounded_comments
+from .evidence import MAX_PAGES as MAX_EVIDENCE_PAGES
+from .evidence import TEMPLATE_MAX_DATA, SiteEvidence
 from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_pieces, kept_words
 from .features import vectorize
 from .features.lexical import lexical_inputs
@@ -57,7 +60,7 @@ from .orphans import orphaned_headings
 from .render import render_html, render_text, render_texts
 from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
 from .subtrees import ElementTable, build_table
-from .tidy import Parser, drop_elements, printable, tidy
+from .tidy import InputError, Parser, drop_elements, printable, tidy
 
 __all__ = ["DEFAULT_MODEL", "FAVOR", "Cleaner", "DecidedPage", "clean", "default_model"]
 
@@ -113,8 +116,9 @@ def model_thresholds(model: Model, favor: str = "balanced") -> dict[str, float]:
 class DecidedPage:
     """A page as :meth:`Cleaner.decide_page` decided it: per element (document order) its
     class probabilities and decision (−1 inside a decided subtree, else a LABELS index);
-    whether the walk fell back; and with a site memory, what it recalled (−1 or a label per
-    element) and the ids of the stored cases behind each recall."""
+    whether the walk fell back; with a site memory, what it recalled (−1 or a label per
+    element) and the ids of the stored cases behind each recall; with site evidence, which
+    subtrees recur on the site's other pages."""
 
     table: ElementTable
     proba: np.ndarray
@@ -122,6 +126,7 @@ class DecidedPage:
     fell_back: bool
     recalled: np.ndarray | None = None
     stored: list | None = None
+    templates: np.ndarray | None = None
 
 
 class Cleaner:
@@ -198,9 +203,14 @@ class Cleaner:
         return self.walk(table, proba, extra_noise, recalled), proba
 
     def walk(self, table: ElementTable, proba: np.ndarray, extra_noise: set[int] | None = None,
-             recalled: np.ndarray | None = None, start: int = 0) -> np.ndarray:
+             recalled: np.ndarray | None = None, start: int = 0,
+             templates: np.ndarray | None = None) -> np.ndarray:
         """The top-down walk over the subtree of element ``start`` (the whole page by
-        default) with the scores ``proba``; decisions as :meth:`decide` returns them."""
+        default) with the scores ``proba``; decisions as :meth:`decide` returns them.
+
+        ``templates`` (from :meth:`noisecbr.evidence.SiteEvidence.templates`: per element,
+        whether its text recurs on the site's other pages) removes those subtrees, and keeps
+        none that holds one whole, where the site memory did not decide."""
         removal = proba[:, NOISE] + proba[:, COMMENT]
         is_leaf = table.n_children == 0
         # The threshold tests of the whole page at once, then a walk over plain Python lists
@@ -214,6 +224,10 @@ class Cleaner:
             noisy = np.where(hit, (recalled == NOISE) | (recalled == COMMENT), noisy)
             keep = np.where(hit, recalled == DATA, keep)
             comment = np.where(hit, recalled == COMMENT, comment)
+        if templates is not None:
+            templates = templates & (proba[:, DATA] < TEMPLATE_MAX_DATA)
+            noisy, keep, comment = _with_templates(table, templates, recalled, noisy, keep,
+                                                   comment)
         noisy, keep, comment = noisy.tolist(), keep.tolist(), comment.tolist()
         leaf = is_leaf.tolist()
         end = table.end.tolist()
@@ -236,12 +250,14 @@ class Cleaner:
     # -- cleaning ----------------------------------------------------------------------------
     def clean_body(self, body: etree._Element, url: str | None = None,
                    extra_noise: NoiseEvidence | None = None,
-                   memory: SiteMemory | None = None) -> CleanResult:
+                   memory: SiteMemory | None = None,
+                   site: SiteEvidence | None = None) -> CleanResult:
         """Clean a tidied ``<body>`` (see :meth:`clean`)."""
-        return self.page_result(body, self.decide_page(body, extra_noise, memory), url)
+        return self.page_result(body, self.decide_page(body, extra_noise, memory, site), url)
 
     def decide_page(self, body: etree._Element, extra_noise: NoiseEvidence | None = None,
-                    memory: SiteMemory | None = None) -> DecidedPage:
+                    memory: SiteMemory | None = None,
+                    site: SiteEvidence | None = None) -> DecidedPage:
         """Everything :meth:`clean_body` decides about a tidied ``<body>``, before it renders
         the result: the review page and ``casebase explain`` explain these very decisions
         (the fallback's included) without cleaning the page a second time."""
@@ -251,16 +267,18 @@ class Cleaner:
             forced = {int(i) for i in extra_noise(table)}
         recalled, stored = (memory.lookup(table) if memory is not None and len(memory)
                             else (None, None))
+        templates = site.templates(table) if site is not None and len(site) else None
         proba = self.scores(table)
-        decision, fell_back = self.settle(table, proba, forced, recalled)
-        return DecidedPage(table, proba, decision, fell_back, recalled, stored)
+        decision, fell_back = self.settle(table, proba, forced, recalled, templates)
+        return DecidedPage(table, proba, decision, fell_back, recalled, stored, templates)
 
     def settle(self, table: ElementTable, proba: np.ndarray, forced: set[int] | None = None,
-               recalled: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+               recalled: np.ndarray | None = None, templates: np.ndarray | None = None
+               ) -> tuple[np.ndarray, bool]:
         """The page's decisions from its scores (the walk, then the fallback when the walk
         kept almost nothing), and whether it fell back. Walking the same scores again with
         other thresholds costs no network pass (how :mod:`training.modes` compares them)."""
-        decision, fell_back = self._walked(table, proba, forced, recalled)
+        decision, fell_back = self._walked(table, proba, forced, recalled, templates)
         if not fell_back:
             # A furniture heading goes with the box the walk removed (noisecbr.orphans), and
             # a dateline is metadata (noisecbr.datelines); but not where the site's stored
@@ -270,9 +288,10 @@ class Cleaner:
         return decision, fell_back
 
     def _walked(self, table: ElementTable, proba: np.ndarray, forced: set[int] | None,
-                recalled: np.ndarray | None) -> tuple[np.ndarray, bool]:
+                recalled: np.ndarray | None, templates: np.ndarray | None = None
+                ) -> tuple[np.ndarray, bool]:
         """The walk's decisions, or the fallback's when the walk kept almost nothing."""
-        decision = self.walk(table, proba, forced, recalled)
+        decision = self.walk(table, proba, forced, recalled, templates=templates)
         if kept_words(table, decision) >= FALLBACK_MIN_WORDS + 2 * MAX_HEADLINE_WORDS:
             return decision, False
         # A result this small may be little more than the headline, which the text leaves out
@@ -284,34 +303,69 @@ class Cleaner:
         root = fallback_subtree(table, proba, headline)
         if root is None:
             return decision, False
-        walked = self.walk(table, proba, forced, recalled, start=root)
+        walked = self.walk(table, proba, forced, recalled, start=root, templates=templates)
         return fall_back(table, walked, root, without=headline), True
 
     def result(self, body: etree._Element, table: ElementTable, decision: np.ndarray,
                proba: np.ndarray, fell_back: bool = False, url: str | None = None,
-               recalled: np.ndarray | None = None, stored=None) -> CleanResult:
+               recalled: np.ndarray | None = None, stored=None,
+               templates: np.ndarray | None = None) -> CleanResult:
         """The :class:`CleanResult` of a decided page: the headline out of the body text,
         the comments apart (after the text with ``comments=True``)."""
         metadata, headline = _headline(body, table)
         return _result(table, body, decision, proba, url, metadata, headline, fell_back,
-                       self.comments, recalled, stored)
+                       self.comments, _Sources(recalled, stored, templates))
 
     def page_result(self, body: etree._Element, page: DecidedPage,
                     url: str | None = None) -> CleanResult:
         """The :class:`CleanResult` of ``page``, as :meth:`decide_page` decided ``body``."""
         return self.result(body, page.table, page.decision, page.proba, page.fell_back, url,
-                           page.recalled, page.stored)
+                           page.recalled, page.stored, page.templates)
 
     def clean(self, html: str | bytes, url: str | None = None, *,
               extra_noise: NoiseEvidence | None = None,
-              memory: SiteMemory | None = None) -> CleanResult:
+              memory: SiteMemory | None = None,
+              site: SiteEvidence | None = None) -> CleanResult:
         """Clean one page. Raises :class:`noisecbr.tidy.InputError` for input that is not HTML.
 
         ``memory``: the labelled pages of the page's site (:class:`noisecbr.memory.SiteMemory`);
-        where their subtrees of the same signature agree on a label, that label decides."""
+        where their subtrees of the same signature agree on a label, that label decides.
+        ``site``: unlabelled pages of its site (:meth:`site_evidence`); what recurs on them is
+        removed (:mod:`noisecbr.evidence`)."""
+        return self.clean_body(self._tidy(html), url=url, extra_noise=extra_noise,
+                               memory=memory, site=site)
+
+    def _tidy(self, html: str | bytes) -> etree._Element:
         kwargs = {} if self.max_bytes is None else {"max_bytes": self.max_bytes}
-        body = tidy(html, parser=self.parser, max_elements=self.max_elements, **kwargs)
-        return self.clean_body(body, url=url, extra_noise=extra_noise, memory=memory)
+        return tidy(html, parser=self.parser, max_elements=self.max_elements, **kwargs)
+
+    def site_evidence(self, pages: Iterable[str | bytes]) -> SiteEvidence:
+        """The :class:`~noisecbr.evidence.SiteEvidence` of unlabelled pages of one site (the
+        first :data:`~noisecbr.evidence.MAX_PAGES` distinct pages that are HTML; the others
+        are not read)."""
+        evidence = SiteEvidence()
+        for html in pages:
+            if len(evidence) >= MAX_EVIDENCE_PAGES:
+                break
+            try:
+                evidence.add(build_table(self._tidy(html)))
+            except InputError:
+                continue  # a page that is not HTML is no evidence; cleaning it will say why
+        return evidence
+
+    def clean_site(self, pages: Iterable[str | bytes | tuple[str | bytes, str | None]], *,
+                   memory: SiteMemory | None = None) -> Iterator[CleanResult]:
+        """Clean the pages of one site together: each page with what recurs on the site's other
+        pages (:meth:`site_evidence`, from the first
+        :data:`~noisecbr.evidence.MAX_PAGES`), in the order given. A page is its HTML or an
+        (HTML, URL) pair; ``memory`` as in :meth:`clean`. Raises
+        :class:`noisecbr.tidy.InputError` at a page that is not HTML (clean a crawl's pages with
+        :meth:`site_evidence` and :meth:`clean` to go on past one)."""
+        pairs = (page if isinstance(page, tuple) else (page, None) for page in pages)
+        first = list(itertools.islice(pairs, MAX_EVIDENCE_PAGES))
+        evidence = self.site_evidence(html for html, _ in first)
+        for html, url in itertools.chain(first, pairs):
+            yield self.clean(html, url, memory=memory, site=evidence)
 
 
 def _headline(body: etree._Element, table: ElementTable
@@ -352,7 +406,7 @@ def _xml_safe_metadata(metadata: PageMetadata) -> PageMetadata:
 
 def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, proba: np.ndarray,
             url: str | None, metadata, headline: etree._Element | None, fell_back: bool,
-            with_comments: bool, recalled: np.ndarray | None, stored) -> CleanResult:
+            with_comments: bool, sources: _Sources) -> CleanResult:
     """The CleanResult of a decided page: text now, HTML, comments and decisions on demand."""
     decided = np.flatnonzero(decision >= 0)
     elements = table.elements
@@ -396,8 +450,7 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
                      label=LABELS[decision[i]],
                      probabilities=tuple(round(float(p), 4) for p in proba[i]),
                      text_length=int(length),
-                     **({"source": "memory", "cases": stored[i]}
-                        if recalled is not None and recalled[i] >= 0 else {}))
+                     **sources.of(i))
             for i, length in zip(decided.tolist(), chars)
         ]
 
@@ -421,6 +474,39 @@ def _result(table: ElementTable, body: etree._Element, decision: np.ndarray, pro
     return CleanResult(html=cleaned_html, text=text, decisions=decisions, url=url,
                        comments=comments, metadata=metadata, fallback=fell_back,
                        markdown=markdown)
+
+
+def _with_templates(table: ElementTable, templates: np.ndarray, recalled: np.ndarray | None,
+                    noisy: np.ndarray, keep: np.ndarray, comment: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The walk's tests with the site's template subtrees: noise, never comments; and a
+    subtree that holds one is descended into, not kept whole (the template inside would go
+    through). The site memory's recalls stand."""
+    free = np.ones(len(table), dtype=bool) if recalled is None else recalled < 0
+    marked = templates & free
+    # Subtree i holds a template below it when the count of templates in (i, end[i]) is > 0.
+    counted = np.zeros(len(table) + 1, dtype=np.int64)
+    np.cumsum(marked, out=counted[1:])
+    holds = (counted[table.end] - counted[1:]) > 0
+    return noisy | marked, keep & ~(holds & free), comment & ~marked
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sources:
+    """What decided a page's subtrees besides the network: the site memory's recalls and
+    their stored cases, and the site evidence's templates."""
+
+    recalled: np.ndarray | None = None
+    stored: list | None = None
+    templates: np.ndarray | None = None
+
+    def of(self, i: int) -> dict:
+        """The source fields of element ``i``'s :class:`Decision` (none: the model's)."""
+        if self.recalled is not None and self.recalled[i] >= 0:
+            return {"source": "memory", "cases": self.stored[i]}
+        if self.templates is not None and self.templates[i]:
+            return {"source": "site"}
+        return {}
 
 
 def _reaches(scores: np.ndarray, threshold: float) -> np.ndarray:

@@ -168,17 +168,34 @@ def _page_memories(database: str, site: str | None, url: str | None, warc: bool 
     return memories
 
 
-def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
+def _clean_site(items: list[str], fmt: str, url: str | None
+                ) -> list[tuple[str, str | None, str | None, bool]]:
+    """Clean the page files of one site together (``--by-site``): each with what recurs on
+    the site's other pages (:mod:`noisecbr.evidence`); results as :func:`_clean_one`'s."""
+    from .tidy import InputError
+
+    def readable():
+        for item in items:
+            try:
+                yield _read(item, _worker_cleaner.max_bytes)
+            except (InputError, OSError):
+                continue  # no evidence; cleaning it says why
+
+    evidence = _worker_cleaner.site_evidence(readable())
+    return [_clean_one(item, None, fmt, url, evidence) for item in items]
+
+
+def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidence=None
                ) -> tuple[str, str | None, str | None, bool]:
     """Returns (input, output, error, whether the page named no site for --memory): one bad
-    page never stops the batch."""
+    page never stops the batch. ``evidence``: the page's site's, with ``--by-site``."""
     from .tidy import InputError
 
     try:
         data = _read(item, _worker_cleaner.max_bytes) if data is None else data
         memory = _worker_memory(data) if _worker_memory is not None else None
         unnamed = _worker_memory is not None and memory is None
-        result = _worker_cleaner.clean(data, url=url, memory=memory)
+        result = _worker_cleaner.clean(data, url=url, memory=memory, site=evidence)
         # Rendered here, inside the guard: the HTML and the decisions are built on access.
         if fmt == "json":
             out = result.to_json() + "\n"
@@ -233,17 +250,22 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None
 @click.option("--images", is_flag=True, help="With -f markdown: images as ![alt](src).")
 @click.option("--markdown", "markdown_column", is_flag=True, help="WARC input: add a markdown "
               "column to the rows (the main content as Markdown).")
+@click.option("--by-site", is_flag=True, help="Clean each site's pages together: what recurs "
+              "on a site's pages (menus, footers, rails) is removed from each. A page's site "
+              "is the host it declares (canonical link, og:url), else its folder; of a WARC "
+              "record, the host of its target URI.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: str | None,
           url: str | None, parser: str, smooth: float | None, favor: str, comments: bool,
           jobs: int, memory_db: str | None, site: str | None, max_bytes: int,
           max_elements: int, links: bool, images: bool, markdown_column: bool,
-          quiet: bool) -> None:
+          by_site: bool, quiet: bool) -> None:
     """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin; or
     WARC files (.warc, .warc.gz), whose HTML responses are written one row per page.
 
     With --memory, pages of a site whose labelled pages are in the case base (imported, or
-    corrected with `casebase label`) are cleaned with what those pages say, without retraining."""
+    corrected with `casebase label`) are cleaned with what those pages say, without retraining.
+    With --by-site, what recurs across a site's pages is removed from each, without labels."""
     from .model import ModelError
     from .tidy import InputError
     from .warc import is_warc
@@ -265,7 +287,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
         memory = _page_memories(memory_db, site, url, warc=True) if memory_db else None
         _clean_crawl(warcs, output, fmt, CleanSettings(
             model, parser, smooth, max_bytes, memory, favor, comments, max_elements,
-            markdown=markdown_column), jobs, quiet)
+            markdown=markdown_column, by_site=by_site), jobs, quiet)
         return
     fmt = fmt or "text"
     if markdown_column:
@@ -278,6 +300,8 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
               EXIT_USAGE)
     if items.count("-") > 1:
         _fail("standard input can be read only once", EXIT_USAGE)
+    if by_site and "-" in items:
+        _fail("--by-site groups page files by site: give files or folders, not -", EXIT_USAGE)
     # A folder in, a folder out: even with one page in it.
     many = len(items) > 1 or any(item != "-" and Path(item).is_dir() for item in inputs)
     targets = _targets(placed, output, fmt) if output is not None and many else None
@@ -297,18 +321,25 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
         except InputError as error:
             _fail(f"-: {error}", EXIT_PARTIAL)
     shape = "+".join(["markdown", *(["links"] if links else []), *(["images"] if images else [])])
+    groups = None
+    if by_site:
+        from .sites import group_by_site
+
+        groups = list(group_by_site(items, lambda item: _read(item, max_bytes)).values())
     _clean_files(items, output, targets, shape if fmt == "markdown" else fmt, url, stdin_data,
                  jobs, quiet,
-                 (model, parser, smooth, memory, favor, comments, max_bytes, max_elements))
+                 (model, parser, smooth, memory, favor, comments, max_bytes, max_elements),
+                 groups)
 
 
 def _clean_files(items: list[str], output: Path | None, targets: dict[str, Path] | None,
                  fmt: str, url: str | None, stdin_data: bytes | None, jobs: int, quiet: bool,
-                 worker: tuple) -> None:
+                 worker: tuple, groups: list[list[str]] | None = None) -> None:
     """Clean HTML inputs (in ``jobs`` processes, each set up by ``_init_worker(*worker)``) and
     write each result (several: to its file in ``targets``); one bad input never stops the
     others: the failures are listed at the end, and the exit code is then
-    :data:`EXIT_PARTIAL`."""
+    :data:`EXIT_PARTIAL`. With ``groups`` (the items by site), each group is cleaned
+    together (:func:`_clean_site`)."""
     from tqdm import tqdm
 
     many = len(items) > 1
@@ -345,7 +376,19 @@ def _clean_files(items: list[str], output: Path | None, targets: dict[str, Path]
                 return
             written += 1
 
-    if jobs > 1 and many:
+    if groups is not None:
+        # A site's pages go to one process together: its evidence is read once.
+        site_tasks = [(group, fmt, url) for group in groups]
+        if jobs > 1 and len(groups) > 1:
+            with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=worker) as pool:
+                for results in pool.map(_clean_site, *zip(*site_tasks)):
+                    for result in results:
+                        emit(*result)
+        else:
+            for task in site_tasks:
+                for result in _clean_site(*task):
+                    emit(*result)
+    elif jobs > 1 and many:
         with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=worker) as pool:
             for result in pool.map(_clean_one, *zip(*tasks()), chunksize=4):
                 emit(*result)
@@ -486,12 +529,16 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
               help="Score only the pages of sites with more than K pages, and add a noisecbr "
               "row that also uses a site memory of K other pages of each page's site, labelled "
               "from their ground truth (what correcting K pages of a site teaches).")
+@click.option("--site-pages", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Score only the pages of sites with more than K pages, and add a noisecbr "
+              "row that cleans each page with K other pages of its site as unlabelled "
+              "evidence (what recurs on them is the site's template).")
 def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                   with_sets: tuple[str, ...], limit: int | None, model: str | None, seed: int,
                   csv_path: Path | None, by_type: bool, by_lang: bool, structure: bool,
                   truth: str,
                   comments: bool, modes: bool,
-                  oracle: bool, fold_models: str | None, adapt: int) -> None:
+                  oracle: bool, fold_models: str | None, adapt: int, site_pages: int) -> None:
     """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
     with a bootstrap ± and docs/s (CPU time, one process)."""
     from .bench import PEERS, BenchUsageError, bench, format_by_type, format_structure, format_table
@@ -502,13 +549,14 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
               EXIT_USAGE)
     if with_sets and not cv:
         _fail("--with adds training data to the --cv fold models: give --cv K too", EXIT_USAGE)
-    if adapt and "noisecbr" not in (extractors or ("noisecbr",)):
-        _fail("--adapt adds a noisecbr row: give -e noisecbr too", EXIT_USAGE)
+    for flag, value in (("--adapt", adapt), ("--site-pages", site_pages)):
+        if value and "noisecbr" not in (extractors or ("noisecbr",)):
+            _fail(f"{flag} adds a noisecbr row: give -e noisecbr too", EXIT_USAGE)
     try:
         rows = bench(dataset, extractors or ("noisecbr",), cv=cv, limit=limit, seed=seed,
                      model=model, progress=sys.stderr.isatty(), with_sets=with_sets, adapt=adapt,
-                     truth=truth, comments=comments, modes=modes, oracle=oracle,
-                     fold_models=fold_models, by_lang=by_lang, structure=structure)
+                     site_pages=site_pages, truth=truth, comments=comments, modes=modes,
+                     oracle=oracle, fold_models=fold_models, by_lang=by_lang, structure=structure)
     except BenchUsageError as error:
         _fail(str(error), EXIT_USAGE)
     click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from .warc import CrawlStats, RowWriter, WarcPage, cached_cleaner, clean_pages, iter_pages
+from .warc import (
+    SITE_WINDOW,
+    CrawlStats,
+    RowWriter,
+    WarcPage,
+    cached_cleaner,
+    clean_pages,
+    iter_pages,
+)
 
 __all__ = ["CleanSettings", "clean_warc"]
 
@@ -38,6 +46,7 @@ class CleanSettings:
     comments: bool = False
     max_elements: int | None = None
     markdown: bool = False  # a markdown column in the rows
+    by_site: bool = False  # clean each host's pages with what recurs on them
 
     def cleaner(self) -> Any:
         """This process's Cleaner for these settings (loaded once per process)."""
@@ -57,20 +66,21 @@ def _init_worker(settings: CleanSettings) -> None:
 def _clean_chunk(pages: list[WarcPage]) -> tuple[list[dict[str, Any]], CrawlStats]:
     stats = CrawlStats()
     rows = list(clean_pages(_settings.cleaner(), pages, stats, _settings.memories,
-                            _settings.markdown))
+                            _settings.markdown, _settings.by_site))
     return rows, stats
 
 
-def _chunks(pages: Iterator[WarcPage]) -> Iterator[list[WarcPage]]:
-    while chunk := list(islice(pages, CHUNK_PAGES)):
+def _chunks(pages: Iterator[WarcPage], size: int) -> Iterator[list[WarcPage]]:
+    while chunk := list(islice(pages, size)):
         yield chunk
 
 
-def _pooled(pool: ProcessPoolExecutor, pages: Iterator[WarcPage], jobs: int, stats: CrawlStats
-            ) -> Iterator[dict[str, Any]]:
-    """The rows of ``pages`` cleaned in ``pool``, in order, with a bounded number in flight."""
+def _pooled(pool: ProcessPoolExecutor, pages: Iterator[WarcPage], jobs: int, stats: CrawlStats,
+            size: int = CHUNK_PAGES) -> Iterator[dict[str, Any]]:
+    """The rows of ``pages`` cleaned in ``pool``, in order, with a bounded number in flight
+    (chunks of ``size`` pages: with ``by_site``, a whole window of hosts goes to one worker)."""
     pending: deque[Future] = deque()
-    for chunk in _chunks(pages):
+    for chunk in _chunks(pages, size):
         pending.append(pool.submit(_clean_chunk, chunk))
         while len(pending) >= jobs * CHUNKS_PER_WORKER:
             yield from _collect(pending.popleft(), stats)
@@ -93,9 +103,10 @@ def clean_warc(source: Any, writer: RowWriter, settings: CleanSettings,
     stats = CrawlStats()
     pages = iter_pages(source, stats, settings.max_bytes)
     if pool is None:
-        rows = clean_pages(settings.cleaner(), pages, stats, settings.memories, settings.markdown)
+        rows = clean_pages(settings.cleaner(), pages, stats, settings.memories, settings.markdown,
+                           settings.by_site)
     else:
-        rows = _pooled(pool, pages, jobs, stats)
+        rows = _pooled(pool, pages, jobs, stats, SITE_WINDOW if settings.by_site else CHUNK_PAGES)
     for row in rows:
         writer.write(row)
         if progress is not None:

@@ -43,8 +43,9 @@ class Decision:
     label: str
     probabilities: tuple[float, ...]  # in LABELS order (a 3-class model's comment: 0.0)
     text_length: int
-    #: "model" (the network's scores decided) or "memory" (stored cases of the page's site with
-    #: the same markup agreed on the label; see :mod:`noisecbr.memory`)
+    #: "model" (the network's scores decided), "memory" (stored cases of the page's site with
+    #: the same markup agreed on the label; see :mod:`noisecbr.memory`) or "site" (its text
+    #: recurs on the site's other pages: a template; see :mod:`noisecbr.evidence`)
     source: str = "model"
     #: for a decision by memory: ids of (up to 5) stored cases of the site with the same markup
     #: (``casebase show ID``), when the memory was read from a case base

@@ -61,7 +61,7 @@ def clean_partition(paths: Iterable[str], settings: CleanSettings,
             with open_warc(path) as stream:
                 pages = iter_pages(stream, stats, settings.max_bytes)
                 for row in clean_pages(cleaner, pages, stats, settings.memories,
-                                       settings.markdown):
+                                       settings.markdown, settings.by_site):
                     yield tuple(row[name] for name in names)
         except OSError:
             stats.skip(UNOPENED)
@@ -140,10 +140,13 @@ def _summary(counts: Counter) -> str:
 @click.option("--overwrite", is_flag=True, help="Replace an existing output folder.")
 @click.option("--markdown", is_flag=True, help="Add a markdown column: the main content as "
               "Markdown.")
+@click.option("--by-site", is_flag=True, help="Clean each host's pages with what recurs on "
+              "them (menus, footers, rails): records grouped by the host of their target URI, "
+              "256 records at a time.")
 def spark(inputs: tuple[str, ...], output: str, paths_from: str | None, model: str | None,
           memory_db: str | None, site: str | None, max_bytes: int | None, favor: str,
           comments: bool, partitions: int | None, master: str | None, overwrite: bool,
-          markdown: bool) -> None:
+          markdown: bool, by_site: bool) -> None:
     """Clean WARC files on Spark: INPUTS are WARC paths or URLs; writes Parquet to OUTPUT."""
     paths = _read_paths(inputs, paths_from)
     if not paths:
@@ -163,7 +166,7 @@ def spark(inputs: tuple[str, ...], output: str, paths_from: str | None, model: s
         except (PluginMissingError, ImportError, ValueError, MemorySourceError) as error:
             raise click.ClickException(f"--memory: {error}") from error
     settings = CleanSettings(model=model, max_bytes=max_bytes, memories=memories, favor=favor,
-                             comments=comments, markdown=markdown)
+                             comments=comments, markdown=markdown, by_site=by_site)
     builder = SparkSession.builder.appName("noisecbr")
     if master:
         builder = builder.master(master)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -281,11 +282,12 @@ def columns(markdown: bool = False) -> list[tuple[str, str]]:
 
 
 def page_row(cleaner: Any, page: WarcPage, memories: Callable | None = None,
-             markdown: bool = False) -> dict[str, Any]:
-    """Clean one page: its output row (with its Markdown when asked). Raises
+             markdown: bool = False, evidence: Any = None) -> dict[str, Any]:
+    """Clean one page: its output row (with its Markdown when asked); ``evidence``: its
+    site's (:class:`noisecbr.evidence.SiteEvidence`). Raises
     :class:`noisecbr.tidy.InputError` for a payload that is not HTML after all."""
     memory = _memory_for(memories, page.url) if memories is not None else None
-    result = cleaner.clean(page.payload, url=page.url or None, memory=memory)
+    result = cleaner.clean(page.payload, url=page.url or None, memory=memory, site=evidence)
     counts = Counter(decision.label for decision in result.decisions)
     row: dict[str, Any] = {
         "url": page.url, "warc_record_id": page.record_id, "warc_date": page.date,
@@ -312,13 +314,39 @@ def _memory_for(memories: Any, url: str):
     return None if host is None else memories.memory(host)
 
 
+#: Records grouped by host at once with ``by_site``: a crawl writes a site's pages near each
+#: other, and a window, not the whole archive, keeps memory flat and the rows in record order.
+SITE_WINDOW = 256
+
+
+def site_windows(cleaner: Any, pages: Iterable[WarcPage]
+                 ) -> Iterator[tuple[WarcPage, Any]]:
+    """Each page with the evidence of its host's other pages among the next
+    :data:`SITE_WINDOW` records (None for a host seen once), in record order."""
+    from .layout import site_of
+
+    pages = iter(pages)
+    while window := list(itertools.islice(pages, SITE_WINDOW)):
+        hosts = [site_of(page.url, page.record_id) for page in window]
+        by_host: dict[str, list[WarcPage]] = {}
+        for page, host in zip(window, hosts):
+            by_host.setdefault(host, []).append(page)
+        evidence = {host: cleaner.site_evidence(page.payload for page in group)
+                    for host, group in by_host.items() if len(group) > 1}
+        yield from zip(window, map(evidence.get, hosts))
+
+
 def clean_pages(cleaner: Any, pages: Iterable[WarcPage], stats: CrawlStats,
-                memories: Callable | None = None, markdown: bool = False
-                ) -> Iterator[dict[str, Any]]:
-    """The rows of the pages that clean; the others counted in ``stats`` by reason."""
-    for page in pages:
+                memories: Callable | None = None, markdown: bool = False,
+                by_site: bool = False) -> Iterator[dict[str, Any]]:
+    """The rows of the pages that clean; the others counted in ``stats`` by reason. With
+    ``by_site``, each page is cleaned with what recurs on its host's pages nearby
+    (:func:`site_windows`)."""
+    paired = (site_windows(cleaner, pages) if by_site
+              else zip(pages, itertools.repeat(None)))
+    for page, evidence in paired:
         try:
-            row = page_row(cleaner, page, memories, markdown)
+            row = page_row(cleaner, page, memories, markdown, evidence)
         except InputError:
             stats.skip(UNREADABLE)
             continue
