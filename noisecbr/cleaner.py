@@ -256,12 +256,13 @@ class Cleaner:
         return self.page_result(body, self.decide_page(body, extra_noise, memory, site), url)
 
     def decide_page(self, body: etree._Element, extra_noise: NoiseEvidence | None = None,
-                    memory: SiteMemory | None = None,
-                    site: SiteEvidence | None = None) -> DecidedPage:
+                    memory: SiteMemory | None = None, site: SiteEvidence | None = None,
+                    table: ElementTable | None = None) -> DecidedPage:
         """Everything :meth:`clean_body` decides about a tidied ``<body>``, before it renders
         the result: the review page and ``casebase explain`` explain these very decisions
-        (the fallback's included) without cleaning the page a second time."""
-        table = build_table(body)
+        (the fallback's included) without cleaning the page a second time. ``table``: the
+        body's, when already built."""
+        table = build_table(body) if table is None else table
         forced = None
         if extra_noise is not None:
             forced = {int(i) for i in extra_noise(table)}
@@ -363,8 +364,24 @@ class Cleaner:
         :meth:`site_evidence` and :meth:`clean` to go on past one)."""
         pairs = (page if isinstance(page, tuple) else (page, None) for page in pages)
         first = list(itertools.islice(pairs, MAX_EVIDENCE_PAGES))
-        evidence = self.site_evidence(html for html, _ in first)
-        for html, url in itertools.chain(first, pairs):
+        # The first pages are read once: their tidied bodies and tables are the evidence, and
+        # then what is cleaned (None for a page that is not HTML: clean raises its error).
+        read, evidence = [], SiteEvidence()
+        for html, _ in first:
+            try:
+                body = self._tidy(html)
+            except InputError:
+                read.append(None)
+                continue
+            read.append((body, build_table(body)))
+            evidence.add(read[-1][1])
+        for (html, url), ready in zip(first, read):
+            if ready is None:
+                self._tidy(html)  # raises the page's InputError
+            body, table = ready
+            yield self.page_result(body, self.decide_page(body, memory=memory, site=evidence,
+                                                          table=table), url)
+        for html, url in pairs:
             yield self.clean(html, url, memory=memory, site=evidence)
 
 
