@@ -208,9 +208,9 @@ class Cleaner:
         """The top-down walk over the subtree of element ``start`` (the whole page by
         default) with the scores ``proba``; decisions as :meth:`decide` returns them.
 
-        ``templates`` (from :meth:`noisecbr.evidence.SiteEvidence.templates`: per element,
-        whether its text recurs on the site's other pages) removes those subtrees, and keeps
-        none that holds one whole, where the site memory did not decide."""
+        ``templates`` (per element, whether it is the site's template: see
+        :meth:`decide_page`) removes those subtrees, and keeps none that holds one whole, where
+        the site memory did not decide."""
         removal = proba[:, NOISE] + proba[:, COMMENT]
         is_leaf = table.n_children == 0
         # The threshold tests of the whole page at once, then a walk over plain Python lists
@@ -225,7 +225,6 @@ class Cleaner:
             keep = np.where(hit, recalled == DATA, keep)
             comment = np.where(hit, recalled == COMMENT, comment)
         if templates is not None:
-            templates = templates & (proba[:, DATA] < TEMPLATE_MAX_DATA)
             noisy, keep, comment = _with_templates(table, templates, recalled, noisy, keep,
                                                    comment)
         noisy, keep, comment = noisy.tolist(), keep.tolist(), comment.tolist()
@@ -268,8 +267,12 @@ class Cleaner:
             forced = {int(i) for i in extra_noise(table)}
         recalled, stored = (memory.lookup(table) if memory is not None and len(memory)
                             else (None, None))
-        templates = site.templates(table) if site is not None and len(site) else None
         proba = self.scores(table)
+        templates = None
+        if site is not None and len(site):
+            # What recurs on the site's other pages, unless the network is confident it is
+            # data (TEMPLATE_MAX_DATA): the decisions then say which subtrees the site decided.
+            templates = site.templates(table) & (proba[:, DATA] < TEMPLATE_MAX_DATA)
         decision, fell_back = self.settle(table, proba, forced, recalled, templates)
         return DecidedPage(table, proba, decision, fell_back, recalled, stored, templates)
 
