@@ -164,8 +164,8 @@ class SiteEvidence:
 
     def templates(self, table: ElementTable) -> np.ndarray:
         """Per element of ``table``: whether its text recurs on at least :data:`MIN_SHARE` of
-        the evidence pages that are not copies of this page (a bool array; the body and
-        subtrees without words are never templates)."""
+        the evidence pages that are not copies of this page (a bool array; the body, subtrees
+        without words and subtrees inside their parent's running text are never templates)."""
         out = np.zeros(len(table), dtype=bool)
         if not len(table) or not self._pages:
             return out
