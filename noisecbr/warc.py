@@ -331,9 +331,18 @@ def site_windows(cleaner: Any, pages: Iterable[WarcPage]
         by_host: dict[str, list[WarcPage]] = {}
         for page, host in zip(window, hosts):
             by_host.setdefault(host, []).append(page)
-        evidence = {host: cleaner.site_evidence(page.payload for page in group)
-                    for host, group in by_host.items() if len(group) > 1}
+        evidence = {host: _evidence(cleaner, group) for host, group in by_host.items()
+                    if len(group) > 1}
         yield from zip(window, map(evidence.get, hosts))
+
+
+def _evidence(cleaner: Any, group: list[WarcPage]) -> Any:
+    """The evidence of one host's pages; None when reading them fails unexpectedly: the pages
+    are then cleaned by the model alone, and a page that fails again is counted when cleaned."""
+    try:
+        return cleaner.site_evidence(page.payload for page in group)
+    except Exception:  # noqa: BLE001 - one host's evidence never stops a crawl
+        return None
 
 
 def clean_pages(cleaner: Any, pages: Iterable[WarcPage], stats: CrawlStats,
