@@ -340,8 +340,9 @@ def _site_memories(pages: Sequence[LabelledPage], per_site: int) -> dict[str, Si
                               "base package")
     built: dict[tuple[str, ...], SiteMemory] = {}
     memories = {}
-    for page, chosen in zip(pages, map(_others(pages, per_site).__getitem__,
-                                       (p.id for p in pages))):
+    others = _others(pages, per_site)
+    for page in pages:
+        chosen = others[page.id]
         key = tuple(p.id for p in chosen)
         if key not in built:
             built[key] = memory_from_truth(chosen)
@@ -439,8 +440,8 @@ def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str, by_lan
         per_site = Counter(page.site for page in labelled)
         labelled = [page for page in labelled if per_site[page.site] > adapt]
         if not labelled:
-            raise BenchUsageError(f"no site of {dataset} has more than {adapt} pages to adapt "
-                                  "with")
+            raise BenchUsageError(f"no site of {dataset} has more than {adapt} pages: --adapt "
+                                  "and --site-pages need that many other pages of a page's site")
     if by_lang:
         labelled = [replace(page, lang=page_language(page.html)) for page in labelled]
     if truth == "article":

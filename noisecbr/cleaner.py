@@ -343,6 +343,15 @@ class Cleaner:
         kwargs = {} if self.max_bytes is None else {"max_bytes": self.max_bytes}
         return tidy(html, parser=self.parser, max_elements=self.max_elements, **kwargs)
 
+    def _read_page(self, html: str | bytes
+                   ) -> tuple[etree._Element, ElementTable] | InputError:
+        """A page's tidied body and its table, or the error of a page that is not HTML."""
+        try:
+            body = self._tidy(html)
+        except InputError as error:
+            return error
+        return body, build_table(body)
+
     def site_evidence(self, pages: Iterable[str | bytes]) -> SiteEvidence:
         """The :class:`~noisecbr.evidence.SiteEvidence` of unlabelled pages of one site (the
         first :data:`~noisecbr.evidence.MAX_PAGES` distinct pages that are HTML; the others
@@ -351,10 +360,10 @@ class Cleaner:
         for html in pages:
             if len(evidence) >= MAX_EVIDENCE_PAGES:
                 break
-            try:
-                evidence.add(build_table(self._tidy(html)))
-            except InputError:
-                continue  # a page that is not HTML is no evidence; cleaning it will say why
+            read = self._read_page(html)
+            # A page that is not HTML is no evidence; cleaning it will say why.
+            if not isinstance(read, InputError):
+                evidence.add(read[1])
         return evidence
 
     def clean_site(self, pages: Iterable[str | bytes | tuple[str | bytes, str | None]], *,
@@ -368,19 +377,12 @@ class Cleaner:
         pairs = (page if isinstance(page, tuple) else (page, None) for page in pages)
         first = list(itertools.islice(pairs, MAX_EVIDENCE_PAGES))
         # The first pages are read once: their tidied bodies and tables are the evidence, and
-        # then what is cleaned (None for a page that is not HTML: clean raises its error).
-        read, evidence = [], SiteEvidence()
-        for html, _ in first:
-            try:
-                body = self._tidy(html)
-            except InputError:
-                read.append(None)
-                continue
-            read.append((body, build_table(body)))
-            evidence.add(read[-1][1])
-        for (html, url), ready in zip(first, read):
-            if ready is None:
-                self._tidy(html)  # raises the page's InputError
+        # then what is cleaned.
+        read = [self._read_page(html) for html, _ in first]
+        evidence = SiteEvidence(ready[1] for ready in read if not isinstance(ready, InputError))
+        for (_, url), ready in zip(first, read):
+            if isinstance(ready, InputError):
+                raise ready
             body, table = ready
             yield self.page_result(body, self.decide_page(body, memory=memory, site=evidence,
                                                           table=table), url)

@@ -107,14 +107,13 @@ class _Page:
     body: int  # the whole page's fingerprint: identical pages are one page
 
 
-def _read(table: ElementTable) -> tuple[_Page, np.ndarray, np.ndarray]:
-    """The page as evidence, its piece hashes and its elements' fingerprints."""
+def _read(table: ElementTable) -> _Page:
+    """The page as evidence."""
     pieces = _piece_hashes(table)
     fingerprints = text_fingerprints(table, pieces)
     paragraphs = pieces[table.piece_words >= PARAGRAPH_WORDS]
-    page = _Page(np.unique(fingerprints[fingerprints != 0]), np.unique(paragraphs),
+    return _Page(np.unique(fingerprints[fingerprints != 0]), np.unique(paragraphs),
                  int(fingerprints[0]) if len(fingerprints) else 0)
-    return page, pieces, fingerprints
 
 
 class SiteEvidence:
@@ -147,7 +146,7 @@ class SiteEvidence:
         already kept, or once :data:`MAX_PAGES` are."""
         if len(self._pages) >= MAX_PAGES:
             return False
-        page = _read(table)[0]
+        page = _read(table)
         if page.body == 0 or any(kept.body == page.body for kept in self._pages):
             return False
         self._pages.append(page)
@@ -169,10 +168,11 @@ class SiteEvidence:
         out = np.zeros(len(table), dtype=bool)
         if not len(table) or not self._pages:
             return out
-        target, pieces, fingerprints = _read(table)
+        pieces = _piece_hashes(table)
+        fingerprints = text_fingerprints(table, pieces)
         paragraph = table.piece_words >= PARAGRAPH_WORDS
         words, paragraphs = table.piece_words[paragraph], pieces[paragraph]
-        evidence = [page for page in self._pages if page.body != target.body
+        evidence = [page for page in self._pages if page.body != int(fingerprints[0])
                     and not _copies(page, paragraphs, words)]
         if not evidence:
             return out
