@@ -1,8 +1,11 @@
 """The case base: labelled subtrees of web pages in a SQL database, and the tools to build it.
 
 ``casebase.models``     SQLAlchemy models (sites, pages, cases, label history)
-``casebase.store``      :class:`~casebase.store.CaseBase`: open/migrate, read, relabel, dedupe,
-                        bulk-load training arrays (``load_arrays``)
+``casebase.store``      :class:`~casebase.store.CaseBase`, composed of the four modules below
+``casebase.connection`` open, migrate, SQLite settings, write and read transactions
+``casebase.queries``    read cases (``iter_cases``, ``list_cases``, ``get_case``, ``stats``…)
+``casebase.curation``   add pages, relabel, delete, dedupe, revectorize
+``casebase.arrays``     bulk-load training arrays (``load_arrays``, ``load_counts``)
 ``casebase.importer``   pages → cases (tidy, element table, vectors, labels) and bulk inserts
 ``casebase.labelling``  ground truth → noise / data / mixture labels per subtree
 ``casebase.transfer``   lossless JSON Lines export / import

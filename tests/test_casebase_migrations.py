@@ -7,8 +7,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 
+from casebase.connection import _create_engine, migrate
 from casebase.models import Base
-from casebase.store import CaseBase, _create_engine, migrate
+from casebase.store import CaseBase
 
 
 def _url(tmp_path, name="m.sqlite") -> str:

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import text
 
-from casebase import store
+from casebase import curation
 from casebase.cli import cli
 from casebase.pages import parse_stored
 from casebase.store import CaseBase
@@ -203,7 +203,8 @@ def test_unparsable_page_and_position_out_of_range_are_reported(cb):
     ferry = [i for i, row in before.items() if row[1] == pages["ferry"]]
     assert report.pages == 3 and report.remaining == len(ferry) + 1
     assert report.updated == len(before) - len(ferry) - 1
-    assert report.reasons == {store.UNMATCHED_PAGE: len(ferry), store.UNMATCHED_POSITION: 1}
+    assert report.reasons == {curation.UNMATCHED_PAGE: len(ferry),
+                              curation.UNMATCHED_POSITION: 1}
     assert {case_id for case_id, _, _ in report.unmatched} == {far.id, *ferry}
     after = _rows(cb)
     for case_id in (far.id, *ferry):
@@ -243,7 +244,7 @@ def test_each_page_is_one_transaction_and_a_rerun_continues(cb, db, monkeypatch)
     _make_old(cb, "1 = 1")
     before = _rows(cb)
     calls = []
-    original = store._page_vectors
+    original = curation._page_vectors
 
     def interrupted_on_the_second_page(blob):
         calls.append(1)
@@ -251,7 +252,7 @@ def test_each_page_is_one_transaction_and_a_rerun_continues(cb, db, monkeypatch)
             raise KeyboardInterrupt
         return original(blob)
 
-    monkeypatch.setattr(store, "_page_vectors", interrupted_on_the_second_page)
+    monkeypatch.setattr(curation, "_page_vectors", interrupted_on_the_second_page)
     result = run(db, "revectorize", "--quiet")
     assert result.exit_code == 130
     assert "1 page(s) recomputed" in result.stderr and "run revectorize again" in result.stderr
@@ -263,7 +264,7 @@ def test_each_page_is_one_transaction_and_a_rerun_continues(cb, db, monkeypatch)
         update_each(session, statement, rows)
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(store, "_page_vectors", original)
+    monkeypatch.setattr(curation, "_page_vectors", original)
     monkeypatch.setattr(CaseBase, "_update_each", staticmethod(fail_after_writing))
     crashed = run(db, "revectorize", "--quiet")
     assert crashed.exit_code == 6 and "disk on fire" in crashed.stderr

@@ -11,8 +11,9 @@ from click.testing import CliRunner
 from conftest import needs_torch
 from sqlalchemy import inspect
 
+from casebase.connection import _create_engine, migrate
 from casebase.models import Base
-from casebase.store import CaseBase, _create_engine, migrate
+from casebase.store import CaseBase
 from noisecbr.model import load_model
 from training.cli import runs, train_run
 from training.datasets import synthetic

@@ -2,7 +2,7 @@
 
 Two ways in:
 
-* programmatic (``casebase.store``): the caller puts an open connection in
+* programmatic (``casebase.connection``): the caller puts an open connection in
   ``config.attributes["connection"]`` and the migrations run on it, inside its transaction;
 * by hand from the repository root (``alembic upgrade head``): the URL comes from
   ``-x db=URL``, else the ``NOISECBR_DB`` environment variable, else ``sqlalchemy.url`` in
