@@ -1,9 +1,14 @@
-"""Hashes of every dev page's vectors, decisions and text: run before and after a speed change,
-and the two files must be equal (the change is then bit-identical on every page).
+"""Hashes of every dev page's vectors, decisions, text and whole JSON output: run before and after
+a speed change or a refactoring, and the two files must be equal (the change is then
+bit-identical on every page).
 
     python benchmarks/identity.py ../shared/data -o /tmp/before.json
     # … change the code …
     python benchmarks/identity.py ../shared/data -o /tmp/after.json --compare /tmp/before.json
+    NOISECBR_PURE_PYTHON=1 python benchmarks/identity.py …   # the pure Python path's
+
+Only the public API is called (tidy, build_table, vectorize, Cleaner.clean and the result), so
+one script hashes the code before and after a change of the engine's inside.
 
 Pages of every development set are hashed (nothing is tuned on
 them here: the hashes only say whether the output changed). A page the cleaner refuses is
@@ -13,6 +18,7 @@ recorded by its error.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -29,21 +35,22 @@ SETS = ("modernweb-dev", "dragnet", "cleaneval-dev", "readability", "fundus", "u
 
 
 def page_hashes(cleaner: Cleaner, html: bytes) -> dict[str, str]:
-    """SHA-1 of the page's vectors (float32 bytes), decisions (int8 bytes), text and the
-    rest of the result (title, author, date, language, comments)."""
+    """SHA-1 of the page's vectors (float32 bytes), decisions (JSON), text, the rest of the
+    result (title, author, date, language, comments, fallback) and its whole JSON output (text,
+    Markdown, cleaned HTML, decisions with their probabilities)."""
     try:
-        table = build_table(tidy(html))
-        vectors = vectorize(table)
-        decision, _ = cleaner.decide(table)
+        vectors = vectorize(build_table(tidy(html)))
         result = cleaner.clean(html)
     except InputError as error:
         return {"error": type(error).__name__}
+    decisions = json.dumps([dataclasses.asdict(d) for d in result.decisions])
     return {
         "vectors": hashlib.sha1(vectors.tobytes()).hexdigest(),
-        "decisions": hashlib.sha1(decision.tobytes()).hexdigest(),
+        "decisions": hashlib.sha1(decisions.encode()).hexdigest(),
         "text": hashlib.sha1(result.text.encode()).hexdigest(),
         "rest": hashlib.sha1(json.dumps([result.title, result.author, result.date, result.lang,
                                          result.comments, result.fallback]).encode()).hexdigest(),
+        "json": hashlib.sha1(result.to_json().encode()).hexdigest(),
     }
 
 
