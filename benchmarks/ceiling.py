@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from noisecbr.bench import _bench_pages, _cleaners, _cv_models, best_per_page, get_extractor
+from noisecbr_apps.bench import _bench_pages, _cleaners, _cv_models, best_per_page, get_extractor
 from noisecbr.metric import aggregate, score_page, shingles, tokens
 
 

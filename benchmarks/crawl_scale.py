@@ -34,8 +34,8 @@ import pyarrow.parquet as pq
 
 def commands(warcs: list[str], out: Path) -> dict[str, list[str]]:
     """The four runs, by name: the command line of each."""
-    clean = [sys.executable, "-m", "noisecbr.cli", "clean", *warcs, "-f", "parquet", "-q"]
-    spark = [sys.executable, "-m", "noisecbr.spark", *warcs]
+    clean = [sys.executable, "-m", "noisecbr_apps.cli", "clean", *warcs, "-f", "parquet", "-q"]
+    spark = [sys.executable, "-m", "noisecbr_apps.crawl.spark", *warcs]
     return {
         "clean -j 1": [*clean, "-o", str(out / "j1"), "-j", "1"],
         "clean -j 2": [*clean, "-o", str(out / "j2"), "-j", "2"],

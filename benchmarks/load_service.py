@@ -93,7 +93,7 @@ def _pages(data: Path) -> list[bytes]:
 
 def _start(workers: int, port: int) -> subprocess.Popen:
     process = subprocess.Popen(
-        [sys.executable, "-m", "noisecbr.cli", "serve", "--workers", str(workers), "--port",
+        [sys.executable, "-m", "noisecbr_apps.cli", "serve", "--workers", str(workers), "--port",
          str(port), "--log-level", "warning"], stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + START_WAIT

@@ -17,7 +17,7 @@ import json
 from email.utils import formatdate
 from pathlib import Path
 
-from noisecbr.warc import response_record
+from noisecbr_apps.crawl.warc import response_record
 
 #: The sets read by default: the dev sets we may measure on (not the public benchmarks).
 SETS = ("modernweb-dev", "dragnet")

@@ -197,7 +197,7 @@ def measure(figure: Figure, data: Path) -> tuple[list[dict[str, str]], int, str]
     """Run the bench command; its CSV rows, the number of pages it scored and its output."""
     with tempfile.TemporaryDirectory() as scratch:
         table = Path(scratch) / "bench.csv"
-        command = [sys.executable, "-m", "noisecbr.cli", *figure.arguments(str(data)),
+        command = [sys.executable, "-m", "noisecbr_apps.cli", *figure.arguments(str(data)),
                    "--csv", str(table)]
         print("+", " ".join(command), file=sys.stderr, flush=True)
         done = subprocess.run(command, check=True, capture_output=True, text=True, cwd=ROOT)

@@ -36,7 +36,7 @@ TINY_PARAGRAPH = b"<p>Some text.</p>\n"
 CHILD = r"""
 import resource, sys, time
 import noisecbr
-from noisecbr.cli import _read
+from noisecbr_apps.cli import _read
 path = sys.argv[1]
 t0, c0 = time.perf_counter(), time.process_time()
 try:

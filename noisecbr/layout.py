@@ -66,7 +66,7 @@ class LabelledPage:
     truth: str  # articleBody: the main content as text
     dataset: str
     page_type: str = ""  # the ground truth's page_type (article, forum, product…), if it has one
-    lang: str = ""  # the page's language, when a reader asked for it (noisecbr.bench)
+    lang: str = ""  # the page's language, when a reader asked for it (noisecbr_apps.bench)
 
 
 def site_of(url: str | None, fallback: str) -> str:

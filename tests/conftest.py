@@ -112,7 +112,7 @@ def serving(log_path: Path, *options: str, ready=lambda health: True, wait: floa
         port = probe.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     with log_path.open("wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "noisecbr.cli", "serve", "--port",
+        process = subprocess.Popen([sys.executable, "-m", "noisecbr_apps.cli", "serve", "--port",
                                     str(port), *options], stdout=log, stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + wait

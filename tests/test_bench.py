@@ -1,6 +1,6 @@
 """The bench's timing loop: extractors take turns over blocks of pages and score every page."""
 
-from noisecbr.bench import ROUND_PAGES, _run
+from noisecbr_apps.bench import ROUND_PAGES, _run
 from noisecbr.layout import LabelledPage
 
 
@@ -48,7 +48,7 @@ def test_a_missing_peer_keeps_its_place_in_the_rows(tmp_path, monkeypatch, artic
     import gzip
     import json
 
-    from noisecbr import bench as bench_module
+    from noisecbr_apps import bench as bench_module
 
     data = tmp_path / "set"
     (data / "html").mkdir(parents=True)
@@ -71,7 +71,7 @@ def test_cv_fold_models_learn_from_the_datasets_own_truth(tmp_path, monkeypatch,
     import gzip
     import json
 
-    from noisecbr import bench as bench_module
+    from noisecbr_apps import bench as bench_module
     from noisecbr.cleaner import default_model
     from noisecbr.layout import COMMENTS_MARKER
 
@@ -89,14 +89,14 @@ def test_cv_fold_models_learn_from_the_datasets_own_truth(tmp_path, monkeypatch,
         seen.extend(page.truth for page in pages)
         return [([f"{page.dataset}/{page.id}" for page in pages], default_model())]
 
-    monkeypatch.setattr(bench_module, "_hook", lambda name, needs: fold_models)
+    monkeypatch.setattr(bench_module, "_fold_models", lambda: fold_models)
     rows = bench_module.bench(str(data), ["noisecbr"], cv=2, truth="article")
     assert seen == [full, full]
     assert rows[0].scores is not None
 
 
 def test_the_oracle_row_takes_each_pages_best_row():
-    from noisecbr.bench import ORACLE, oracle_row
+    from noisecbr_apps.bench import ORACLE, oracle_row
 
     pages = _pages(3)
     half = {"0": "page 0 says one", "1": "", "2": "page 2 says one two three four"}
@@ -123,8 +123,8 @@ def test_bench_adds_the_oracle_row_last(tmp_path, article_html):
     import json
     import math
 
-    from noisecbr import bench as bench_module
-    from noisecbr.bench import ORACLE, format_table
+    from noisecbr_apps import bench as bench_module
+    from noisecbr_apps.bench import ORACLE, format_table
 
     data = tmp_path / "set"
     (data / "html").mkdir(parents=True)
@@ -157,7 +157,7 @@ def test_fold_models_score_each_page_with_its_folds_model(tmp_path, article_html
 
     import pytest
 
-    from noisecbr import bench as bench_module
+    from noisecbr_apps import bench as bench_module
     from noisecbr.cleaner import default_model
     from noisecbr.model import save_model
 
@@ -178,7 +178,7 @@ def test_fold_models_score_each_page_with_its_folds_model(tmp_path, article_html
 
 
 def test_a_pages_language_is_declared_or_read_off_its_words():
-    from noisecbr.bench import page_language
+    from noisecbr_apps.bench import page_language
 
     assert page_language(b'<html lang="pt-BR"><body><p>Ol\xc3\xa1</p></body></html>') == "pt"
     german = ("<html><body><p>" + "Der Hund und die Katze sind nicht mit dem Auto in die "

@@ -302,7 +302,7 @@ def test_a_command_on_a_database_that_does_not_exist_refuses_it(tmp_path, monkey
         assert f"no case base at {missing}" in result.stderr and "casebase init" in result.stderr
     assert not (tmp_path / "no").exists()
     # Nor does cleaning with a site memory create one (a SQLAlchemy URL, not a plain path).
-    from noisecbr.cli import main as noisecbr_main
+    from noisecbr_apps.cli import main as noisecbr_main
 
     page = tmp_path / "page.html"
     page.write_text("<p>" + "words " * 50 + "</p>")

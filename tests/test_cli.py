@@ -6,7 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from noisecbr.cli import main
+from noisecbr_apps.cli import main
 
 
 def test_clean_file_to_stdout(article_html, tmp_path):
@@ -83,8 +83,8 @@ def test_the_element_limit_is_an_option(tmp_path):
 
 
 def test_stdin_and_html_format(article_html):
-    proc = subprocess.run([sys.executable, "-m", "noisecbr.cli", "clean", "-", "--format", "html"],
-                          input=gzip.compress(article_html), capture_output=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "noisecbr_apps.cli", "clean", "-", "--format",
+                           "html"], input=gzip.compress(article_html), capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()
     assert b"<html" in proc.stdout and b"Anemones" in proc.stdout
     assert b"Accept all cookies" not in proc.stdout
@@ -230,7 +230,7 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(article_html, tmp_path):
     for k in range(3):
         (pages / f"p{k}.html").write_bytes(article_html)
     (pages / "broken.html").write_bytes(b"")
-    done = subprocess.run([sys.executable, "-m", "noisecbr.cli", "clean", str(pages), "-o",
+    done = subprocess.run([sys.executable, "-m", "noisecbr_apps.cli", "clean", str(pages), "-o",
                            str(tmp_path / "out")], capture_output=True, check=False)
     assert done.returncode == 1 and b"1 of 4 inputs failed" in done.stderr
     assert b"\r" not in done.stderr and b"page/s" not in done.stderr

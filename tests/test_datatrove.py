@@ -19,8 +19,8 @@ from datatrove.pipeline.readers import WarcReader  # noqa: E402
 from datatrove.pipeline.writers import JsonlWriter  # noqa: E402
 
 import noisecbr  # noqa: E402
-from noisecbr.datatrove_step import NoisecbrExtractor  # noqa: E402
-from noisecbr.warc import response_record  # noqa: E402
+from noisecbr_apps.crawl.datatrove_step import NoisecbrExtractor  # noqa: E402
+from noisecbr_apps.crawl.warc import response_record  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "casebase" / "html"

@@ -10,11 +10,11 @@ import numpy as np
 from click.testing import CliRunner
 
 from noisecbr.cleaner import Cleaner
-from noisecbr.cli import main
+from noisecbr_apps.cli import main
 from noisecbr.evidence import MAX_PAGES, SiteEvidence, text_fingerprints
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import tidy
-from noisecbr.warc import CrawlStats, WarcPage, clean_pages
+from noisecbr_apps.crawl.warc import CrawlStats, WarcPage, clean_pages
 
 STORIES = [
     "The harbour council voted to rebuild the old sea wall before the winter storms arrive.",

@@ -1,5 +1,6 @@
-"""The dependency rule, read off the source: training → casebase → noisecbr, never upward, and no
-import cycle between the project's modules.
+"""The dependency rule, read off the source: experiments → noisecbr_apps → training → casebase →
+noisecbr, never upward; no import cycle between the project's modules; the engine (noisecbr)
+imports no application library.
 
 Every import statement counts, also one inside a function (a lazy import is still a dependency),
 and so does ``importlib.import_module`` of a constant name.
@@ -12,7 +13,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Each package's layer: a module may import its own layer and those below it.
-LAYERS = {"noisecbr": 0, "casebase": 1, "training": 2}
+LAYERS = {"noisecbr": 0, "casebase": 1, "training": 2, "noisecbr_apps": 3, "experiments": 4}
+#: What the engine may import besides the standard library: lxml, numpy, safetensors, the
+#: parsing helpers (html5lib, charset-normalizer) and threadpoolctl (numpy's BLAS threads).
+ENGINE_LIBRARIES = {"lxml", "numpy", "safetensors", "html5lib", "charset_normalizer",
+                    "threadpoolctl"}
+#: Application libraries: the engine must import none of them.
+APPLICATION_LIBRARIES = {"click", "tqdm", "fastapi", "uvicorn", "starlette", "pebble", "pyspark",
+                         "fastwarc", "pyarrow", "datatrove", "sqlalchemy", "alembic", "torch",
+                         "matplotlib", "sklearn", "trafilatura", "readability", "justext",
+                         "resiliparse", "boilerpy3", "platformdirs"}
 
 
 def _module_name(path: Path) -> str:
@@ -112,7 +122,7 @@ def test_the_checks_can_fail():
     tree = ast.parse("def f():\n    from casebase.store import CaseBase\n")
     node = next(n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom))
     known = _modules()
-    assert _imported("noisecbr.cli", ROOT / "noisecbr" / "cli.py", node, known) == [
+    assert _imported("noisecbr.cleaner", ROOT / "noisecbr" / "cleaner.py", node, known) == [
         "casebase.store"]
     relative = ast.parse("from .store import CaseBase").body[0]
     assert _imported("casebase.pages", ROOT / "casebase" / "pages.py", relative, known) == [
@@ -125,7 +135,7 @@ def test_importing_the_cleaner_loads_neither_torch_nor_the_case_base():
     import subprocess
     import sys
 
-    code = ("import sys, noisecbr, noisecbr.cli, noisecbr.bench; "
+    code = ("import sys, noisecbr, noisecbr_apps.cli, noisecbr_apps.bench; "
             "bad = [m for m in ('casebase', 'training', 'torch', 'sqlalchemy') "
             "if m in sys.modules]; assert not bad, bad")
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
@@ -133,34 +143,77 @@ def test_importing_the_cleaner_loads_neither_torch_nor_the_case_base():
     assert done.returncode == 0, done.stderr
 
 
-def test_every_registered_command_and_hook_loads():
-    # What pyproject.toml registers for noisecbr (noisecbr.plugins) exists: a renamed
-    # function would otherwise surface only when a user runs the command.
-    from importlib.metadata import entry_points
+def test_every_command_loads():
+    # Each subcommand imported on demand (noisecbr_apps.cli._LAZY) exists: a renamed function
+    # would otherwise surface only when a user runs the command.
+    import click
 
-    from noisecbr.plugins import COMMANDS, HOOKS, command_entry_points, hook
+    from noisecbr_apps import cli
 
-    assert {"train", "runs", "serve"} <= set(command_entry_points())
-    for point in entry_points(group=COMMANDS):
-        assert callable(point.load()), point
-    for name in ("fold_models", "memory_from_truth", "page_memories"):
-        assert callable(hook(name)), name
-    assert {point.name for point in entry_points(group=HOOKS)} >= {"fold_models"}
+    assert set(cli._LAZY) == {"train", "runs", "serve", "spark"}
+    for name in cli._LAZY:
+        assert isinstance(cli._lazy_command(name), click.Command), name
+    assert {"clean", "bench", *cli._LAZY} <= set(cli.main.list_commands(click.Context(cli.main)))
 
 
-def test_a_missing_hook_is_a_usage_error_that_says_what_to_install(monkeypatch, tmp_path):
-    # noisecbr installed without what registers fold_models: bench --cv says what is missing.
+def test_bench_cv_without_torch_says_what_to_install(monkeypatch):
+    # noisecbr installed without torch: bench --cv says what is missing.
+    import sys
+
     import pytest
 
-    from noisecbr import bench
-    from noisecbr.plugins import PluginMissingError
+    from noisecbr_apps import bench
 
-    def missing(name):
-        raise PluginMissingError(f"nothing registers the noisecbr hook {name!r}")
-
-    monkeypatch.setattr(bench, "hook", missing)
-    with pytest.raises(bench.BenchUsageError, match="cv trains fold models.*fold_models"):
+    monkeypatch.setitem(sys.modules, "training.crossval", None)  # import raises ImportError
+    with pytest.raises(bench.BenchUsageError, match="cv trains fold models.*torch"):
         bench._cv_models([], folds=2, seed=0, progress=False)
+
+
+def _third_party_imports(package: str) -> dict[str, set[str]]:
+    """The top-level names of the modules outside the project that each module of
+    ``package`` imports (inside functions too)."""
+    known = _modules()
+    out: dict[str, set[str]] = {}
+    for name, path in known.items():
+        if name.split(".")[0] != package:
+            continue
+        for node in ast.walk(ast.parse(_source(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            for imported in names:
+                top = imported.split(".")[0]
+                if top and top not in LAYERS:
+                    out.setdefault(top, set()).add(name)
+    return out
+
+
+def test_the_engine_imports_no_application_library():
+    import sys
+
+    imported = _third_party_imports("noisecbr")
+    outside = {top: sorted(where) for top, where in imported.items()
+               if top not in ENGINE_LIBRARIES and top not in sys.stdlib_module_names}
+    assert outside == {}
+    assert "lxml" in imported and "numpy" in imported  # the check reads the imports it names
+    assert not APPLICATION_LIBRARIES & set(imported)
+    # The check can fail: the applications import what the engine must not.
+    assert {"click", "fastapi"} <= set(_third_party_imports("noisecbr_apps"))
+
+
+def test_cleaning_loads_no_application_library():
+    import subprocess
+    import sys
+
+    code = ("import sys, noisecbr; noisecbr.clean(open('examples/tide-pools.html', 'rb').read()); "
+            f"bad = sorted(m for m in {sorted(APPLICATION_LIBRARIES)!r} if m in sys.modules); "
+            "assert not bad, bad")
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
+                          text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
 
 
 def test_every_package_and_data_file_is_installed():
@@ -172,8 +225,10 @@ def test_every_package_and_data_file_is_installed():
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
     listed = set(config["setuptools"]["packages"])
+    # experiments/ runs from a checkout: it is not installed.
     found = {".".join(path.parent.relative_to(ROOT).parts)
-             for package in LAYERS for path in (ROOT / package).rglob("__init__.py")}
+             for package in LAYERS if package != "experiments"
+             for path in (ROOT / package).rglob("__init__.py")}
     assert found <= listed, sorted(found - listed)
     patterns = config["setuptools"]["package-data"]["noisecbr.data"]
     data = [path.name for path in (ROOT / "noisecbr" / "data").iterdir()

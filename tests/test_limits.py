@@ -12,7 +12,7 @@ from lxml import etree
 
 import noisecbr
 from noisecbr import limits
-from noisecbr.cli import main
+from noisecbr_apps.cli import main
 from noisecbr.tidy import InputError, InputTooLargeError, drop_elements, tidy
 
 

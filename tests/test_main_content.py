@@ -10,7 +10,7 @@ from lxml import html as lxml_html
 
 from casebase.labelling import label_table, oracle
 from noisecbr.cleaner import Cleaner, model_thresholds
-from noisecbr.cli import main as noisecbr_cli
+from noisecbr_apps.cli import main as noisecbr_cli
 from noisecbr.features import FEATURE_NAMES
 from noisecbr.layout import split_truth
 from noisecbr.metadata import page_metadata

@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import noisecbr
-from noisecbr.cli import main
+from noisecbr_apps.cli import main
 from noisecbr.markdown import render_markdown
 from noisecbr.tidy import tidy
 

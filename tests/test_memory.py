@@ -206,7 +206,7 @@ def test_memory_from_truth_matches_the_labelling():
 
 
 def test_clean_command_with_a_memory(tmp_path):
-    from noisecbr.cli import main
+    from noisecbr_apps.cli import main
 
     db = tmp_path / "cb.sqlite"
     runner = CliRunner()
@@ -263,7 +263,7 @@ def test_clean_command_with_a_memory(tmp_path):
 
 
 def test_bench_adapt_scores_sites_with_enough_pages(flawed_model):
-    from noisecbr.bench import BenchUsageError, bench
+    from noisecbr_apps.bench import BenchUsageError, bench
 
     rows = bench(str(FIXTURE), ["noisecbr", "none"], adapt=1, model=flawed_model)
     assert [row.name for row in rows] == [
@@ -310,7 +310,7 @@ def test_explain_lists_the_same_markup_behind_a_decision_by_memory(tmp_path):
 
 def test_a_users_correction_of_one_page_cleans_the_next_page_of_the_site(tmp_path,
                                                                           flawed_model):
-    from noisecbr.cli import main
+    from noisecbr_apps.cli import main
 
     def page(story: str, promo: str) -> str:
         return (f'<html><body><main><article><h1>{story}</h1><p>The story of {story.lower()}, '

@@ -12,11 +12,11 @@ pytest.importorskip("sklearn")
 
 from noisecbr.cleaner import Cleaner
 from noisecbr.layout import LabelledPage
-from training.mining.corpus import Corpus, page_key, publisher, topic_of
-from training.mining.measures import clustering_f_measure, near_duplicate_share
-from training.mining.methods import METHODS, documents, method_functions
-from training.mining.report import KEEP_MARK
-from training.mining_eval import method_documents, run
+from experiments.mining.corpus import Corpus, page_key, publisher, topic_of
+from experiments.mining.measures import clustering_f_measure, near_duplicate_share
+from experiments.mining.methods import METHODS, documents, method_functions
+from experiments.mining.report import KEEP_MARK
+from experiments.mining_eval import method_documents, run
 
 TOPICS = {
     "article": ["election", "minister", "parliament", "vote", "campaign", "policy", "senator", "debate", "reform", "ballot", "coalition", "budget", "speech", "party", "candidate"],

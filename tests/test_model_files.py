@@ -12,7 +12,7 @@ from safetensors.numpy import save_file
 
 from noisecbr import model as model_module
 from noisecbr.cleaner import default_model
-from noisecbr.cli import main
+from noisecbr_apps.cli import main
 from noisecbr.features.lexical import lexicon_tensors
 from noisecbr.model import ModelError, load_model, save_model
 

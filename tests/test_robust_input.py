@@ -128,7 +128,7 @@ def test_input_errors_are_one_line():
 
 
 def test_clean_dir_reports_a_failing_page_and_writes_the_others(tmp_path, monkeypatch):
-    from noisecbr import cli
+    from noisecbr_apps import cli
 
     pages = tmp_path / "pages"
     pages.mkdir()

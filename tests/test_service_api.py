@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from casebase.cli import cli as casebase_cli
-from casebase.service.app import Settings, create_app
+from noisecbr_apps.service.app import Settings, create_app
 from noisecbr.cleaner import Cleaner
 
 FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
@@ -323,7 +323,7 @@ def test_serve_command(tmp_path):
     import subprocess
     import sys
 
-    from noisecbr.cli import main
+    from noisecbr_apps.cli import main
     from noisecbr.exits import EXIT_CASEBASE
 
     runner = CliRunner()
@@ -334,7 +334,7 @@ def test_serve_command(tmp_path):
     failed = runner.invoke(main, ["serve", "--db", str(broken)])
     assert failed.exit_code == EXIT_CASEBASE and "cannot open the case base" in failed.output
     # noisecbr itself never imports the case base: `serve` is found lazily.
-    code = "import sys, noisecbr.cli; assert 'casebase' not in sys.modules"
+    code = "import sys, noisecbr_apps.cli; assert 'casebase' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
@@ -348,7 +348,7 @@ def test_explain_on_an_empty_case_base_says_so(tmp_path):
 
 
 def test_a_loopback_server_answers_only_to_loopback_names(monkeypatch):
-    from casebase.service import app as service_app
+    from noisecbr_apps.service import app as service_app
 
     app = create_app(Settings(hosts="127.0.0.1,localhost"))
     with TestClient(app, base_url="http://127.0.0.1:8000") as client:

@@ -1,4 +1,4 @@
-"""training.sitelevel_eval on a synthetic four-page site with hand-made constant models."""
+"""experiments.sitelevel_eval on a synthetic four-page site with hand-made constant models."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from noisecbr.features import FEATURE_NAMES
 from noisecbr.layout import LabelledPage
 from noisecbr.model import Model
-from training import sitelevel_eval as ev
+from experiments import sitelevel_eval as ev
 
 NAV = ('<div class="nav"><ul><li><a href="/">Home page link</a></li>'
        '<li><a href="/news">Latest news items</a></li>'

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import noisecbr
-from noisecbr.cli import main
+from noisecbr_apps.cli import main
 from noisecbr.tidy import BinaryInputError, NotHTMLError, WARCInputError
 
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from warchelpers import ACCENTED, BASE, make_crawl
 
-from noisecbr.cli import main
+from noisecbr_apps.cli import main
 
 pytest.importorskip("pyspark", reason="the Spark job needs the [spark] extra")
 
@@ -22,7 +22,7 @@ def test_spark_local_mode_gives_the_rows_of_noisecbr_clean(tmp_path):
                 for line in jsonl.read_text().splitlines()}
     out = tmp_path / "parquet"
     # A second, missing WARC: counted, the job goes on.
-    proc = subprocess.run([sys.executable, "-m", "noisecbr.spark", str(crawl.warc),
+    proc = subprocess.run([sys.executable, "-m", "noisecbr_apps.crawl.spark", str(crawl.warc),
                            str(tmp_path / "missing.warc.gz"), "-o", str(out),
                            "--master", "local[2]"],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)

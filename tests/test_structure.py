@@ -7,8 +7,8 @@ import json
 
 from click.testing import CliRunner
 
-from noisecbr.cli import main
-from noisecbr.structure import page_structure, structure_counts
+from noisecbr_apps.cli import main
+from noisecbr_apps.structure import page_structure, structure_counts
 
 PAGE = """<html><body><pre>def f():
     return 1</pre>

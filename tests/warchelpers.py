@@ -7,7 +7,7 @@ import gzip
 from dataclasses import dataclass
 from pathlib import Path
 
-from noisecbr.warc import response_record
+from noisecbr_apps.crawl.warc import response_record
 
 FIXTURE_PAGES = Path(__file__).parent / "fixtures" / "casebase" / "html"
 EXAMPLE_PAGE = Path(__file__).resolve().parents[1] / "examples" / "tide-pools.html"

@@ -10,8 +10,8 @@ F1's ± is the half-width of a 95 % bootstrap interval over pages. Peers come fr
 ``cv`` (K site-grouped folds) trains K models, each on the pages of the other folds' sites, and
 scores every page with the model that never saw its site — the only fair way to score noisecbr on
 the data it is developed on. Training lives in :mod:`training` (torch), the site memory of
-``adapt`` in :mod:`casebase`: both are reached through their registered hooks
-(:mod:`noisecbr.plugins`), never imported from here.
+``adapt`` in :mod:`casebase`: both are imported only when asked for, so a bench of the peers
+needs neither torch nor a database.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cleaner import FAVOR, Cleaner, default_model
-from .evidence import SiteEvidence
-from .layout import LabelledPage, read_dataset, split_truth
-from .memory import SiteMemory
-from .metric import PageScore, Scores, aggregate, bootstrap_f1, score_page, tokens
-from .plugins import PluginMissingError, hook
+from noisecbr.cleaner import FAVOR, Cleaner, default_model
+from noisecbr.evidence import SiteEvidence
+from noisecbr.layout import LabelledPage, read_dataset, split_truth
+from noisecbr.memory import SiteMemory
+from noisecbr.metric import PageScore, Scores, aggregate, bootstrap_f1, score_page, tokens
+from noisecbr.subtrees import build_table
+from noisecbr.tidy import InputError, tidy
+
 from .structure import StructureCounts, page_structure, structure_counts
-from .subtrees import build_table
-from .tidy import InputError, tidy
 
 __all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "format_table",
            "get_extractor", "best_per_page", "oracle_row", "page_key"]
@@ -59,8 +59,8 @@ def _noisecbr(model=None, comments: bool = False) -> Extractor:
 
 
 def _no_cleaning() -> Extractor:
-    from .render import render_text
-    from .tidy import tidy
+    from noisecbr.render import render_text
+    from noisecbr.tidy import tidy
 
     return lambda html, url: render_text(tidy(html))
 
@@ -78,7 +78,7 @@ def _readability() -> Extractor:
 
     def extract(html: bytes, url: str) -> str:
         summary = Document(html, url=url or None).summary(html_partial=True)
-        from .render import render_text
+        from noisecbr.render import render_text
 
         return render_text(lxml_html.fromstring(summary)) if summary.strip() else ""
 
@@ -153,7 +153,7 @@ class BenchRow:
     page_types: list[str] = field(default_factory=list, repr=False)
     page_langs: list[str] = field(default_factory=list, repr=False)
     page_empty: list[bool] = field(default_factory=list, repr=False)
-    #: code lines and table rows kept, and kept intact (with ``structure``: noisecbr.structure)
+    #: code lines and table rows kept, and kept intact (with ``structure``: noisecbr_apps.structure)
     structure: StructureCounts | None = None
 
 
@@ -207,7 +207,7 @@ def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
          pages: Sequence[LabelledPage], structures: Sequence | None = None) -> list[BenchRow]:
     """Score and time each named extractor on every page, the extractors taking turns over
     blocks of :data:`ROUND_PAGES` pages (in an order that rotates from block to block); with
-    ``structures`` (each page's :class:`~noisecbr.structure.PageStructure`), count what each
+    ``structures`` (each page's :class:`~noisecbr_apps.structure.PageStructure`), count what each
     text keeps of it (untimed)."""
     rows = [BenchRow(name, structure=StructureCounts() if structures else None)
             for name, _ in named]
@@ -239,13 +239,15 @@ def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
     return rows
 
 
-def _hook(name: str, needs: str) -> Callable:
-    """The registered hook ``name`` (:mod:`noisecbr.plugins`); :class:`BenchUsageError` saying
-    what to install when it is missing or cannot be imported."""
+def _fold_models() -> Callable:
+    """:func:`training.crossval.fold_models`; :class:`BenchUsageError` saying what to install
+    when torch is missing."""
     try:
-        return hook(name)
-    except (PluginMissingError, ImportError) as error:
-        raise BenchUsageError(f"{needs}: {error}") from error
+        from training.crossval import fold_models
+    except ImportError as error:
+        raise BenchUsageError("cv trains fold models: it needs torch==2.13.0 and "
+                              f"'noisecbr[train]': {error}") from error
+    return fold_models
 
 
 def page_key(page: LabelledPage) -> str:
@@ -266,8 +268,7 @@ def _cv_models(pages: Sequence[LabelledPage], folds: int, seed: int, progress: b
                extra: Sequence[LabelledPage] = ()) -> dict:
     """The model of each page (by :func:`page_key`): the model of the fold that held the
     page's site out."""
-    fold_models = _hook("fold_models", "cv trains fold models: it needs torch==2.13.0 and "
-                        "'noisecbr[train]'")
+    fold_models = _fold_models()
     models = {}
     for held_out, model in fold_models(pages, folds=folds, seed=seed, progress=progress,
                                        extra=extra):
@@ -284,7 +285,7 @@ def _stored_fold_models(folder: str | Path, pages: Sequence[LabelledPage]) -> di
     """The model of each page (by :func:`page_key`) from a folder of fold models."""
     import json
 
-    from .model import ModelError, load_model
+    from noisecbr.model import ModelError, load_model
 
     folder = Path(folder)
     try:
@@ -336,8 +337,8 @@ def _site_evidence(pages: Sequence[LabelledPage], per_site: int) -> dict[str, Si
 def _site_memories(pages: Sequence[LabelledPage], per_site: int) -> dict[str, SiteMemory]:
     """For each page, the memory of ``per_site`` *other* pages of its site (the first by id),
     labelled from their ground truth: what correcting that many pages of a site would teach."""
-    memory_from_truth = _hook("memory_from_truth", "adapt builds site memories with the case "
-                              "base package")
+    from casebase.reuse import memory_from_truth
+
     built: dict[tuple[str, ...], SiteMemory] = {}
     memories = {}
     others = _others(pages, per_site)
@@ -389,7 +390,7 @@ def bench(
     ``truth`` picks the ground truth scored against (:data:`TRUTHS`); ``comments`` asks
     noisecbr and trafilatura to keep reader comments after the main text; ``modes`` adds a
     noisecbr row for each ``favor`` mode besides the balanced one; ``structure`` counts the code
-    lines and table rows each text keeps intact (:mod:`noisecbr.structure`)."""
+    lines and table rows each text keeps intact (:mod:`noisecbr_apps.structure`)."""
     if with_sets and not cv:
         raise BenchUsageError("with_sets adds training data to the --cv fold models: give cv too")
     if fold_models and (cv or model):
@@ -532,11 +533,11 @@ def page_language(html: bytes) -> str:
     declared = _HTML_LANG.search(html[:65536])
     if declared:
         return declared.group(1).decode("ascii").lower()
-    from .features.language import LANGUAGES
-    from .features.language import page_language as read_off
-    from .features.tokens import word_codes
-    from .subtrees import build_table
-    from .tidy import InputError, tidy
+    from noisecbr.features.language import LANGUAGES
+    from noisecbr.features.language import page_language as read_off
+    from noisecbr.features.tokens import word_codes
+    from noisecbr.subtrees import build_table
+    from noisecbr.tidy import InputError, tidy
 
     try:
         found = read_off(word_codes(build_table(tidy(html))))

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from .layout import site_of
-from .memory import declared_url
-from .tidy import InputError
+from noisecbr.layout import site_of
+from noisecbr.memory import declared_url
+from noisecbr.tidy import InputError
 
 __all__ = ["group_by_site"]
 

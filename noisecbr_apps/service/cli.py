@@ -100,7 +100,7 @@ def serve(db: str | None, host: str, port: int, workers: int, pool: int, token: 
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     fragment = f"#token={token}" if token else ""
     click.echo(f"noisecbr serve: review page http://{shown}:{port}/review{fragment}", err=True)
-    uvicorn.run("casebase.service.app:app_from_env", factory=True, host=host, port=port,
+    uvicorn.run("noisecbr_apps.service.app:app_from_env", factory=True, host=host, port=port,
                 workers=workers, log_level=log_level, server_header=False,
                 http=GuardedH11Protocol, log_config=_log_config(log_level))
 

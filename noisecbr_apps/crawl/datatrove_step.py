@@ -3,7 +3,7 @@
     from datatrove.executor import LocalPipelineExecutor
     from datatrove.pipeline.readers import WarcReader
     from datatrove.pipeline.writers import JsonlWriter
-    from noisecbr.datatrove_step import NoisecbrExtractor
+    from noisecbr_apps.crawl.datatrove_step import NoisecbrExtractor
 
     LocalPipelineExecutor(pipeline=[
         WarcReader("crawl/"),
@@ -28,7 +28,8 @@ from datatrove.pipeline.extractors.base import BaseExtractor, ExtractorSandbox
 from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
-from .tidy import InputError
+from noisecbr.tidy import InputError
+
 from .warc import cached_cleaner
 
 __all__ = ["NoisecbrExtractor"]

@@ -4,7 +4,7 @@ uvicorn waits for a request's line and headers as long as the client keeps the c
 five clients sending a byte every two seconds held five connections for as long as they liked
 (a slowloris). Here a connection whose request head is not complete ``read_timeout`` seconds
 after the connection opened (or after the previous answer) is closed, with one line in the log.
-The body has its own deadline in the app (:class:`casebase.service.app.BodyLimit`), where the
+The body has its own deadline in the app (:class:`noisecbr_apps.service.app.BodyLimit`), where the
 client gets a 408.
 """
 
@@ -25,7 +25,7 @@ log = logging.getLogger("noisecbr.serve")
 class GuardedH11Protocol(H11Protocol):
     """:class:`H11Protocol` that closes a connection slower than ``read_timeout`` seconds to
     send a request head (the setting ``serve`` puts in the environment, else
-    :data:`casebase.service.app.READ_TIMEOUT`)."""
+    :data:`noisecbr_apps.service.app.READ_TIMEOUT`)."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

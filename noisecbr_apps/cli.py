@@ -1,8 +1,10 @@
-"""``noisecbr`` command line: clean | bench | train | runs | serve.
+"""``noisecbr`` command line: clean | bench | train | runs | serve | spark.
 
 Thin: parse arguments, call the API. ``train`` and ``runs`` live in :mod:`training` (torch),
-``serve`` in :mod:`casebase`: they are registered as entry points (:mod:`noisecbr.plugins`) and
-imported only when one of them is invoked, so ``noisecbr clean`` starts without torch.
+``serve`` in :mod:`noisecbr_apps.service`, ``spark`` in :mod:`noisecbr_apps.crawl.spark`: each is
+imported only when it is invoked (:data:`_LAZY`), so ``noisecbr clean`` starts without torch,
+FastAPI or pyspark. Other distributions may add subcommands as entry points
+(:mod:`noisecbr_apps.plugins`).
 
 Exit codes (:mod:`noisecbr.exits`, shared with ``casebase``): 0 success; 1 some inputs failed
 (the others were written, the failures are listed on stderr); 2 usage error; 4 model error; 5 the
@@ -20,35 +22,51 @@ from pathlib import Path
 
 import click
 
-from .exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_NOT_FOUND, EXIT_PARTIAL, EXIT_USAGE
-from .limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS, reading_problem
+from noisecbr.exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_NOT_FOUND, EXIT_PARTIAL, EXIT_USAGE
+from noisecbr.limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS, reading_problem
 
 _FORMATS = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"}
-#: The formats of WARC input: one row per page (noisecbr.warc.FORMATS).
+#: The formats of WARC input: one row per page (noisecbr_apps.crawl.warc.FORMATS).
 _CRAWL_FORMATS = {"jsonl": ".jsonl", "parquet": ".parquet"}
 _HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".gz")
 
 
-class _PluginGroup(click.Group):
-    """The ``noisecbr`` group: its own commands, and those registered as entry points
-    (:data:`noisecbr.plugins.COMMANDS`: ``train``, ``runs`` from :mod:`training`, ``serve``
-    from :mod:`casebase`, ``spark``), loaded only when invoked: torch and pyspark are slow to
-    import."""
+#: The subcommands defined in other modules, imported when invoked: torch, FastAPI and pyspark
+#: are slow to import (module, attribute).
+_LAZY = {"train": ("training.cli", "train"), "runs": ("training.cli", "runs"),
+         "serve": ("noisecbr_apps.service.cli", "serve"),
+         "spark": ("noisecbr_apps.crawl.spark", "spark")}
+
+
+def _lazy_command(name: str) -> click.Command:
+    """The command ``name`` of :data:`_LAZY`, imported now."""
+    import importlib
+
+    module, attribute = _LAZY[name]
+    return getattr(importlib.import_module(module), attribute)
+
+
+class _LazyGroup(click.Group):
+    """The ``noisecbr`` group: the commands defined here, those of :data:`_LAZY` and those
+    other distributions register as entry points (:data:`noisecbr_apps.plugins.COMMANDS`),
+    each of the last two loaded only when invoked."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         from .plugins import command_entry_points
 
-        return sorted({*super().list_commands(ctx), *command_entry_points()})
+        return sorted({*super().list_commands(ctx), *_LAZY, *command_entry_points()})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         from .plugins import command_entry_points
 
         own = super().get_command(ctx, name)
-        point = command_entry_points().get(name) if own is None else None
-        if point is None:
+        if own is not None:
             return own
+        point = command_entry_points().get(name)
+        if name not in _LAZY and point is None:
+            return None
         try:
-            return point.load()
+            return _lazy_command(name) if name in _LAZY else point.load()
         except ImportError as error:
             missing = error.name or "torch"
             return click.Command(name, help=f"Needs the training extra ({missing}).",
@@ -62,7 +80,7 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-@click.group(cls=_PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="noisecbr")
 def main() -> None:
     """Remove navigation, ads, banners and other noise from web pages."""
@@ -85,7 +103,7 @@ def _expand(inputs: tuple[str, ...]) -> Iterator[tuple[str, Path]]:
 def _read(item: str, max_bytes: int | None = None) -> bytes:
     """The page bytes of a file (or ``-``: standard input), gunzipped; read and decompressed
     in steps that stop at ``max_bytes`` (:class:`noisecbr.tidy.InputTooLargeError`)."""
-    from .limits import DEFAULT_MAX_BYTES, read_file_limited, read_limited
+    from noisecbr.limits import DEFAULT_MAX_BYTES, read_file_limited, read_limited
 
     limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     if item == "-":
@@ -124,7 +142,7 @@ def _init_worker(model: str | None, parser: str, smooth: float | None, memory=No
                  favor: str = "balanced", comments: bool = False,
                  max_bytes: int | None = None, max_elements: int | None = None) -> None:
     global _worker_cleaner, _worker_memory
-    from .cleaner import Cleaner
+    from noisecbr.cleaner import Cleaner
 
     _worker_cleaner = Cleaner(model, parser=parser, smooth=smooth, favor=favor,
                               comments=comments, max_bytes=max_bytes,
@@ -134,19 +152,14 @@ def _init_worker(model: str | None, parser: str, smooth: float | None, memory=No
 
 def _page_memories(database: str, site: str | None, url: str | None, warc: bool = False):
     """The memories of ``--memory DB``: of ``--site`` (or the host of ``--url``) for every
-    input, or else of the site each page declares (of a WARC record: its target URI). Read
-    through the ``page_memories`` hook (:mod:`noisecbr.plugins`): the case base is
-    :mod:`casebase`'s."""
-    from .memory import MemorySourceError
-    from .plugins import PluginMissingError, hook
+    input, or else of the site each page declares (of a WARC record: its target URI), read
+    from the case base (:func:`casebase.reuse.open_page_memories`)."""
+    from casebase.reuse import open_page_memories as open_memories
+    from noisecbr.memory import MemorySourceError
 
     if "://" not in database and not Path(database).is_file():
         # Opening a missing SQLite file would create an empty case base: say so instead.
         _fail(f"no case base at {database}", EXIT_CASEBASE)
-    try:
-        open_memories = hook("page_memories")
-    except (PluginMissingError, ImportError) as error:
-        _fail(f"--memory reads a case base: {error}", EXIT_USAGE)
     try:
         memories = open_memories(database, site or url)
     except ValueError as error:
@@ -172,7 +185,7 @@ def _clean_site(items: list[str], fmt: str, url: str | None
                 ) -> list[tuple[str, str | None, str | None, bool]]:
     """Clean the page files of one site together (``--by-site``): each with what recurs on
     the site's other pages (:mod:`noisecbr.evidence`); results as :func:`_clean_one`'s."""
-    from .tidy import InputError
+    from noisecbr.tidy import InputError
 
     def readable():
         for item in items:
@@ -189,7 +202,7 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
                ) -> tuple[str, str | None, str | None, bool]:
     """Returns (input, output, error, whether the page named no site for --memory): one bad
     page never stops the batch. ``evidence``: the page's site's, with ``--by-site``."""
-    from .tidy import InputError
+    from noisecbr.tidy import InputError
 
     try:
         data = _read(item, _worker_cleaner.max_bytes) if data is None else data
@@ -266,9 +279,10 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
     With --memory, pages of a site whose labelled pages are in the case base (imported, or
     corrected with `casebase label`) are cleaned with what those pages say, without retraining.
     With --by-site, what recurs across a site's pages is removed from each, without labels."""
-    from .model import ModelError
-    from .tidy import InputError
-    from .warc import is_warc
+    from noisecbr.model import ModelError
+    from noisecbr.tidy import InputError
+
+    from .crawl.warc import is_warc
 
     missing = [item for item in inputs if item != "-" and not Path(item).exists()]
     if missing:
@@ -282,7 +296,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
     if warcs:
         if len(warcs) < len(items):
             _fail("give WARC files alone, not with HTML pages", EXIT_USAGE)
-        from .crawl import CleanSettings
+        from .crawl.pool import CleanSettings
 
         memory = _page_memories(memory_db, site, url, warc=True) if memory_db else None
         _clean_crawl(warcs, output, fmt, CleanSettings(
@@ -414,7 +428,7 @@ def _crawl_targets(warcs: list[str], output: Path | None, fmt: str) -> list:
         if fmt == "parquet":
             _fail("Parquet is written to a file: give -o out.parquet or -o a folder", EXIT_USAGE)
         return [sys.stdout] * len(warcs)
-    from .warc import warc_stem
+    from .crawl.warc import warc_stem
 
     if output.suffix.lower() in _CRAWL_FORMATS.values() and not output.is_dir():
         return [output] * len(warcs)
@@ -430,9 +444,10 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
     """``noisecbr clean`` of WARC files: one row per HTML page, a summary per file on stderr."""
     from tqdm import tqdm
 
-    from .crawl import clean_warc, worker_pool
-    from .model import ModelError
-    from .warc import CrawlStats, RowWriter, output_format
+    from noisecbr.model import ModelError
+
+    from .crawl.pool import clean_warc, worker_pool
+    from .crawl.warc import CrawlStats, RowWriter, output_format
 
     fmt = output_format(output, fmt)
     if fmt not in _CRAWL_FORMATS:

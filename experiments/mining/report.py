@@ -17,7 +17,7 @@ from .measures import NEAR_DUPLICATE, SHINGLE
 
 __all__ = ["KEEP_MARK", "markdown", "plot", "write_report"]
 
-KEEP_MARK = "<!-- written by hand below this line: kept when training.mining_eval reruns -->"
+KEEP_MARK = "<!-- written by hand below this line: kept when experiments.mining_eval reruns -->"
 
 _COLUMNS = ("method", "accuracy", "macro-F1", "Δ accuracy vs no cleaning",
             "multi-page sites: accuracy", "multi-page sites: macro-F1",

@@ -1,5 +1,5 @@
 """Cleaning methods of the mining evaluation: each turns the labelled pages of a
-:class:`~training.mining.corpus.Corpus` into *documents*, the page's kept text (``str``) or, for
+:class:`~experiments.mining.corpus.Corpus` into *documents*, the page's kept text (``str``) or, for
 the CST, a weighted bag of words (``dict``).
 
 The site-level methods (site style tree, CST weights, SiteLevel templates) and the site memory
@@ -185,7 +185,7 @@ def _with_memory(corpus: Corpus, cleaner_for: CleanerFor, page: LabelledPage) ->
 
 
 def _peer(name: str) -> Callable[[LabelledPage], str]:
-    from noisecbr.bench import get_extractor
+    from noisecbr_apps.bench import get_extractor
 
     extract = get_extractor(name)
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .result import LABELS
-from .tidy import DEFAULT_MAX_BYTES, InputError
+from noisecbr.result import LABELS
+from noisecbr.tidy import DEFAULT_MAX_BYTES, InputError
 
 __all__ = ["HTML_TYPES", "WarcPage", "CrawlStats", "is_warc", "iter_pages", "page_row",
            "clean_pages", "columns", "RowWriter", "output_format", "warc_stem", "cached_cleaner",
@@ -264,7 +264,7 @@ def cached_cleaner(model: str | None = None, parser: str = "lxml", smooth: float
     per process (a pool worker, a Spark executor's Python worker), not once per record."""
     key = (model, parser, smooth, max_bytes, favor, comments, max_elements)
     if key not in _cleaners:
-        from .cleaner import Cleaner
+        from noisecbr.cleaner import Cleaner
 
         _cleaners[key] = Cleaner(model, parser=parser, smooth=smooth, max_bytes=max_bytes,
                                  favor=favor, comments=comments, max_elements=max_elements)
@@ -305,7 +305,7 @@ def _memory_for(memories: Any, url: str):
     """The site memory of a page: of the memories' fixed site, else of the record URL's host."""
     host = memories.host
     if host is None:
-        from .layout import site_host
+        from noisecbr.layout import site_host
 
         try:
             host = site_host(url) if url else None
@@ -323,7 +323,7 @@ def site_windows(cleaner: Any, pages: Iterable[WarcPage]
                  ) -> Iterator[tuple[WarcPage, Any]]:
     """Each page with the evidence of its host's other pages among the next
     :data:`SITE_WINDOW` records (None for a host seen once), in record order."""
-    from .layout import site_of
+    from noisecbr.layout import site_of
 
     pages = iter(pages)
     while window := list(itertools.islice(pages, SITE_WINDOW)):

@@ -1,12 +1,12 @@
 """The Spark job: WARC files (local paths or any Hadoop filesystem URL) → one Parquet row per page.
 
-``python -m noisecbr.spark WARC... -o OUT`` (or ``noisecbr spark``), run as it is in Spark local
-mode or unchanged by ``spark-submit`` on a cluster (see docs/crawl.md). As in cc-pyspark, each
-task reads whole WARC files (one partition per file by default) and cleans their records with
-``mapPartitions``; each executor's Python worker keeps one :class:`noisecbr.Cleaner` in a module
-cache (:func:`noisecbr.warc.cached_cleaner`), so the model is loaded once per process, not per
-record. Files are opened with :mod:`pyarrow.fs` (``s3://``, ``gs://``, ``hdfs://``, ``file://``,
-or a plain local path).
+``python -m noisecbr_apps.crawl.spark WARC... -o OUT`` (or ``noisecbr spark``), run as it is in
+Spark local mode or unchanged by ``spark-submit`` on a cluster (see docs/crawl.md). As in
+cc-pyspark, each task reads whole WARC files (one partition per file by default) and cleans
+their records with ``mapPartitions``; each executor's Python worker keeps one
+:class:`noisecbr.Cleaner` in a module cache (:func:`noisecbr_apps.crawl.warc.cached_cleaner`), so
+the model is loaded once per process, not per record. Files are opened with :mod:`pyarrow.fs`
+(``s3://``, ``gs://``, ``hdfs://``, ``file://``, or a plain local path).
 
 pyspark is imported only when the job runs: the ``[spark]`` extra.
 """
@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from .crawl import CleanSettings
+from .pool import CleanSettings
 from .warc import CrawlStats, clean_pages, columns, iter_pages
 
 __all__ = ["spark", "clean_partition", "open_warc"]
@@ -50,8 +50,9 @@ def open_warc(path: str):
 
 def clean_partition(paths: Iterable[str], settings: CleanSettings,
                     counts: Any = None) -> Iterator[tuple]:
-    """The rows (tuples in :func:`noisecbr.warc.columns` order) of every page of the WARC files
-    ``paths``; what was read and skipped is added to the accumulator ``counts`` per file."""
+    """The rows (tuples in :func:`noisecbr_apps.crawl.warc.columns` order) of every page of the
+    WARC files ``paths``; what was read and skipped is added to the accumulator ``counts`` per
+    file."""
     cleaner = settings.cleaner()
     names = [name for name, _ in columns(settings.markdown)]
     for path in paths:
@@ -158,12 +159,12 @@ def spark(inputs: tuple[str, ...], output: str, paths_from: str | None, model: s
                                    "pip install 'noisecbr[spark]'") from error
     memories = None
     if memory_db:
-        from .memory import MemorySourceError
-        from .plugins import PluginMissingError, hook
+        from casebase.reuse import open_page_memories
+        from noisecbr.memory import MemorySourceError
 
-        try:  # the case base is casebase's: reached through its registered hook
-            memories = hook("page_memories")(memory_db, site)
-        except (PluginMissingError, ImportError, ValueError, MemorySourceError) as error:
+        try:
+            memories = open_page_memories(memory_db, site)
+        except (ValueError, MemorySourceError) as error:
             raise click.ClickException(f"--memory: {error}") from error
     settings = CleanSettings(model=model, max_bytes=max_bytes, memories=memories, favor=favor,
                              comments=comments, markdown=markdown, by_site=by_site)

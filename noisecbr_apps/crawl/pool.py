@@ -2,7 +2,7 @@
 chunks and back to one output file per WARC, in record order (``noisecbr clean x.warc.gz``).
 
 Only a bounded number of chunks is in flight at once, so memory stays flat however large the
-crawl. Each worker loads the model once (:func:`noisecbr.warc.cached_cleaner`).
+crawl. Each worker loads the model once (:func:`noisecbr_apps.crawl.warc.cached_cleaner`).
 """
 
 from __future__ import annotations

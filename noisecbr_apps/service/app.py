@@ -1,6 +1,6 @@
 """The app factory: :func:`create_app` builds the FastAPI app of ``noisecbr serve``.
 
-    from casebase.service.app import Settings, create_app
+    from noisecbr_apps.service.app import Settings, create_app
     app = create_app(Settings(db="cb.sqlite", token="secret"))
 
 Limits and answers, the same on every endpoint:
@@ -284,7 +284,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     _install_error_answers(app)
     app.include_router(router)
     _document_page_bodies(app)
-    static = resources.files("casebase.service") / "static"
+    static = resources.files("noisecbr_apps.service") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
     app.add_middleware(BodyLimit, limit=settings.max_body, read_timeout=settings.read_timeout)
     app.add_middleware(SecurityHeaders)

@@ -1,6 +1,6 @@
 """Site-level methods against the MLP cleaner on the multi-page sites of modernweb-dev (issue 4).
 
-    python -m training.sitelevel_eval ../shared/data/modernweb-dev \
+    python -m experiments.sitelevel_eval ../shared/data/modernweb-dev \
         [--dragnet ../shared/data/dragnet] --out DIR
 
 The evaluation pages are those of the sites with at least ``--min-pages`` (3) pages; on
@@ -136,8 +136,8 @@ def train_heldout_model(dirs: Sequence[Path], held_out: Sequence[str], out: Path
 
     The cache is keyed by the held-out sites, the training sets, the seed and
     :func:`code_fingerprint`."""
-    from .datasets import from_pages, split_by_site
-    from .train import fit
+    from training.datasets import from_pages, split_by_site
+    from training.train import fit
 
     held_out = sorted(held_out)
     sets = [d.name for d in dirs]
@@ -180,8 +180,7 @@ def validation_pages(dirs: Sequence[Path], held_out: Sequence[str], seed: int = 
     These pages were used to pick the model's epoch and class offsets, never trained on.
     """
     from noisecbr.tidy import InputError
-
-    from .datasets import split_by_site
+    from training.datasets import split_by_site
 
     held = set(held_out)
     pages, sites = [], []
@@ -609,7 +608,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     print(markdown_table(times, TIME_COLUMNS))
 
     report = {
-        "command": " ".join(["python -m training.sitelevel_eval", *argv]),
+        "command": " ".join(["python -m experiments.sitelevel_eval", *argv]),
         **provenance,
         "sites": {site: [p.id for p in site_pages] for site, site_pages in sites.items()},
         "duplicates": duplicates,

@@ -335,7 +335,7 @@ def _ping(casebase) -> str:
 @router.get("/review", response_class=HTMLResponse, tags=["review"])
 async def review_page() -> FileResponse:
     """The review page: choose a page, see its decisions drawn, click a box to relabel it."""
-    return FileResponse(str(resources.files("casebase.service") / "static" / "review.html"),
+    return FileResponse(str(resources.files("noisecbr_apps.service") / "static" / "review.html"),
                         media_type="text/html")
 
 

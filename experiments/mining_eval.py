@@ -1,12 +1,12 @@
 """Mining on raw against cleaned pages, as the seed papers measure cleaning (issue 18).
 
-    python -m training.mining_eval [--data ../shared/data] [--out docs] [--cache runs/mining]
+    python -m experiments.mining_eval [--data ../shared/data] [--out docs] [--cache runs/mining]
 
 For modernweb-dev (classes = page type) and dragnet (classes = URL section topic), every
-cleaning method of :data:`training.mining.methods.METHODS` turns the pages into documents;
+cleaning method of :data:`experiments.mining.methods.METHODS` turns the pages into documents;
 then classification across sites, k-means clustering and same-site near-duplicates are
-measured on each method's documents (:mod:`training.mining.measures`), and the tables and a
-plot are written to ``OUT/mining.md`` and ``OUT/mining.png`` (:mod:`training.mining.report`).
+measured on each method's documents (:mod:`experiments.mining.measures`), and the tables and a
+plot are written to ``OUT/mining.md`` and ``OUT/mining.png`` (:mod:`experiments.mining.report`).
 noisecbr cleans each page with the site-grouped cross-validation model that never saw its site
 (five models per set, trained once: the cleaned texts are cached under ``--cache``).
 """
@@ -22,16 +22,16 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from training.mining.corpus import Corpus, dragnet_corpus, modernweb_corpus
-from training.mining.evaluate import SetResult, evaluate
-from training.mining.methods import (
+from experiments.mining.corpus import Corpus, dragnet_corpus, modernweb_corpus
+from experiments.mining.evaluate import SetResult, evaluate
+from experiments.mining.methods import (
     METHODS,
     MIN_SITE_PAGES,
     FoldCleaners,
     documents,
     method_functions,
 )
-from training.mining.report import write_report
+from experiments.mining.report import write_report
 
 __all__ = ["PREAMBLE", "main", "method_documents", "run"]
 
@@ -51,7 +51,7 @@ words found on at least two pages). Methods:
   the page's host (unsupervised, as in the papers) where the host has ≥ {MIN_SITE_PAGES} pages,
   else the uncleaned text. CST weights replace the term counts (the IJCAI 2003 feature
   weighting) before IDF;
-- **trafilatura**, **readability**: `noisecbr.bench.get_extractor`;
+- **trafilatura**, **readability**: `noisecbr_apps.bench.get_extractor`;
 - **ground truth (reference)**: the hand-checked main content (`articleBody`): what a perfect
   article extractor would keep. It is a yardstick, not a method.
 """
@@ -81,7 +81,7 @@ def method_documents(corpus: Corpus, functions: dict, cache: Path | None,
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m training.mining_eval",
+    parser = argparse.ArgumentParser(prog="python -m experiments.mining_eval",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=_default_data(),
                         help="folder holding modernweb-dev/ and dragnet/")
@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             for corpus in corpora}
     if args.documents_only:
         return
-    command = " ".join(["python -m training.mining_eval", *(argv or sys.argv[1:])])
+    command = " ".join(["python -m experiments.mining_eval", *(argv or sys.argv[1:])])
     run(corpora, docs, args.out, command, args.cache / "mining.json")
 
 
