@@ -3,7 +3,7 @@ one C pass); everything else is declared in pyproject.toml.
 
 The extension is optional: where it cannot be compiled (no C compiler or Python headers) the
 install goes on with a warning and noisecbr runs its pure Python path, slower but with the same
-output. ``noisecbr.subtrees.KERNEL`` says which one is in use (CI's tests insist on
+output. ``noisecbr.backend.BACKEND.name`` says which one is in use (CI's tests insist on
 "compiled")."""
 
 import lxml

@@ -23,14 +23,11 @@ import numpy as np
 
 from .features.language import LANGUAGES, page_language
 from .features.tokens import word_codes
+from .settings import BYLINE_MAX_WORDS, BYLINE_WITHIN_PIECES
 from .subtrees import WORD, ElementTable
 
 __all__ = ["BYLINE_MAX_WORDS", "BYLINE_WITHIN_PIECES", "find_byline", "author_of"]
 
-#: A byline block is this short ("By Ann Reporter and Bo Li, Science Desk, 2 March 2025").
-BYLINE_MAX_WORDS = 12
-#: It stands among the first kept text pieces (after the headline, which is already out).
-BYLINE_WITHIN_PIECES = 3
 
 #: "By" and its kin, then a name: its first letter is checked to be a capital (the pattern is
 #: case-insensitive for the prefix only: "by the way" is not a byline).

@@ -41,7 +41,6 @@ from lxml import etree
 from .byline import find_byline
 from .datelines import datelines
 from .discussion import without_unfounded_comments
-from .evidence import MAX_PAGES as MAX_EVIDENCE_PAGES
 from .evidence import TEMPLATE_MAX_DATA, SiteEvidence
 from .fallback import FALLBACK_MIN_WORDS, fall_back, fallback_subtree, kept_pieces, kept_words
 from .features import vectorize
@@ -59,6 +58,7 @@ from .model import Model, load_model
 from .orphans import orphaned_headings
 from .render import render_html, render_text, render_texts
 from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
+from .settings import DEFAULT_MODES, EVIDENCE_MAX_PAGES
 from .subtrees import ElementTable, build_table
 from .tidy import InputError, Parser, drop_elements, printable, tidy
 
@@ -66,15 +66,6 @@ __all__ = ["DEFAULT_MODEL", "FAVOR", "Cleaner", "DecidedPage", "clean", "default
 
 DEFAULT_MODEL = "default.safetensors"
 
-#: Walk thresholds used when a model does not carry its own. Balanced, 0.5 / 0.9 / 0.5: remove
-#: what the network more likely than not calls noise, keep whole only what it is sure is data.
-#: The other two lean one way, for models saved without modes of their own.
-DEFAULT_THRESHOLDS = {"noise": 0.5, "keep": 0.9, "leaf": 0.5}
-DEFAULT_MODES = {
-    "balanced": DEFAULT_THRESHOLDS,
-    "precision": {"noise": 0.35, "keep": 0.95, "leaf": 0.35},
-    "recall": {"noise": 0.7, "keep": 0.8, "leaf": 0.7},
-}
 #: The walk's modes: which way to lean where the scores are unsure.
 FAVOR = tuple(DEFAULT_MODES)
 
@@ -354,11 +345,11 @@ class Cleaner:
 
     def site_evidence(self, pages: Iterable[str | bytes]) -> SiteEvidence:
         """The :class:`~noisecbr.evidence.SiteEvidence` of unlabelled pages of one site (the
-        first :data:`~noisecbr.evidence.MAX_PAGES` distinct pages that are HTML; the others
+        first :data:`~noisecbr.settings.EVIDENCE_MAX_PAGES` distinct pages that are HTML; the others
         are not read)."""
         evidence = SiteEvidence()
         for html in pages:
-            if len(evidence) >= MAX_EVIDENCE_PAGES:
+            if len(evidence) >= EVIDENCE_MAX_PAGES:
                 break
             read = self._read_page(html)
             # A page that is not HTML is no evidence; cleaning it will say why.
@@ -370,12 +361,12 @@ class Cleaner:
                    memory: SiteMemory | None = None) -> Iterator[CleanResult]:
         """Clean the pages of one site together: each page with what recurs on the site's other
         pages (:meth:`site_evidence`, from the first
-        :data:`~noisecbr.evidence.MAX_PAGES`), in the order given. A page is its HTML or an
+        :data:`~noisecbr.settings.EVIDENCE_MAX_PAGES`), in the order given. A page is its HTML or an
         (HTML, URL) pair; ``memory`` as in :meth:`clean`. Raises
         :class:`noisecbr.tidy.InputError` at a page that is not HTML (clean a crawl's pages with
         :meth:`site_evidence` and :meth:`clean` to go on past one)."""
         pairs = (page if isinstance(page, tuple) else (page, None) for page in pages)
-        first = list(itertools.islice(pairs, MAX_EVIDENCE_PAGES))
+        first = list(itertools.islice(pairs, EVIDENCE_MAX_PAGES))
         # The first pages are read once: their tidied bodies and tables are the evidence, and
         # then what is cleaned.
         read = [self._read_page(html) for html, _ in first]

@@ -17,14 +17,11 @@ import numpy as np
 
 from .features.tokens import DIGIT, VOCABULARIES, element_word_codes, vocabularies_of
 from .result import DATA
+from .settings import DATELINE_SHARE, DATELINE_WORDS
 from .subtrees import WORD, ElementTable
 
 __all__ = ["DATELINE_WORDS", "DATELINE_SHARE", "ANNOUNCING", "datelines"]
 
-#: A dateline is short: "Updated 0339 GMT (1139 HKT) November 19, 2019" has 10 words.
-DATELINE_WORDS = 20
-#: Most of its words are digits or dateline words (the rest: "at", "de", "um", a city).
-DATELINE_SHARE = 0.6
 #: The words that announce a publication date (the rest of the dateline vocabulary is months,
 #: units of time and time zones).
 ANNOUNCING = frozenset(

@@ -7,9 +7,9 @@ as comments. A thread is marked up as one, in every template and language: ``com
 ``commentlist``, ``comment-body``, ``disqus_thread``, ``replies``, ``kommentare``,
 ``comentarios``, ``reacties``… on the thread's box, a box just around it or the comments
 inside it. A subtree keeps its comment score only with such markup on itself, one of its
-ANCESTORS nearest ancestors or a descendant, and with MIN_WORDS words at least; elsewhere the
-score is set aside (the other classes' scores renormalised), as if the network had not seen a
-comment there.
+THREAD_MARKUP_ANCESTORS nearest ancestors or a descendant, and with THREAD_MIN_WORDS words at
+least (:mod:`noisecbr.settings`); elsewhere the score is set aside (the other classes' scores
+renormalised), as if the network had not seen a comment there.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import re
 import numpy as np
 
 from .result import COMMENT, NOISE
+from .settings import MIN_COMMENT_SCORE, THREAD_MARKUP_ANCESTORS, THREAD_MIN_WORDS
 from .subtrees import ElementTable
 
-__all__ = ["DISCUSSION_MARKUP", "MIN_WORDS", "ANCESTORS", "MIN_COMMENT_SCORE",
+__all__ = ["DISCUSSION_MARKUP", "THREAD_MIN_WORDS", "THREAD_MARKUP_ANCESTORS", "MIN_COMMENT_SCORE",
            "comment_evidence", "without_unfounded_comments"]
 
 #: Class / id / role fragments of discussion markup (matched in the lower-cased value):
@@ -30,16 +31,6 @@ __all__ = ["DISCUSSION_MARKUP", "MIN_WORDS", "ANCESTORS", "MIN_COMMENT_SCORE",
 DISCUSSION_MARKUP = re.compile(
     r"comment|coment|komment|reply|replies|respons|discus|disqus|reactie|reaction|antwort"
     r"|yorum|коммент|评论|評論|コメント|댓글")
-#: A thread holds this many words at least: "No comments yet" or "Comments are closed." is
-#: furniture about comments, not comments.
-MIN_WORDS = 10
-#: The markup of a thread's box sits on the box or at most a few wrappers above it.
-ANCESTORS = 3
-#: Comment scores below this are left as they are: a subtree is a comment only where its
-#: comment score beats its noise score and their sum reaches the walk's noise threshold (0.2
-#: at the lowest), and most pages have no score above it, so the markup is read only where it
-#: can matter.
-MIN_COMMENT_SCORE = 0.1
 
 #: Whether an attribute value is discussion markup, by value (class names repeat across a
 #: site's pages); emptied past its size.
@@ -68,7 +59,7 @@ def _marked(values: list[str | None]) -> np.ndarray:
 
 def comment_evidence(table: ElementTable) -> np.ndarray:
     """Per element: may it be a comment thread (discussion markup on it, on one of its
-    ANCESTORS nearest ancestors or inside it, and MIN_WORDS words)?"""
+    THREAD_MARKUP_ANCESTORS nearest ancestors or inside it, and THREAD_MIN_WORDS words)?"""
     n = len(table)
     values, positions = table.attribute_values()
     marked = _marked(values)
@@ -77,11 +68,11 @@ def comment_evidence(table: ElementTable) -> np.ndarray:
     evidence = inside[table.end] - inside[np.arange(n)] > 0
     parent = table.parent.astype(np.int64)
     above = parent
-    for _ in range(ANCESTORS):
+    for _ in range(THREAD_MARKUP_ANCESTORS):
         has = above >= 0
         evidence[has] |= own[above[has]]
         above = np.where(has, parent[np.maximum(above, 0)], -1)
-    return evidence & (table.subtree(table.piece_words) >= MIN_WORDS)
+    return evidence & (table.subtree(table.piece_words) >= THREAD_MIN_WORDS)
 
 
 def without_unfounded_comments(table: ElementTable, proba: np.ndarray) -> np.ndarray:

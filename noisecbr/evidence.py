@@ -5,7 +5,7 @@ footers, rails, "most read" lists and share bars repeat, word for word, from pag
 the observation behind the site style tree and SiteLevel templates (:mod:`noisecbr.sitelevel`).
 :class:`SiteEvidence` keeps, for a few pages of a site, the *text fingerprint* of every
 subtree; a subtree of another page of the site whose text recurs on at least
-:data:`MIN_SHARE` of them is a **template** subtree, and the walk removes it
+:data:`TEMPLATE_MIN_SHARE` of them is a **template** subtree, and the walk removes it
 (:meth:`noisecbr.cleaner.Cleaner.walk`): no label is needed, and the network still decides
 everything that does not repeat.
 
@@ -19,7 +19,7 @@ own: an article's headline recurs on the site's other pages, as the link to it.
 Two guards keep an article from being taken for a template:
 
 * a page that holds most of the target page's paragraphs (the same article under a second URL,
-  a print view) is not evidence for it (:data:`COPY_SHARE`);
+  a print view) is not evidence for it (:data:`EVIDENCE_COPY_SHARE`);
 * a subtree counts as recurring only on a share of the evidence pages, so a teaser of the
   article on one listing page removes nothing once there are several pages.
 """
@@ -33,28 +33,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .settings import (
+    EVIDENCE_COPY_SHARE,
+    EVIDENCE_MAX_PAGES,
+    EVIDENCE_PARAGRAPH_WORDS,
+    TEMPLATE_MAX_DATA,
+    TEMPLATE_MIN_SHARE,
+)
 from .subtrees import ElementTable
 
-__all__ = ["COPY_SHARE", "MAX_PAGES", "MIN_SHARE", "TEMPLATE_MAX_DATA", "SiteEvidence",
-           "text_fingerprints"]
+__all__ = ["EVIDENCE_COPY_SHARE", "EVIDENCE_MAX_PAGES", "TEMPLATE_MIN_SHARE", "TEMPLATE_MAX_DATA",
+           "SiteEvidence", "text_fingerprints"]
 
-#: A subtree is a template when its text recurs on at least this share of the evidence pages
-#: (and on one page at least).
-MIN_SHARE = 0.5
-#: A page holding this share of the target page's paragraph words is a copy of it, not evidence.
-COPY_SHARE = 0.5
-#: A piece of at least this many words is a paragraph, for :data:`COPY_SHARE`: menus and
-#: footers have few such pieces, articles many.
-PARAGRAPH_WORDS = 20
-#: A template subtree the network scores data at this level or above stays the network's to
-#: decide: a site's articles repeat their own section headings ("What's the big idea?"), a
-#: press office its boilerplate paragraph. 0.8 on dragnet's article truth, site-grouped 5 folds,
-#: 4 pages of evidence: F1 0.941 (0.5), 0.942 (0.8), 0.940 (0.95), 0.938 (none), against 0.939
-#: without evidence; on utomo-big9 0.968 with each, as without.
-TEMPLATE_MAX_DATA = 0.8
-#: Pages kept as evidence for one site: what repeats on a site shows on a handful of its pages,
-#: and comparing each page with every other page of a 10 000-page site would cost quadratic time.
-MAX_PAGES = 16
 
 _LINKED = np.uint64(0x9E3779B97F4A7C15)
 
@@ -111,13 +101,13 @@ def _read(table: ElementTable) -> _Page:
     """The page as evidence."""
     pieces = _piece_hashes(table)
     fingerprints = text_fingerprints(table, pieces)
-    paragraphs = pieces[table.piece_words >= PARAGRAPH_WORDS]
+    paragraphs = pieces[table.piece_words >= EVIDENCE_PARAGRAPH_WORDS]
     return _Page(np.unique(fingerprints[fingerprints != 0]), np.unique(paragraphs),
                  int(fingerprints[0]) if len(fingerprints) else 0)
 
 
 class SiteEvidence:
-    """The text fingerprints of up to :data:`MAX_PAGES` unlabelled pages of one site.
+    """The text fingerprints of up to :data:`EVIDENCE_MAX_PAGES` unlabelled pages of one site.
 
     >>> from noisecbr.subtrees import build_table
     >>> from noisecbr.tidy import tidy
@@ -143,8 +133,8 @@ class SiteEvidence:
 
     def add(self, table: ElementTable) -> bool:
         """Keep one page of the site as evidence; False (nothing kept) for a copy of a page
-        already kept, or once :data:`MAX_PAGES` are."""
-        if len(self._pages) >= MAX_PAGES:
+        already kept, or once :data:`EVIDENCE_MAX_PAGES` are."""
+        if len(self._pages) >= EVIDENCE_MAX_PAGES:
             return False
         page = _read(table)
         if page.body == 0 or any(kept.body == page.body for kept in self._pages):
@@ -154,23 +144,25 @@ class SiteEvidence:
 
     def merged(self, other: SiteEvidence) -> SiteEvidence:
         """A new evidence holding this one's pages, then ``other``'s (copies and pages past
-        :data:`MAX_PAGES` left out, as :meth:`add` leaves them)."""
+        :data:`EVIDENCE_MAX_PAGES` left out, as :meth:`add` leaves them)."""
         out = SiteEvidence()
         for page in self._pages + other._pages:
-            if len(out._pages) < MAX_PAGES and all(p.body != page.body for p in out._pages):
+            if (len(out._pages) < EVIDENCE_MAX_PAGES
+                    and all(p.body != page.body for p in out._pages)):
                 out._pages.append(page)
         return out
 
     def templates(self, table: ElementTable) -> np.ndarray:
-        """Per element of ``table``: whether its text recurs on at least :data:`MIN_SHARE` of
-        the evidence pages that are not copies of this page (a bool array; the body, subtrees
-        without words and subtrees inside their parent's running text are never templates)."""
+        """Per element of ``table``: whether its text recurs on at least
+        :data:`~noisecbr.settings.TEMPLATE_MIN_SHARE` of the evidence pages that are not copies
+        of this page (a bool array; the body, subtrees without words and subtrees inside their
+        parent's running text are never templates)."""
         out = np.zeros(len(table), dtype=bool)
         if not len(table) or not self._pages:
             return out
         pieces = _piece_hashes(table)
         fingerprints = text_fingerprints(table, pieces)
-        paragraph = table.piece_words >= PARAGRAPH_WORDS
+        paragraph = table.piece_words >= EVIDENCE_PARAGRAPH_WORDS
         words, paragraphs = table.piece_words[paragraph], pieces[paragraph]
         evidence = [page for page in self._pages if page.body != int(fingerprints[0])
                     and not _copies(page, paragraphs, words)]
@@ -179,7 +171,8 @@ class SiteEvidence:
         recurs = np.zeros(len(table), dtype=np.int32)
         for page in evidence:
             recurs += np.isin(fingerprints, page.fingerprints, assume_unique=False)
-        out[:] = (recurs >= max(1, math.ceil(MIN_SHARE * len(evidence)))) & (fingerprints != 0)
+        least = max(1, math.ceil(TEMPLATE_MIN_SHARE * len(evidence)))
+        out[:] = (recurs >= least) & (fingerprints != 0)
         out[0] = False
         # A recurring name or phrase inside running text (a <strong> author, a linked term)
         # is part of that text: only what stands apart from its parent's words is a template.
@@ -191,9 +184,9 @@ class SiteEvidence:
 
 
 def _copies(page: _Page, paragraphs: np.ndarray, words: np.ndarray) -> bool:
-    """Whether ``page`` holds :data:`COPY_SHARE` of the words of a page's ``paragraphs``
+    """Whether ``page`` holds :data:`EVIDENCE_COPY_SHARE` of the words of a page's ``paragraphs``
     (their piece hashes, and each one's words)."""
     total = int(words.sum())
     if not total:
         return False
-    return int(words[np.isin(paragraphs, page.paragraphs)].sum()) >= COPY_SHARE * total
+    return int(words[np.isin(paragraphs, page.paragraphs)].sum()) >= EVIDENCE_COPY_SHARE * total

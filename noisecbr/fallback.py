@@ -19,17 +19,11 @@ from __future__ import annotations
 import numpy as np
 
 from .result import COMMENT, DATA, MIXTURE, NOISE
+from .settings import FALLBACK_MIN_WORDS, FALLBACK_PAGE_WORDS
 from .subtrees import ElementTable
 
 __all__ = ["FALLBACK_MIN_WORDS", "FALLBACK_PAGE_WORDS", "kept_pieces", "kept_words",
            "fallback_subtree", "fall_back"]
-
-#: The walk "kept almost nothing" below this many words. 10 words: the bench counts a page
-#: with fewer than 10 words kept, where the ground truth has 50 or more, as a failure.
-FALLBACK_MIN_WORDS = 10
-#: Pages with fewer words than this in all their text are not rescued: their result may be
-#: rightly tiny (a login wall, an image page).
-FALLBACK_PAGE_WORDS = 50
 
 
 def _removed_pieces(table: ElementTable, decision: np.ndarray) -> np.ndarray:

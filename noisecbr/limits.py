@@ -20,8 +20,9 @@ from typing import BinaryIO
 
 from lxml import etree
 
+from .backend import BACKEND
 from .errors import InputError, InputTooLargeError
-from .subtrees import COMPILED
+from .settings import DEFAULT_MAX_BYTES, MAX_ATTRIBUTES, MAX_ELEMENTS
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -35,20 +36,6 @@ __all__ = [
     "reading_problem",
 ]
 
-#: Pages larger than this are refused (10 MB: the largest of the 2 171 modernweb-dev and
-#: dragnet pages is 5.3 MB; a bigger "page" is a data dump or an attack on memory, and at this
-#: size a page of tiny paragraphs still cleans within 5 s and 1 GB). ``max_bytes=`` raises it.
-DEFAULT_MAX_BYTES = 10_000_000
-
-#: Pages with more elements than this are refused: each element costs about 3 kB while the page
-#: is scored (its 221-feature vector and the network's layers), so this bounds memory to about
-#: 800 MB (10 MB of 40-byte paragraphs, 244 000 elements, peak at 756 MB). The most in the 2 171
-#: development pages is 15 793.
-MAX_ELEMENTS = 250_000
-
-#: Attributes of one element beyond this many are dropped before parsing (the most in the 2 171
-#: development pages is 151; libxml2's cost grows with the square of the count).
-MAX_ATTRIBUTES = 1_000
 
 #: A start tag is checked for too many attributes only when it runs this long without a ``<``
 #: or ``>``: 1 000 attributes take at least 2 000 characters, and finding such runs is one
@@ -78,9 +65,7 @@ def check_elements(root: etree._Element, max_elements: int | None = None) -> Non
     element."""
     if max_elements is None:
         max_elements = MAX_ELEMENTS
-    # The compiled kernel counts in one walk over the nodes; the XPath builds a node set first.
-    count = (COMPILED.count_elements(root) if COMPILED is not None
-             else int(_COUNT_ELEMENTS(root)))
+    count = _count_elements(root)
     if count > max_elements:
         raise InputTooLargeError(f"page has {count:,} elements, over the limit of "
                                  f"{max_elements:,} (raise it with max_elements= or "
@@ -95,12 +80,7 @@ def limit_attributes(text: str, utf8: bytes | None = None) -> str:
     long in the bytes (a character is one byte or more; ``<``, ``>`` and ASCII letters are one
     byte and no part of another character), so a page whose bytes hold none is passed by
     scanning bytes, which the compiled kernel does at memchr's speed."""
-    if COMPILED is None:
-        first = _first_long_tag(text)
-    else:
-        if utf8 is not None and COMPILED.first_long_tag(utf8, _LONG_TAG_CHARS) < 0:
-            return text
-        first = COMPILED.first_long_tag(text, _LONG_TAG_CHARS)
+    first = _first_long_tag(text, utf8)
     if first < 0:
         return text
     out: list[str] = []
@@ -116,11 +96,34 @@ def limit_attributes(text: str, utf8: bytes | None = None) -> str:
     return "".join(out)
 
 
-def _first_long_tag(text: str) -> int:
+def _first_long_tag_pure(text: str, utf8: bytes | None = None) -> int:
     """Where the first start tag long enough to hold too many attributes begins, or -1 (the
     pure Python path of the compiled kernel's scan, which is about ten times faster)."""
     match = _LONG_TAG.search(text)
     return -1 if match is None else match.start()
+
+
+def _first_long_tag_compiled(text: str, utf8: bytes | None = None) -> int:
+    scan = BACKEND.kernel.first_long_tag
+    if utf8 is not None and scan(utf8, _LONG_TAG_CHARS) < 0:
+        return -1  # no tag that long in the bytes, so none in the text
+    return scan(text, _LONG_TAG_CHARS)
+
+
+_first_long_tag = BACKEND.dispatch(_first_long_tag_pure, _first_long_tag_compiled)
+
+
+def _count_elements_pure(root: etree._Element) -> int:
+    """The elements below ``root`` (libxml2's XPath count: a node set first)."""
+    return int(_COUNT_ELEMENTS(root))
+
+
+def _count_elements_compiled(root: etree._Element) -> int:
+    # One walk over the nodes, no node set.
+    return BACKEND.kernel.count_elements(root)
+
+
+_count_elements = BACKEND.dispatch(_count_elements_pure, _count_elements_compiled)
 
 
 def _attribute_span(text: str, start: int) -> tuple[int | None, int]:

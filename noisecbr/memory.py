@@ -32,6 +32,7 @@ import numpy as np
 from lxml import etree
 
 from .result import COMMENT, DATA, LABELS, NOISE
+from .settings import CASES_KEPT, DECLARED_URL_BYTES, SHORT_STEPS
 from .subtrees import ElementTable
 
 __all__ = ["MemorySourceError", "SiteMemory", "declared_url", "signatures"]
@@ -41,9 +42,6 @@ class MemorySourceError(Exception):
     """The store that site memories are read from (a case base) cannot be opened or read."""
 
 
-#: Stored case ids kept per signature to explain a decision by memory: a few examples suffice,
-#: and a site's thousand product tiles must not make the memory a copy of the case base.
-CASES_KEPT = 5
 _DIGITS = re.compile(r"\d+")
 _GET = etree._Element.get
 
@@ -58,10 +56,6 @@ _MIX = 0x9E3779B97F4A7C15
 _MASK = (1 << 64) - 1
 
 
-#: Bytes of a page searched for the URL it declares: the <head> is near the start, though
-#: inline styles and scripts can push it past 256 kB. 1 MB finds a URL in 720 of the 790
-#: modernweb-dev pages (704 name the page's own site; 256 kB found 712), in 0.25 ms a page.
-DECLARED_URL_BYTES = 1_048_576
 _LINK_OR_META = re.compile(rb"<(?:link|meta)\b[^>]*>", re.IGNORECASE)
 _CANONICAL = re.compile(rb"""\brel\s*=\s*["']?[^"'>]*\bcanonical\b""", re.IGNORECASE)
 _OG_URL = re.compile(rb"""\bproperty\s*=\s*["']?og:url\b""", re.IGNORECASE)
@@ -145,15 +139,6 @@ def _chains(steps: list[int], parent: list[int], last: int | None) -> list[int]:
             above = parent[above]
         out[i] = signature
     return out
-
-
-#: Steps of the *short* signature, consulted when a subtree's full chain is not in memory: the
-#: same box (a comment list, a share bar) often sits in a different container on another page
-#: of the site (another layout for galleries, a sidebar moved). 3: over one labelled page per
-#: site of the development sets, F1 0.935 on dragnet's and 0.664 on modernweb-dev's pages of
-#: multi-page sites, against 0.924 and 0.656 with full chains only (2 steps: 0.933 / 0.653;
-#: 4: 0.939 / 0.660; 5: 0.937 / 0.660).
-SHORT_STEPS = 3
 
 
 def _signature_pairs(table: ElementTable) -> tuple[list[int], list[int]]:
@@ -266,8 +251,8 @@ class SiteMemory:
         return recalled, cases
 
     def recall(self, table: ElementTable) -> np.ndarray:
-        """Per element of ``table``: the label (NOISE, DATA or COMMENT) every stored subtree of the same
-        signature carries, or −1 (unseen, mixture, or stored with different labels). The body
+        """Per element of ``table``: the label (NOISE, DATA or COMMENT) every stored subtree of the
+        same signature carries, or −1 (unseen, mixture, or stored with different labels). The body
         is never recalled: the cleaner does not remove or keep a whole page by memory."""
         return self.lookup(table)[0]
 

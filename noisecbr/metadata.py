@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from lxml import etree
 
-from .subtrees import COMPILED
+from .settings import HEADLINE_OVERLAP, MAX_HEADLINE_WORDS, MAX_JSON_LD_CHARS
+from .subtrees import looked_up
 
 __all__ = ["MAX_HEADLINE_WORDS", "PageMetadata", "page_elements", "page_metadata",
            "headline_element"]
@@ -39,13 +40,6 @@ _META_AUTHOR = ("author", "article:author", "byl", "dc.creator", "parsely-author
 _META_DATE = ("article:published_time", "og:published_time", "datepublished", "pubdate",
               "publishdate", "date", "dc.date", "dc.date.issued", "sailthru.date",
               "parsely-pub-date")
-#: Headings this many words long or shorter are compared with the title; longer ones are text.
-MAX_HEADLINE_WORDS = 40
-#: A heading is the headline when this share of its words is in the title, and the other way
-#: round (a ``<title>`` often adds the site's name; a heading sometimes a kicker).
-HEADLINE_OVERLAP = 0.8
-#: JSON-LD blocks larger than this are not parsed (a page's whole state dumped as JSON).
-MAX_JSON_LD_CHARS = 200_000
 
 
 @dataclass(frozen=True)
@@ -112,9 +106,7 @@ _TAG_NUMBERS = {tag: k for k, tag in enumerate(_DOCUMENT_TAGS + _BODY_TAGS)}
 def _positions(tags: list[object]) -> list[int]:
     """The positions of the tags read among ``tags`` (a C loop in the compiled kernel: the
     body of a dragnet page has 700 elements and a few dozen of them are read)."""
-    if COMPILED is not None:
-        return np.flatnonzero(COMPILED.lookup(tags, _TAG_NUMBERS, -1, False) >= 0).tolist()
-    return [k for k, tag in enumerate(tags) if isinstance(tag, str) and tag in _TAG_NUMBERS]
+    return np.flatnonzero(looked_up(tags, _TAG_NUMBERS, -1) >= 0).tolist()
 
 
 def _meta(metas: list[etree._Element]) -> dict[str, str]:

@@ -14,12 +14,11 @@ import numpy as np
 
 from .features.tokens import HEAD_WORDS, VOCABULARIES, element_word_codes, vocabularies_of
 from .result import COMMENT, DATA, NOISE
+from .settings import ORPHAN_WORDS
 from .subtrees import ElementTable
 
 __all__ = ["ORPHAN_WORDS", "HEADING_VOCABULARIES", "orphaned_headings"]
 
-#: A box's heading is short: "Das könnte Sie auch interessieren" has five words.
-ORPHAN_WORDS = 8
 #: The vocabularies that name a box (a dateline, a credit or a price heads no box).
 HEADING_VOCABULARIES = ("related", "social", "comment", "subscribe", "readmore", "ad", "nav",
                         "legal")

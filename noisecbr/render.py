@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from xml.sax.saxutils import quoteattr
 
 from lxml import etree, html
 
-from .subtrees import COMPILED
+from .backend import BACKEND
 
 __all__ = ["BLOCK_TAGS", "LINE_TAGS", "render_html", "render_text", "render_texts",
            "verbatim_text"]
@@ -184,11 +184,12 @@ def render_text(root: etree._Element, removed: Collection[etree._Element] = (),
     if has_pre if has_pre is not None else _has_pre(root):
         # The compiled walk collapses every space: a page with code blocks walks in Python.
         return _render_in_python(root, removed, dropped_text).translate(_RESTORE)
-    if _COMPILED_RENDER is not None:
+    compiled = _compiled_render()
+    if compiled is not None:
         # The same walk in C (no Python step per element), which also does _split_join's work
         # on its UTF-8 bytes (one pass, no str per word) unless the text holds a character
         # that takes _split_join off its fast path: then it hands back the parts joined.
-        walked = _COMPILED_RENDER(root, removed, dropped_text, _MARK_CODES, True)
+        walked = compiled(root, removed, dropped_text, _MARK_CODES, True)
         if walked is not None:
             finished, text = walked
             return text if finished else _split_join(text)
@@ -199,8 +200,9 @@ def render_texts(roots: Sequence[etree._Element]) -> str:
     """The texts of several subtrees one after the other, as paragraphs: what
     ``"\n\n".join(filter(None, map(render_text, roots)))`` gives (a page's comments are often
     dozens of subtrees)."""
-    if _COMPILED_RENDER is not None and not any(map(_has_pre, roots)):
-        walked = [_COMPILED_RENDER(root, (), (), _MARK_CODES, True) for root in roots]
+    compiled = _compiled_render()
+    if compiled is not None and not any(map(_has_pre, roots)):
+        walked = [compiled(root, (), (), _MARK_CODES, True) for root in roots]
         if None not in walked:  # each text finished in C, or by _split_join (render_text)
             return "\n\n".join(filter(None, (text if finished else _split_join(text)
                                                for finished, text in walked)))
@@ -258,22 +260,25 @@ _CHECK_PAGE = """<!DOCTYPE body [<!ENTITY e "x">]><body>Lead <div>One <b>bold</b
   tail<section class="mute">muted <em>child</em> child tail</section></div>end</body>"""
 
 
-def _compiled_render():
-    """The compiled walk, if the kernel is in use and renders the check page as the Python
-    walk does (else None: the Python walk is used)."""
-    if COMPILED is None or not hasattr(COMPILED, "render_text"):
-        return None
+def _renders_the_check_page(render: Callable) -> bool:
+    """Whether the kernel's walk ``render`` renders the check page as the Python walk does."""
     parser = etree.XMLParser(resolve_entities=False)
     body = etree.fromstring(_CHECK_PAGE.encode(), parser)
     removed = set(body.iterfind(".//span"))
     muted = set(body.iterfind(".//section"))
     for skipped, muted_text in (((), ()), (removed, ()), (removed, muted), ({body}, ())):
         expected = _render_in_python(body, skipped, muted_text)
-        joined = COMPILED.render_text(body, skipped, muted_text, _MARK_CODES)
-        finished = COMPILED.render_text(body, skipped, muted_text, _MARK_CODES, True)
+        joined = render(body, skipped, muted_text, _MARK_CODES)
+        finished = render(body, skipped, muted_text, _MARK_CODES, True)
         if joined is None or _split_join(joined) != expected or finished != (True, expected):
-            return None
-    return COMPILED.render_text
+            return False
+    return True
+
+
+def _compiled_render() -> Callable | None:
+    """The compiled walk, if the kernel is in use and renders the check page as the Python
+    walk does (else None: the Python walk is used)."""
+    return BACKEND.verified("render_text", _renders_the_check_page)
 
 
 def render_html(body: etree._Element, title: str | None = None, lang: str | None = None) -> str:
@@ -290,5 +295,3 @@ def render_html(body: etree._Element, title: str | None = None, lang: str | None
     html_tag = f"<html lang={quoteattr(lang)}>" if lang else "<html>"
     return f"<!DOCTYPE html>\n{html_tag}{head_html}{body_html}</html>\n"
 
-
-_COMPILED_RENDER = _compiled_render()

@@ -12,18 +12,12 @@ import codecs
 import zlib
 
 from .errors import BinaryInputError, NotHTMLError, WARCInputError
+from .settings import BINARY_CONTROL_SHARE, SNIFF_BYTES
 
 __all__ = ["BINARY_CONTROL_SHARE", "SNIFF_BYTES", "refuse_non_html", "looks_binary",
            "signature_of", "contradicted_charset"]
 
-#: Bytes of the input's start that are examined.
-SNIFF_BYTES = 4096
 
-#: Control bytes other than whitespace: more than this share of the first 4 kB means the input is
-#: binary. 1 %: none of the 2 171 modernweb-dev and dragnet pages has a single one there, while
-#: random or compressed bytes have 27 in 256 (10.5 %); the former 10 % let 250 of 2 000 random
-#: 100 kB inputs through.
-BINARY_CONTROL_SHARE = 0.01
 #: ... and more than this many: a short text with a stray control character or two is text.
 _MIN_CONTROLS = 4
 

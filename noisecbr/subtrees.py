@@ -11,43 +11,25 @@ subtree aggregate is a difference of two cumulative sums: nothing walks a subtre
 The paper's *threshold level* (all subtrees at depth d below body) is :func:`at_level`.
 
 Two implementations fill the table: a compiled kernel (:mod:`noisecbr._kernel`, Cython over
-lxml's C API, one C pass over libxml2's nodes) and the pure Python code below, which is the
-reference and the fallback (:mod:`noisecbr.kernel` chooses; :data:`KERNEL` says which is in
-use). Both give the same table, field by field.
+lxml's C API, one C pass over libxml2's nodes) and the pure Python code of
+:mod:`noisecbr.fields`, which is the reference and the fallback (:data:`noisecbr.backend.BACKEND`
+says which is in use). Both give the same table, field by field.
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass
-from operator import attrgetter
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 from lxml import etree
 
-from . import kernel
+from .backend import BACKEND
+from .fields import ASCII_WORD, KEYWORD_ATTRIBUTES, WORD, python_fields
 
-__all__ = ["WORD", "KEYWORD_ATTRIBUTES", "KERNEL", "COMPILED", "ElementTable", "build_table",
-           "at_level", "cumulative", "subtree_sum"]
-
-#: The tokeniser of the shingle metric and of every word count here.
-WORD = re.compile(r"\w+")
-#: The same tokeniser for pure-ASCII text, where Unicode ``\w`` is exactly ``[a-zA-Z0-9_]``: the
-#: ASCII pattern finds the same tokens about a third faster.
-_ASCII_WORD = re.compile(r"\w+", re.ASCII)
-#: Sentence punctuation: running text has it, menus and link lists rarely do.
-_PUNCT = re.compile(r"[.!?,;:]")
-#: Readers of a node's fields, for C-level maps over a page's elements.
-_TAG, _TEXT, _TAIL = attrgetter("tag"), attrgetter("text"), attrgetter("tail")
-_PARENT = etree._Element.getparent
-_GET = etree._Element.get
-#: The attributes whose values the keyword features read (:mod:`noisecbr.features.keywords`),
-#: in this order; bytes, as lxml reads an attribute named by bytes a little faster (no str
-#: encoding).
-KEYWORD_ATTRIBUTES = (b"class", b"id", b"role", b"aria-label")
+__all__ = ["WORD", "KEYWORD_ATTRIBUTES", "ElementTable", "build_table", "at_level", "cumulative",
+           "subtree_sum", "numbered", "looked_up"]
 
 
 @dataclass
@@ -84,7 +66,7 @@ class ElementTable:
         tokens = self.__dict__.get("_tokens")
         if tokens is None:
             tokens = self.__dict__["_tokens"] = [
-                (_ASCII_WORD if text.isascii() else WORD).findall(text)
+                (ASCII_WORD if text.isascii() else WORD).findall(text)
                 for text in self.piece_text]
         return tokens
 
@@ -102,9 +84,7 @@ class ElementTable:
             # the four attributes' lists numbered apart would give two values one number.
             index: dict[str | None, int] = {None: 0}
             every = list(itertools.chain.from_iterable(self.keyword_values))
-            numbers = (COMPILED.ids(every, index) if COMPILED is not None else np.fromiter(
-                map(index.setdefault, every, itertools.count(len(index) + 1)),
-                dtype=np.int64, count=len(every))).reshape(len(self.keyword_values), -1)
+            numbers = numbered(every, index).reshape(len(self.keyword_values), -1)
             # The numbers made dense by a lookup table (no sort): None stays 0.
             values = list(index)
             dense = np.zeros(max(index.values()) + 1, dtype=np.int64)
@@ -160,6 +140,36 @@ class ElementTable:
         return out
 
 
+def _numbered_pure(values: list, index: dict) -> np.ndarray:
+    """Each value's number in ``index``, the values not in it numbered as they are met (from
+    ``len(index) + 1``), as int64."""
+    return np.fromiter(map(index.setdefault, values, itertools.count(len(index) + 1)),
+                       dtype=np.int64, count=len(values))
+
+
+def _numbered_compiled(values: list, index: dict) -> np.ndarray:
+    return BACKEND.kernel.ids(values, index)
+
+
+numbered = BACKEND.dispatch(_numbered_pure, _numbered_compiled)
+
+
+def _looked_up_pure(values: list, table: dict, missing: int, unsigned: bool = False
+                    ) -> np.ndarray:
+    """Each value's number in ``table`` (``missing`` where it has none), as int64 (uint64 when
+    ``unsigned``): one C-level map of dict lookups."""
+    return np.fromiter(map(table.get, values, itertools.repeat(missing)),
+                       dtype=np.uint64 if unsigned else np.int64, count=len(values))
+
+
+def _looked_up_compiled(values: list, table: dict, missing: int, unsigned: bool = False
+                        ) -> np.ndarray:
+    return BACKEND.kernel.lookup(values, table, missing, unsigned)
+
+
+looked_up = BACKEND.dispatch(_looked_up_pure, _looked_up_compiled)
+
+
 def cumulative(values: np.ndarray, dtype=np.float64) -> np.ndarray:
     """Cumulative sums with a leading zero (rows summed for 2-D input). Counts may be summed in
     int32: whole numbers, so the same sums as in float64, in half the memory."""
@@ -183,111 +193,15 @@ def build_table(body: etree._Element) -> ElementTable:
     # iterwalk visits elements and entity references, not comments or processing instructions
     # (nor their tails): iter() is told the same. The walk and the renderer need the proxies.
     elements: list[etree._Element] = list(body.iter(etree.Element, etree.Entity))
-    fields = COMPILED.fill_table(elements) if COMPILED is not None else python_fields(elements)
-    return ElementTable(elements=elements, **fields)
+    return ElementTable(elements=elements, **_fill_table(elements))
 
 
-def python_fields(elements: list[etree._Element]) -> dict[str, Any]:
-    """The table's fields (all but ``elements``) of a body's elements in document order: the
-    pure Python reference of the compiled kernel's ``fill_table``.
-
-    lxml walks in C (``iter`` lists the nodes ``iterwalk`` would visit, in the same
-    pre-order); Python then makes a few flat passes over lists and numpy does the rest, instead
-    of a Python step for every start and end event (about three times faster on large pages).
-    """
-    n = len(elements)
-    # Per-element reads are C-level maps (no Python step per element), and each of the few
-    # dozen distinct tags is lower-cased once.
-    raw_tags = list(map(_TAG, elements))
-    lowered = {tag: tag.lower() if isinstance(tag, str) else "#other" for tag in set(raw_tags)}
-    tags = list(map(lowered.__getitem__, raw_tags))
-    # lxml hands back the same proxy object for a node while one is alive (the list keeps them
-    # alive), so identity-hashed lookups find each element's parent index.
-    position = dict(zip(elements, range(n)))
-    parent = list(map(position.get, map(_PARENT, elements), itertools.repeat(-1)))
-    if n:
-        parent[0] = -1
-    # Pre-order: a parent comes before its children, so one forward pass gives depth and
-    # link context, one backward pass the subtree sizes.
-    depth = [0] * n
-    in_link = [tag == "a" for tag in tags]
-    for i in range(1, n):
-        p = parent[i]
-        depth[i] = depth[p] + 1
-        if in_link[p]:
-            in_link[i] = True
-    size = [1] * n
-    for i in range(n - 1, 0, -1):
-        size[parent[i]] += size[i]
-    # Lists of ints become arrays by fromiter: no per-item type discovery as in asarray.
-    parent_array = np.fromiter(parent, dtype=np.int32, count=n)
-    depth_array = np.fromiter(depth, dtype=np.int32, count=n)
-    end = np.arange(n, dtype=np.int32) + np.fromiter(size, dtype=np.int32, count=n)
-
-    piece_text, piece_owner, piece_start, piece_end = _text_pieces(
-        elements, parent_array, depth_array, end)
-    return {
-        "tags": tags, "parent": parent_array, "end": end, "depth": depth_array,
-        "n_children": np.bincount(parent_array[1:], minlength=n).astype(np.int32),
-        "piece_start": piece_start, "piece_end": piece_end,
-        **_piece_counts(piece_text),
-        "piece_owner": piece_owner.astype(np.int32),
-        "piece_in_link": np.fromiter(in_link, dtype=bool, count=n)[piece_owner],
-        "keyword_values": [list(map(_GET, elements, itertools.repeat(name)))
-                           for name in KEYWORD_ATTRIBUTES],
-    }
+def _compiled_fields(elements: list[etree._Element]) -> dict[str, Any]:
+    return BACKEND.kernel.fill_table(elements)
 
 
-def _piece_counts(piece_text: list[str]) -> dict[str, Any]:
-    """The pieces' texts, tokens, and counts of words, word characters, punctuation and
-    commas."""
-    words = [(_ASCII_WORD if text.isascii() else WORD).findall(text) for text in piece_text]
-    count = len(piece_text)
-    return {
-        "piece_text": piece_text,
-        "piece_words": np.fromiter(map(len, words), dtype=np.int32, count=count),
-        # word characters: the tokens joined (C calls only, no Python loop per piece)
-        "piece_chars": np.fromiter(map(len, map("".join, words)), dtype=np.int32, count=count),
-        "piece_punct": np.fromiter(map(len, map(_PUNCT.findall, piece_text)), dtype=np.int32,
-                                   count=count),
-        "piece_commas": np.fromiter(map(str.count, piece_text, itertools.repeat(",")),
-                                    dtype=np.int32, count=count),
-    }
-
-
-def _text_pieces(elements: list[etree._Element], parent_array: np.ndarray,
-                 depth_array: np.ndarray, end: np.ndarray
-                 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """The page's text pieces in document order: their texts, owners, and each element's range
-    of pieces (``piece_start``, ``piece_end``)."""
-    n = len(elements)
-    # Text pieces: an element's .text (owned by the element) and a child's .tail (owned by its
-    # parent; the body's own tail is outside the page). Their order is the order of iterwalk's
-    # events: an element's start event is number 2i − depth[i] of the walk, its end event
-    # number 2·end[i] − depth[i] − 1 (before either, i − depth[i] resp. end[i] − depth[i]
-    # elements have ended), so sorting the pieces by event number gives document order.
-    texts = list(map(_TEXT, elements))
-    tails = list(map(_TAIL, elements))
-    if n:
-        tails[0] = None
-    text_at = [i for i, text in enumerate(texts) if text and not text.isspace()]
-    tail_at = [i for i, tail in enumerate(tails) if tail and not tail.isspace()]
-    text_index = np.fromiter(text_at, dtype=np.int64, count=len(text_at))
-    tail_index = np.fromiter(tail_at, dtype=np.int64, count=len(tail_at))
-    start_event = 2 * np.arange(n, dtype=np.int64) - depth_array
-    end_event = 2 * end.astype(np.int64) - depth_array - 1
-    events = np.concatenate([start_event[text_index], end_event[tail_index]])
-    order = np.argsort(events, kind="stable")
-    events = events[order]
-    candidates = [texts[i] for i in text_at] + [tails[i] for i in tail_at]
-    piece_text = [candidates[k] for k in order.tolist()]
-    piece_owner = np.concatenate([text_index, parent_array[tail_index]])[order]
-    # A piece's range starts at the element's start event (its own text comes after) and ends
-    # at its end event (its tail comes after, owned by the parent).
-    piece_start = np.searchsorted(events, start_event, side="left").astype(np.int32)
-    piece_end = np.searchsorted(events, end_event, side="left").astype(np.int32)
-
-    return piece_text, piece_owner, piece_start, piece_end
+#: The table's fields of a body's elements, by the backend in use.
+_fill_table = BACKEND.dispatch(python_fields, _compiled_fields)
 
 
 def at_level(table: ElementTable, level: int) -> np.ndarray:
@@ -295,8 +209,3 @@ def at_level(table: ElementTable, level: int) -> np.ndarray:
     level: the subtrees it classifies)."""
     return np.flatnonzero(table.depth == level)
 
-
-#: The compiled kernel's module when it is in use, None on the pure Python path.
-COMPILED: ModuleType | None = kernel.load(python_fields)
-#: Which implementation fills the tables: "compiled" or "python".
-KERNEL = "python" if COMPILED is None else "compiled"

@@ -22,14 +22,15 @@ from typing import Literal
 from lxml import etree
 
 from . import errors
+from .backend import BACKEND
 
 # The input errors live in errors.py (limits.py and sniff.py raise them too): tidy, where
 # callers have always found them, re-exports them all.
 from .errors import *  # noqa: F403
 from .errors import EmptyInputError, InputError
 from .limits import DEFAULT_MAX_BYTES, check_elements, check_size, limit_attributes
+from .settings import MAX_PARSE_DEPTH, NOSCRIPT_CONTENT_CHARS
 from .sniff import SNIFF_BYTES, contradicted_charset, refuse_non_html
-from .subtrees import COMPILED
 
 __all__ = [
     *errors.__all__,
@@ -51,11 +52,6 @@ INVISIBLE_TAGS = ("script", "style", "noscript", "template", "head", "link", "me
                   "embed", "param", "canvas", "map", "datalist", "dialog", "title", "base",
                   "noembed", "noframes")
 
-#: A ``<noscript>`` with more text than this is the page's no-JavaScript rendering (forums such as
-#: Discourse serve the whole thread there) and is kept; smaller ones are "enable JavaScript"
-#: notices and tracking pixels. 500 characters: those notices stay under 200 in the dev pages,
-#: the thread renderings start at a few thousand.
-NOSCRIPT_CONTENT_CHARS = 500
 
 #: React streams server-rendered Suspense segments as ``<div hidden id="S:n">`` and moves them into
 #: view with script: they are what a reader sees, so ``hidden`` does not remove them. React
@@ -180,10 +176,6 @@ def _mostly_utf8(data: bytes) -> str | None:
     return text if well_formed > broken else None
 
 
-#: libxml2's HTML parser stops at 2 048 open elements (huge_tree does not lift it for HTML) and
-#: drops the rest of the page. Deeper markup is flattened to this depth first: the tags beyond it
-#: are removed, their text kept. 1 500 leaves room for the elements the parser adds itself.
-MAX_PARSE_DEPTH = 1500
 _TAG = re.compile(r"<(/?)([a-zA-Z][^\s/>]*)[^>]*>")
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 
@@ -337,17 +329,23 @@ _HIDING_ATTRIBUTES = etree.XPath(
     "descendant::*/@hidden | descendant::*/@aria-hidden | descendant::*/@style")
 
 
-def _hiding_carriers(body: etree._Element, noscripts: list[etree._Element],
-                     iframes: list[etree._Element]) -> Iterable[etree._Element]:
+def _hiding_carriers_pure(body: etree._Element, noscripts: list[etree._Element],
+                          iframes: list[etree._Element]) -> Iterable[etree._Element]:
     """The elements below ``body`` that carry a hiding attribute, once each (in document
     order; the compiled kernel walks the nodes in C, about ten times faster than the XPath).
     ``noscripts`` and ``iframes`` receive the ``noscript`` and ``iframe`` elements below
     ``body`` (the kernel finds them in the same walk)."""
-    if COMPILED is not None:
-        return COMPILED.hiding_carriers(body, noscripts, iframes)
     noscripts.extend(_NOSCRIPTS(body))
     iframes.extend(_IFRAMES(body))
     return dict.fromkeys(attribute.getparent() for attribute in _HIDING_ATTRIBUTES(body))
+
+
+def _hiding_carriers_compiled(body: etree._Element, noscripts: list[etree._Element],
+                              iframes: list[etree._Element]) -> Iterable[etree._Element]:
+    return BACKEND.kernel.hiding_carriers(body, noscripts, iframes)
+
+
+_hiding_carriers = BACKEND.dispatch(_hiding_carriers_pure, _hiding_carriers_compiled)
 
 
 #: The page's ``<noscript>`` elements in document order: libxml2's XPath finds them in less than

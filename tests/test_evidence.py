@@ -10,10 +10,11 @@ import numpy as np
 from click.testing import CliRunner
 
 from noisecbr.cleaner import Cleaner
-from noisecbr_apps.cli import main
-from noisecbr.evidence import MAX_PAGES, SiteEvidence, text_fingerprints
+from noisecbr.evidence import SiteEvidence, text_fingerprints
+from noisecbr.settings import EVIDENCE_MAX_PAGES as MAX_PAGES
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import tidy
+from noisecbr_apps.cli import main
 from noisecbr_apps.crawl.warc import CrawlStats, WarcPage, clean_pages
 
 STORIES = [

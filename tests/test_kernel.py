@@ -6,6 +6,7 @@ data (2 344 pages) is compared by ``benchmarks/identity.py``, too slow for CI.""
 from __future__ import annotations
 
 import gzip
+import contextlib
 import os
 import random
 import subprocess
@@ -19,8 +20,10 @@ from hypothesis import strategies as st
 from lxml import etree
 
 import noisecbr
-from noisecbr import kernel, subtrees
+from noisecbr import backend, subtrees
+from noisecbr.backend import BACKEND
 from noisecbr.cleaner import Cleaner
+from noisecbr.fields import python_fields
 from noisecbr.features import vectorize
 from noisecbr.tidy import InputError, tidy
 
@@ -31,63 +34,66 @@ except ImportError:
 
 #: test_the_compiled_kernel_is_built_and_in_use fails where it is missing.
 compiled_only = pytest.mark.skipif(_kernel is None, reason="the compiled kernel is not built")
-in_use = pytest.mark.skipif(subtrees.COMPILED is None, reason="the compiled kernel is not in use")
+in_use = pytest.mark.skipif(BACKEND.kernel is None, reason="the compiled kernel is not in use")
 
 
 def both_fields(body: etree._Element) -> tuple[dict, dict]:
     """The table fields of ``body`` by the compiled kernel and by the pure Python path."""
     elements = list(body.iter(etree.Element, etree.Entity))
-    return _kernel.fill_table(elements), subtrees.python_fields(elements)
+    return _kernel.fill_table(elements), python_fields(elements)
 
 
 def assert_same_table(body: etree._Element) -> dict:
     compiled, python = both_fields(body)
-    assert kernel.differences(compiled, python) == []
+    assert backend.differences(compiled, python) == []
     return compiled
 
 
 @pytest.fixture
-def pure_python(monkeypatch):
-    """Every noisecbr module that holds the kernel switched to the pure Python path."""
-    def switch() -> None:
-        for module in list(sys.modules.values()):
-            if (getattr(module, "__name__", "").startswith("noisecbr")
-                    and getattr(module, "COMPILED", None) is not None):
-                monkeypatch.setattr(module, "COMPILED", None)
-    return switch
+def pure_python():
+    """Switches the backend to the pure Python path for the rest of the test."""
+    with contextlib.ExitStack() as stack:
+        yield lambda: stack.enter_context(BACKEND.pure())
 
 
 def test_the_compiled_kernel_is_built_and_in_use():
     # CI must not run the pure Python path unnoticed: the install builds the kernel, and only
     # the environment variable may turn it off.
-    if os.environ.get(kernel.PURE_PYTHON_ENV) == "1":
-        assert subtrees.KERNEL == "python"
+    if os.environ.get(backend.PURE_PYTHON_ENV) == "1":
+        assert BACKEND.name == "python"
     else:
         assert _kernel is not None  # the build put it there
-        assert subtrees.KERNEL == "compiled"
-        assert subtrees.COMPILED is not None
+        assert BACKEND.name == "compiled"
+        assert BACKEND.kernel is _kernel
 
 
 def test_the_environment_variable_selects_the_pure_path():
-    code = "import noisecbr.subtrees as s; print(s.KERNEL, s.COMPILED)"
+    code = "from noisecbr.backend import BACKEND; print(BACKEND.name, BACKEND.kernel)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, kernel.PURE_PYTHON_ENV: "1"}).stdout
+                         env={**os.environ, backend.PURE_PYTHON_ENV: "1"}).stdout
     assert out.split() == ["python", "None"]
 
 
 @in_use
 def test_a_kernel_that_disagrees_is_not_used():
-    wrong = lambda elements: {**subtrees.python_fields(elements), "tags": []}  # noqa: E731
+    wrong = lambda elements: {**python_fields(elements), "tags": []}  # noqa: E731
     with pytest.warns(RuntimeWarning, match="disagrees"):
-        assert kernel.load(wrong) is None
-    assert kernel.load(subtrees.python_fields) is subtrees.COMPILED
+        assert backend.load(wrong) is None
+    assert backend.load(python_fields) is BACKEND.kernel
+
+
+def test_the_pure_block_switches_the_backend_and_back():
+    kernel = BACKEND.kernel
+    with BACKEND.pure():
+        assert BACKEND.name == "python" and BACKEND.kernel is None
+    assert BACKEND.kernel is kernel
 
 
 def test_differences_names_the_fields_that_differ():
     a = {"x": np.array([1, 2], dtype=np.int32), "y": ["a"], "z": np.zeros(1, dtype=bool)}
     b = {"x": np.array([1, 2], dtype=np.int64), "y": ["a"], "z": np.ones(1, dtype=bool)}
-    assert kernel.differences(a, b) == ["x", "z"]
-    assert kernel.differences(a, a) == []
+    assert backend.differences(a, b) == ["x", "z"]
+    assert backend.differences(a, a) == []
 
 
 @in_use
@@ -237,21 +243,12 @@ def test_generated_pages_give_the_same_table(seed, family):
 
 def _pure_vectors(table) -> np.ndarray:
     """The vectors of ``table`` by the pure Python path (numpy's float columns)."""
-    # Every module of the package that chooses between the kernel and numpy, told numpy.
-    modules = [module for name, module in sys.modules.items()
-               if name.startswith("noisecbr.features.") and hasattr(module, "COMPILED")]
-    compiled = subtrees.COMPILED
-    for module in modules:
-        module.COMPILED = None
     # What a table keeps once computed (its tokens' codes, its attribute values): computed
     # again, by the pure path.
     for cached in ("_word_codes", "_attribute_values", "_tokens"):
         table.__dict__.pop(cached, None)
-    try:
+    with BACKEND.pure():
         return vectorize(table)
-    finally:
-        for module in modules:
-            module.COMPILED = compiled
 
 
 @in_use
@@ -422,7 +419,7 @@ def _random_subsets(root, rng: random.Random) -> list[tuple[set, set]]:
 @in_use
 def test_the_compiled_renderer_is_in_use():
     from noisecbr import render
-    assert render._COMPILED_RENDER is not None
+    assert render._compiled_render() is not None
 
 
 @compiled_only

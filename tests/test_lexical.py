@@ -130,11 +130,11 @@ def test_a_model_with_a_lexicon_survives_its_file(tmp_path):
 
 @pytest.mark.parametrize("path", ["compiled", "python"])
 def test_each_elements_attribute_values_are_found_once(path, monkeypatch):
-    import noisecbr.subtrees as subtrees
+    from noisecbr.backend import BACKEND
 
     if path == "python":
-        monkeypatch.setattr(subtrees, "COMPILED", None)
-    elif subtrees.COMPILED is None:
+        monkeypatch.setattr(BACKEND, "kernel", None)
+    elif BACKEND.kernel is None:
         pytest.skip("the compiled kernel is not built (NOISECBR_PURE_PYTHON=1)")
     # Many distinct values in one attribute, few in the others: numbered apart, the four
     # attributes' lists gave two values one number.
@@ -149,11 +149,11 @@ def test_each_elements_attribute_values_are_found_once(path, monkeypatch):
 
 
 def test_the_kernel_pools_the_fields_as_numpy_does(monkeypatch, article_html):
-    import noisecbr.features.lexical as lexical_module
-
-    if lexical_module.COMPILED is None:
-        pytest.skip("the compiled kernel is not built (NOISECBR_PURE_PYTHON=1)")
+    from noisecbr.backend import BACKEND
     from noisecbr.tidy import tidy
+
+    if BACKEND.kernel is None:
+        pytest.skip("the compiled kernel is not built (NOISECBR_PURE_PYTHON=1)")
 
     pages = [article_html, PAGE.encode(), (Path(__file__).parent / "fixtures" / "news" /
                                            "de-lokal.html").read_bytes()]
@@ -165,9 +165,8 @@ def test_the_kernel_pools_the_fields_as_numpy_does(monkeypatch, article_html):
         lexicon = Lexicon(known, rng.normal(size=(len(known), 8)).astype(np.float32) * 1e3,
                           known, rng.normal(size=(len(known), 8)).astype(np.float32))
         compiled = lexicon.pool(inputs)
-        monkeypatch.setattr(lexical_module, "COMPILED", None)
-        assert compiled.tobytes() == lexicon.pool(inputs).tobytes()
-        monkeypatch.undo()
+        with BACKEND.pure():
+            assert compiled.tobytes() == lexicon.pool(inputs).tobytes()
 
 
 def test_the_kernel_splits_attribute_values_as_the_pattern_does():
@@ -175,8 +174,9 @@ def test_the_kernel_splits_attribute_values_as_the_pattern_does():
     import string
 
     import noisecbr.features.lexical as lexical_module
+    from noisecbr.backend import BACKEND
 
-    if lexical_module.COMPILED is None:
+    if BACKEND.kernel is None:
         pytest.skip("the compiled kernel is not built (NOISECBR_PURE_PYTHON=1)")
     values = ["article-body related_stories carouselItem x 42", "HTMLParser", "MyHTTPServer2Go",
               "getElementByID", "iPhone", "URLPath", "a" * 31, "ab" * 15, "", " -- ", "ÜberBox"]

@@ -102,7 +102,7 @@ def test_render_keeps_whitespace_it_does_not_collapse():
 @pytest.mark.parametrize("walk", ["compiled where built", "python"])
 def test_render_texts_joins_the_subtrees_texts_as_paragraphs(walk, monkeypatch):
     if walk == "python":
-        monkeypatch.setattr(render, "_COMPILED_RENDER", None)
+        monkeypatch.setattr(render.BACKEND, "kernel", None)
     body = tidy("<body><div>a <b>b</b></div><p>c</p><ul><li>d</li><li>e</li></ul><span> </span>"
                 "<section>f<br>g</section>x</body>")
     roots = list(body)

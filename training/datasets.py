@@ -277,7 +277,8 @@ def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
     from sqlalchemy import text
 
     from casebase.pages import stored_table
-    from noisecbr.features.lexical import ANCESTORS, lexical_inputs
+    from noisecbr.features.lexical import lexical_inputs
+    from noisecbr.settings import LEXICAL_ANCESTORS as ANCESTORS
 
     position_of: dict[int, tuple[int, str]] = {}
     with casebase.engine.connect() as connection:
@@ -629,7 +630,8 @@ def _synthetic_lexical(y: np.ndarray, rng: np.random.Generator,
     """Lexical fields of synthetic cases: a word and an attribute token each, drawn from a
     dozen every site shares; with ``telling``, each class has its own three (as "related" or
     "share" mark furniture), otherwise they say nothing of the class."""
-    from noisecbr.features.lexical import ANCESTORS, bucket
+    from noisecbr.features.lexical import bucket
+    from noisecbr.settings import LEXICAL_ANCESTORS as ANCESTORS
 
     n = len(y)
     words = np.array([bucket(f"word{c}-{k}") for c in range(len(LABELS)) for k in range(3)])

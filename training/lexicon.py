@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from noisecbr.features.lexical import ANCESTORS, FIELDS, HEAD_WORDS, LexicalInputs, Lexicon
+from noisecbr.features.lexical import FIELDS, LexicalInputs, Lexicon
+from noisecbr.settings import HEAD_WORDS
+from noisecbr.settings import LEXICAL_ANCESTORS as ANCESTORS
 
 __all__ = ["LexicalCases", "cases_of_page", "vocabulary", "Bags", "pool_cases"]
 

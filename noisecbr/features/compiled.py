@@ -14,7 +14,8 @@ import functools
 
 import numpy as np
 
-from ..subtrees import COMPILED, ElementTable
+from ..backend import BACKEND
+from ..subtrees import ElementTable
 from .keywords import inherited_masks, landmark_bits, own_masks
 from .page import SENTENCE_WORDS, first_h1, repeats
 from .quantities import (
@@ -38,13 +39,13 @@ def _code(names, name: str | None) -> int:
 def _quantity(name: str | None) -> int:
     """The kernel's number for a quantity the table names (−1: none): the kernel's
     module-level constant of that name, upper-cased."""
-    return -1 if name is None else int(getattr(COMPILED, name.upper()))
+    return -1 if name is None else int(getattr(BACKEND.kernel, name.upper()))
 
 
 @functools.cache
 def kernel_schema():
     """The feature table as the kernel's ``Schema`` (which refuses a table it cannot read)."""
-    return COMPILED.Schema(*schema_arrays())
+    return BACKEND.kernel.Schema(*schema_arrays())
 
 
 def schema_arrays() -> tuple[dict[str, np.ndarray], dict[str, int | float]]:
@@ -53,12 +54,12 @@ def schema_arrays() -> tuple[dict[str, np.ndarray], dict[str, int | float]]:
     algorithms' parameters."""
     position = {name: c for c, name in enumerate(FEATURE_NAMES)}
     codes = {
-        "transform": [_code(COMPILED.Transform, f.transform) for f in FEATURES],
+        "transform": [_code(BACKEND.kernel.Transform, f.transform) for f in FEATURES],
         "of": [position[f.of] if f.transform in (AT, RELATIVE) else _quantity(f.of)
                for f in FEATURES],
         "index": [f.index for f in FEATURES],
         "per": [_quantity(f.per) for f in FEATURES],
-        "at": [_code(COMPILED.Relation, f.at) for f in FEATURES],
+        "at": [_code(BACKEND.kernel.Relation, f.at) for f in FEATURES],
     }
     constants = {name: [getattr(f, name) for f in FEATURES]
                  for name in ("floor", "scale", "weight", "cap")}
@@ -81,8 +82,8 @@ def vectorize_compiled(table: ElementTable) -> np.ndarray:
     leaf_types, tag_groups, landmarks = tag_columns(table.tags)
     own = own_masks(table, landmark_bits(landmarks))
     signatures, signature_siblings, previous, following = repeats(table)
-    COMPILED.vector_floats(out, kernel_schema(), table, {
-        "leaf_counts": COMPILED.leaf_counts(
+    BACKEND.kernel.vector_floats(out, kernel_schema(), table, {
+        "leaf_counts": BACKEND.kernel.leaf_counts(
             table.parent, table.n_children, np.ascontiguousarray(leaf_types, np.int64),
             table.piece_owner, len(LEAF_TYPES), TEXT_LEAF),
         "tag_group": np.ascontiguousarray(tag_groups, np.int64),

@@ -8,7 +8,7 @@ salted ``hash``), and computed in C for ASCII tokens by the compiled kernel as t
 
 from __future__ import annotations
 
-from ..subtrees import COMPILED
+from ..backend import BACKEND
 
 __all__ = ["BUCKET_BITS", "BUCKET_MASK", "bucket", "python_bucket"]
 
@@ -28,9 +28,7 @@ def bucket(token: str) -> int:
     >>> bucket("Related") == bucket("related")
     True
     """
-    if COMPILED is not None:
-        return COMPILED.fnv_bucket(token.lower(), BUCKET_BITS)
-    return python_bucket(token)
+    return _bucket(token)
 
 
 def python_bucket(token: str) -> int:
@@ -39,3 +37,10 @@ def python_bucket(token: str) -> int:
     for byte in token.lower().encode("utf-8"):
         h = ((h ^ byte) * _FNV_PRIME) & _MASK64
     return (h ^ (h >> 32)) & BUCKET_MASK
+
+
+def _compiled_bucket(token: str) -> int:
+    return BACKEND.kernel.fnv_bucket(token.lower(), BUCKET_BITS)
+
+
+_bucket = BACKEND.dispatch(python_bucket, _compiled_bucket)

@@ -11,7 +11,8 @@ import re
 
 import numpy as np
 
-from ..subtrees import COMPILED, KEYWORD_ATTRIBUTES, ElementTable
+from ..backend import BACKEND
+from ..subtrees import KEYWORD_ATTRIBUTES, ElementTable, looked_up
 from .tags import LANDMARKS, per_tag
 
 __all__ = ["KEYWORDS", "MASK_BITS", "landmark_bits", "own_masks", "inherited_masks", "bits"]
@@ -85,7 +86,7 @@ def _trim_mask_cache() -> None:
 @functools.cache
 def _scanner():
     """The compiled kernel's keyword scanner: every keyword's forms with its bit."""
-    return COMPILED.KeywordScanner([
+    return BACKEND.kernel.KeywordScanner([
         (form, 1 << bit, keyword in _WHOLE_TOKEN_KEYWORDS)
         for bit, keyword in enumerate(KEYWORDS)
         for form in _WHOLE_TOKEN_KEYWORDS.get(keyword, (keyword,))])
@@ -101,9 +102,7 @@ def _keyword_mask_array(values: list[str | None]) -> np.ndarray:
     a whole-token keyword must be the whole token). One C-level pass of cache lookups straight
     into numpy, and a second only for the values not met before."""
     _trim_mask_cache()
-    masks = (COMPILED.lookup(values, _MASK_CACHE, _UNKNOWN, True) if COMPILED is not None
-             else np.fromiter(map(_MASK_CACHE.get, values, itertools.repeat(_UNKNOWN)),
-                              dtype=np.uint64, count=len(values)))
+    masks = looked_up(values, _MASK_CACHE, _UNKNOWN, True)
     unknown = masks == _UNKNOWN
     if unknown.any():  # values not met before
         missing = [values[k] for k in np.flatnonzero(unknown).tolist()]
@@ -123,29 +122,40 @@ def own_masks(table: ElementTable, landmarks: np.ndarray | None = None) -> np.nd
     """Per element, the keywords of its class / id / role / aria-label (the table's
     ``keyword_values``) and its landmark tag (``landmarks``: the bits, if known), as the bits
     of one uint64: cached mask lookups."""
-    n = len(table.elements)
     if landmarks is None:
         landmarks = per_tag(lambda tag: _LANDMARK_BIT.get(tag, 0), table.tags, np.uint64)
-    if COMPILED is not None:
-        # Cache lookups, the new values' keywords and the ORs in one C loop (its keyword scan
-        # gives _new_masks's bits: tests/test_kernel.py compares the two).
-        _trim_mask_cache()
-        return COMPILED.own_masks(table.keyword_values, _MASK_CACHE, _scanner(),
-                                  np.ascontiguousarray(landmarks, np.uint64))
+    return _own_masks(table, landmarks)
+
+
+def _own_masks_pure(table: ElementTable, landmarks: np.ndarray) -> np.ndarray:
     # The four attributes' values one after the other, looked up in one pass, then OR-ed per
     # element.
     values = list(itertools.chain.from_iterable(table.keyword_values))
     own = np.bitwise_or.reduce(
-        _keyword_mask_array(values).reshape(len(KEYWORD_ATTRIBUTES), n), axis=0)
+        _keyword_mask_array(values).reshape(len(KEYWORD_ATTRIBUTES), len(table.elements)),
+        axis=0)
     own |= landmarks
     return own
+
+
+def _own_masks_compiled(table: ElementTable, landmarks: np.ndarray) -> np.ndarray:
+    # Cache lookups, the new values' keywords and the ORs in one C loop (its keyword scan
+    # gives _new_masks's bits: tests/test_kernel.py compares the two).
+    _trim_mask_cache()
+    return BACKEND.kernel.own_masks(table.keyword_values, _MASK_CACHE, _scanner(),
+                                    np.ascontiguousarray(landmarks, np.uint64))
+
+
+_own_masks = BACKEND.dispatch(_own_masks_pure, _own_masks_compiled)
 
 
 def inherited_masks(table: ElementTable, own: np.ndarray) -> np.ndarray | list[int]:
     """For each element, the OR of ``own`` over its strict ancestors. Parents come before their
     children in the table (document order), so one forward pass over ints suffices."""
-    if COMPILED is not None:
-        return COMPILED.inherited(table.parent, own)
+    return _inherited(table, own)
+
+
+def _inherited_pure(table: ElementTable, own: np.ndarray) -> list[int]:
     own = own.tolist()
     parent = table.parent.tolist()
     inherited = [0] * len(own)
@@ -153,6 +163,13 @@ def inherited_masks(table: ElementTable, own: np.ndarray) -> np.ndarray | list[i
         p = parent[i]
         inherited[i] = inherited[p] | own[p]
     return inherited
+
+
+def _inherited_compiled(table: ElementTable, own: np.ndarray) -> np.ndarray:
+    return BACKEND.kernel.inherited(table.parent, own)
+
+
+_inherited = BACKEND.dispatch(_inherited_pure, _inherited_compiled)
 
 
 def bits(masks: np.ndarray | list[int], count: int) -> np.ndarray:

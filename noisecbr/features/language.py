@@ -23,7 +23,8 @@ from importlib import resources
 
 import numpy as np
 
-from ..subtrees import COMPILED
+from ..backend import BACKEND
+from ..settings import MIN_STOP_SHARE, MIN_STOP_TOKENS
 
 __all__ = ["LANGUAGES", "LANGUAGE_SHIFT", "LANGUAGE_MASK", "MIN_STOP_TOKENS", "stop_masks",
            "page_language", "for_language"]
@@ -36,10 +37,6 @@ LANGUAGES: tuple[str, ...] = (
 #: bit and vocabulary: :mod:`noisecbr.features.tokens`).
 LANGUAGE_SHIFT = 32
 LANGUAGE_MASK = ((1 << len(LANGUAGES)) - 1) << LANGUAGE_SHIFT
-#: A page needs this many tokens of its language's stop words, and a tenth of its tokens, for
-#: the language to be read: fewer are names, quotes, a menu's "and".
-MIN_STOP_TOKENS = 5
-MIN_STOP_SHARE = 0.1
 #: Longer entries of a stoplist are left out: no stop word is that long, and the compiled
 #: kernel's table of ASCII words holds words of up to 23 bytes.
 MAX_STOP_WORD = 20
@@ -59,18 +56,28 @@ def stop_masks() -> dict[str, int]:
     return masks
 
 
+def _language_counts_pure(codes: np.ndarray) -> np.ndarray:
+    """How many of the tokens each language's stop words hold (``codes``: their codes)."""
+    bits = (np.asarray(codes, dtype=np.int64) >> LANGUAGE_SHIFT).astype("<u4")
+    return np.unpackbits(bits.view(np.uint8).reshape(-1, 4), axis=1,
+                         bitorder="little")[:, :len(LANGUAGES)].sum(axis=0)
+
+
+def _language_counts_compiled(codes: np.ndarray) -> np.ndarray:
+    # A C loop over the set bits only.
+    return BACKEND.kernel.bit_counts(np.ascontiguousarray(codes, dtype=np.int64),
+                                     LANGUAGE_SHIFT, len(LANGUAGES))
+
+
+_language_counts = BACKEND.dispatch(_language_counts_pure, _language_counts_compiled)
+
+
 def page_language(codes: np.ndarray) -> int | None:
     """The index in LANGUAGES of the language whose stop words are most of the page's tokens
     (``codes``: the tokens' codes with their language bits), None when none is clear."""
     if not len(codes):
         return None
-    if COMPILED is not None:  # a C loop over the set bits only
-        counts = COMPILED.bit_counts(np.ascontiguousarray(codes, dtype=np.int64),
-                                     LANGUAGE_SHIFT, len(LANGUAGES))
-    else:
-        bits = (np.asarray(codes, dtype=np.int64) >> LANGUAGE_SHIFT).astype("<u4")
-        counts = np.unpackbits(bits.view(np.uint8).reshape(-1, 4), axis=1,
-                               bitorder="little")[:, :len(LANGUAGES)].sum(axis=0)
+    counts = _language_counts(codes)
     best = int(np.argmax(counts))
     if counts[best] < max(MIN_STOP_TOKENS, MIN_STOP_SHARE * len(codes)):
         return None

@@ -10,7 +10,7 @@ is described by five pooled fields, each the mean of the vectors of its known to
 
 ``attr``  the tokens of the subtree root's class, id, role and aria-label (split at
           non-letters and at camelCase humps, lower-cased)
-``anc``   the same tokens of its ANCESTORS nearest ancestors
+``anc``   the same tokens of its LEXICAL_ANCESTORS nearest ancestors
 ``head``  its first HEAD_WORDS words (a widget's heading: "Ähnliche Nachrichten")
 ``bag``   all its words
 ``page``  all the page's words (the same for every subtree: what kind of page it is, a
@@ -35,19 +35,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..subtrees import COMPILED, ElementTable
+from ..backend import BACKEND
+from ..settings import LEXICAL_ANCESTORS
+from ..subtrees import ElementTable
 from .hashing import BUCKET_BITS, BUCKET_MASK, bucket
 from .tokens import HEAD_WORDS, token_buckets
 
-__all__ = ["BUCKET_BITS", "FIELDS", "ANCESTORS", "HEAD_WORDS", "LEXICON_TENSORS",
+__all__ = ["BUCKET_BITS", "FIELDS", "LEXICAL_ANCESTORS", "HEAD_WORDS", "LEXICON_TENSORS",
            "LexicalInputs", "Lexicon", "bucket", "attribute_tokens", "lexical_inputs",
            "check_lexicon", "lexicon_tensors", "read_lexicon"]
 
 #: The pooled fields, in the order of the network's inputs.
 FIELDS = ("attr", "anc", "head", "bag", "page")
-#: How many ancestors' attribute tokens describe a subtree's surroundings: a widget's box is
-#: usually the element itself or one to three wrappers above it.
-ANCESTORS = 3
 
 #: Attribute tokens: runs of letters and digits; camelCase humps split ("articleBody").
 _ATTRIBUTE_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
@@ -86,11 +85,20 @@ def value_buckets(value: str | None) -> tuple[int, ...]:
     kernel for an ASCII value (tests/test_lexical.py compares the two)."""
     if not value:
         return ()
-    if COMPILED is not None:
-        found = COMPILED.attribute_buckets(value, BUCKET_BITS, _MIN_TOKEN, _MAX_TOKEN)
-        if found is not None:
-            return found
+    return _token_buckets(value)
+
+
+def _token_buckets_pure(value: str) -> tuple[int, ...]:
     return tuple(map(bucket, attribute_tokens(value)))
+
+
+def _token_buckets_compiled(value: str) -> tuple[int, ...]:
+    found = BACKEND.kernel.attribute_buckets(value, BUCKET_BITS, _MIN_TOKEN, _MAX_TOKEN)
+    # The kernel reads ASCII values only (None for the others).
+    return _token_buckets_pure(value) if found is None else found
+
+
+_token_buckets = BACKEND.dispatch(_token_buckets_pure, _token_buckets_compiled)
 
 
 def _attribute_buckets(table: ElementTable) -> tuple[np.ndarray, np.ndarray]:
@@ -123,13 +131,14 @@ class LexicalInputs:
     attr: np.ndarray  # int64 buckets of the elements' attribute tokens, element after element
     attr_start: np.ndarray  # int64 per element: its own attribute tokens are attr[start:end]
     attr_end: np.ndarray
-    ancestors: np.ndarray  # int64 (elements, ANCESTORS): nearest ancestors, -1 past the body
+    # int64 (elements, LEXICAL_ANCESTORS): the nearest ancestors, -1 past the body
+    ancestors: np.ndarray
 
     def __len__(self) -> int:
         return len(self.text_start)
 
 
-def ancestor_columns(parent: np.ndarray, depth: int = ANCESTORS) -> np.ndarray:
+def ancestor_columns(parent: np.ndarray, depth: int = LEXICAL_ANCESTORS) -> np.ndarray:
     """Per element, its ``depth`` nearest ancestors (parent first), −1 beyond the root."""
     parent = np.asarray(parent, dtype=np.int64)
     out = np.full((len(parent), depth), -1, dtype=np.int64)
@@ -202,35 +211,50 @@ class Lexicon:
         """The pooled fields of every element (float32, elements × len(FIELDS)·dim); by the
         compiled kernel in one pass when it is in use (the same operations: tests/
         test_lexical.py compares the two)."""
-        n, dim = len(inputs), self.dim
-        out = np.zeros((n, len(FIELDS) * dim), dtype=np.float32)
+        n = len(inputs)
+        out = np.zeros((n, len(FIELDS) * self.dim), dtype=np.float32)
         if n == 0:
             return out
         text_rows, attr_rows = self._rows()
-        if COMPILED is not None and dim <= 64:
-            text64, attr64 = self._float64()
-            COMPILED.pool_fields(out, inputs, text_rows, text64, attr_rows, attr64, HEAD_WORDS)
-            return out
-        text_sum, text_count = _prefix(text_rows, self.text_vectors, inputs.text)
-        head_end = np.minimum(inputs.text_start + HEAD_WORDS, inputs.text_end)
-        out[:, 2 * dim:3 * dim] = _mean(text_sum, text_count, inputs.text_start, head_end)
-        out[:, 3 * dim:4 * dim] = _mean(text_sum, text_count, inputs.text_start,
-                                        inputs.text_end)
-        out[:, 4 * dim:] = _mean(text_sum, text_count, inputs.text_start[:1],
-                                 inputs.text_end[:1])  # the body's words: the page's
-        attr_sum, attr_count = _prefix(attr_rows, self.attr_vectors, inputs.attr)
-        own = attr_sum[inputs.attr_end] - attr_sum[inputs.attr_start]
-        own_count = attr_count[inputs.attr_end] - attr_count[inputs.attr_start]
-        out[:, :dim] = own / np.maximum(own_count, 1)[:, None]
-        around = np.zeros((n, dim))
-        around_count = np.zeros(n)
-        for k in range(inputs.ancestors.shape[1]):
-            ancestor = inputs.ancestors[:, k]
-            has = ancestor >= 0
-            around[has] += own[ancestor[has]]
-            around_count[has] += own_count[ancestor[has]]
-        out[:, dim:2 * dim] = around / np.maximum(around_count, 1)[:, None]
+        _pool(self, inputs, text_rows, attr_rows, out)
         return out
+
+
+def _pool_compiled(lexicon: Lexicon, inputs: LexicalInputs, text_rows: np.ndarray,
+                   attr_rows: np.ndarray, out: np.ndarray) -> None:
+    if lexicon.dim > 64:  # the kernel pools vectors of up to 64 numbers
+        _pool_pure(lexicon, inputs, text_rows, attr_rows, out)
+        return
+    text64, attr64 = lexicon._float64()
+    BACKEND.kernel.pool_fields(out, inputs, text_rows, text64, attr_rows, attr64, HEAD_WORDS)
+
+
+def _pool_pure(lexicon: Lexicon, inputs: LexicalInputs, text_rows: np.ndarray,
+               attr_rows: np.ndarray, out: np.ndarray) -> None:
+    """:meth:`Lexicon.pool` in numpy into ``out``: the reference of the kernel's."""
+    n, dim = len(inputs), lexicon.dim
+    text_sum, text_count = _prefix(text_rows, lexicon.text_vectors, inputs.text)
+    head_end = np.minimum(inputs.text_start + HEAD_WORDS, inputs.text_end)
+    out[:, 2 * dim:3 * dim] = _mean(text_sum, text_count, inputs.text_start, head_end)
+    out[:, 3 * dim:4 * dim] = _mean(text_sum, text_count, inputs.text_start,
+                                    inputs.text_end)
+    out[:, 4 * dim:] = _mean(text_sum, text_count, inputs.text_start[:1],
+                             inputs.text_end[:1])  # the body's words: the page's
+    attr_sum, attr_count = _prefix(attr_rows, lexicon.attr_vectors, inputs.attr)
+    own = attr_sum[inputs.attr_end] - attr_sum[inputs.attr_start]
+    own_count = attr_count[inputs.attr_end] - attr_count[inputs.attr_start]
+    out[:, :dim] = own / np.maximum(own_count, 1)[:, None]
+    around = np.zeros((n, dim))
+    around_count = np.zeros(n)
+    for k in range(inputs.ancestors.shape[1]):
+        ancestor = inputs.ancestors[:, k]
+        has = ancestor >= 0
+        around[has] += own[ancestor[has]]
+        around_count[has] += own_count[ancestor[has]]
+    out[:, dim:2 * dim] = around / np.maximum(around_count, 1)[:, None]
+
+
+_pool = BACKEND.dispatch(_pool_pure, _pool_compiled)
 
 
 def _prefix(rows: np.ndarray, vectors: np.ndarray, tokens: np.ndarray
@@ -257,7 +281,7 @@ def _mean(total: np.ndarray, count: np.ndarray, start: np.ndarray, end: np.ndarr
 LEXICON_TENSORS = ("lexicon.text.buckets", "lexicon.text.vectors", "lexicon.attr.buckets",
                    "lexicon.attr.vectors")
 #: What the pooled fields mean: a model trained under other settings reads other inputs.
-_SETTINGS = {"bucket_bits": BUCKET_BITS, "fields": list(FIELDS), "ancestors": ANCESTORS,
+_SETTINGS = {"bucket_bits": BUCKET_BITS, "fields": list(FIELDS), "ancestors": LEXICAL_ANCESTORS,
              "head_words": HEAD_WORDS}
 
 

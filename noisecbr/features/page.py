@@ -17,25 +17,18 @@ one pass over the table's arrays, a few C-level maps over tokens and attributes,
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from ..subtrees import COMPILED, ElementTable, cumulative
+from ..backend import BACKEND
+from ..settings import SENTENCE_WORDS
+from ..subtrees import ElementTable, cumulative, numbered
 
 __all__ = ["SENTENCE_WORDS", "repeats", "first_h1", "page_quantities"]
-
-#: A text piece that reads as a sentence: at least this many words, punctuation, not a link.
-SENTENCE_WORDS = 8
 
 
 def _ids(values: list, known: dict | None = None) -> np.ndarray:
     """A number per value, the same for equal values (and for the ``known`` keys' values)."""
-    index = dict(known or {})
-    if COMPILED is not None:
-        return COMPILED.ids(values, index)
-    return np.fromiter(map(index.setdefault, values, itertools.count(len(index) + 1)),
-                       dtype=np.int64, count=len(values))
+    return numbered(values, dict(known or {}))
 
 
 def _siblings(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -50,18 +43,31 @@ def _siblings(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return prev, nxt
 
 
-def _signature_counts(signature: np.ndarray, parent: np.ndarray, prev: np.ndarray,
-                      nxt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _signature_counts_pure(signature: np.ndarray, parent: np.ndarray, prev: np.ndarray,
+                           nxt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per element, how many elements of the page share its signature and how many of its
     parent's children do (float64; the body is alone among the elements without a parent).
     ``prev`` and ``nxt``: the sibling links (:func:`_siblings`), which the compiled kernel
     follows."""
-    if COMPILED is not None:
-        return COMPILED.signature_counts(np.ascontiguousarray(signature, np.int64), prev, nxt)
     _, kind, per_kind = np.unique(signature, return_inverse=True, return_counts=True)
     pairs = (parent.astype(np.int64) + 1) * len(per_kind) + kind.ravel()
     _, pair, per_pair = np.unique(pairs, return_inverse=True, return_counts=True)
     return per_kind[kind.ravel()].astype(np.int64), per_pair[pair.ravel()].astype(np.int64)
+
+
+def _signature_counts_compiled(signature: np.ndarray, parent: np.ndarray, prev: np.ndarray,
+                               nxt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return BACKEND.kernel.signature_counts(np.ascontiguousarray(signature, np.int64), prev, nxt)
+
+
+_signature_counts = BACKEND.dispatch(_signature_counts_pure, _signature_counts_compiled)
+
+
+def _siblings_compiled(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return BACKEND.kernel.siblings(parent)
+
+
+_sibling_links = BACKEND.dispatch(_siblings, _siblings_compiled)
 
 
 def repeats(table: ElementTable, classes: list[str | None] | None = None
@@ -75,8 +81,7 @@ def repeats(table: ElementTable, classes: list[str | None] | None = None
         classes = table.keyword_values[0]
     class_id = _ids(classes, {None: 0, "": 0})
     signature = _ids(table.tags) * (int(class_id.max(initial=0)) + 1) + class_id
-    parent = table.parent.astype(np.int64)
-    prev, nxt = COMPILED.siblings(table.parent) if COMPILED is not None else _siblings(parent)
+    prev, nxt = _sibling_links(table.parent)
     signature_count, sibling_count = _signature_counts(signature, table.parent, prev, nxt)
     return signature_count, sibling_count, prev, nxt
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..settings import GRANDPARENT_DIVISOR, MAX_LENGTH_POINTS, MIN_PARAGRAPH_CHARS, PARAGRAPH_CHARS
 from ..subtrees import ElementTable, cumulative
 from .keywords import MASK_BITS, bits, inherited_masks, landmark_bits, own_masks
 from .tags import leaf_counts
@@ -19,14 +20,6 @@ from .tokens import STOP
 
 __all__ = ["MIN_PARAGRAPH_CHARS", "PARAGRAPH_CHARS", "MAX_LENGTH_POINTS", "GRANDPARENT_DIVISOR",
            "element_quantities", "candidate_quantities"]
-
-#: Readability's paragraph score: a text of at least 25 characters scores 1, plus one per comma,
-#: plus one per 100 characters up to 3 (Arc90 readability, kept as published). A paragraph's
-#: score counts for its parent, and divided by 2 for its grandparent.
-MIN_PARAGRAPH_CHARS = 25
-PARAGRAPH_CHARS = 100.0
-MAX_LENGTH_POINTS = 3.0
-GRANDPARENT_DIVISOR = 2.0
 
 
 def element_quantities(table: ElementTable, codes: np.ndarray, leaf_types: np.ndarray,

@@ -8,11 +8,10 @@ element children (type ``text``: running text mixed with markup).
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from ..subtrees import COMPILED, ElementTable, cumulative
+from ..backend import BACKEND
+from ..subtrees import ElementTable, cumulative, looked_up
 
 __all__ = ["LEAF_TYPES", "TAG_GROUPS", "LANDMARKS", "TEXT_LEAF", "leaf_type",
            "tag_columns", "per_tag", "leaf_counts", "leaf_shares"]
@@ -93,9 +92,7 @@ def tag_columns(tags: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     :data:`LANDMARKS` + 1, 0 if none)."""
     if len(_TAG_CODES) > _TAG_CACHE_SIZE:
         _TAG_CODES.clear()
-    codes = (COMPILED.lookup(tags, _TAG_CODES, -1, False) if COMPILED is not None
-             else np.fromiter(map(_TAG_CODES.get, tags, itertools.repeat(-1)), dtype=np.int64,
-                              count=len(tags)))
+    codes = looked_up(tags, _TAG_CODES, -1)
     for k in np.flatnonzero(codes < 0).tolist():  # tags not met before
         code = _TAG_CODES.get(tags[k])
         if code is None:
@@ -108,14 +105,21 @@ def tag_columns(tags: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def leaf_counts(table: ElementTable, leaf_types: np.ndarray | None = None) -> np.ndarray:
     """S_n for every subtree: an (elements × leaf types) count matrix (float64).
     ``leaf_types``: every element's :func:`leaf_type`, if already known."""
-    n = len(table)
     if leaf_types is None:
         leaf_types = per_tag(leaf_type, table.tags)
-    if COMPILED is not None:
-        return COMPILED.leaf_counts(table.parent, table.n_children,
-                                    np.ascontiguousarray(leaf_types, np.int64),
-                                    table.piece_owner, len(LEAF_TYPES),
-                                    TEXT_LEAF).astype(np.float64)
+    return _leaf_counts(table, leaf_types)
+
+
+def _leaf_counts_compiled(table: ElementTable, leaf_types: np.ndarray) -> np.ndarray:
+    return BACKEND.kernel.leaf_counts(table.parent, table.n_children,
+                                      np.ascontiguousarray(leaf_types, np.int64),
+                                      table.piece_owner, len(LEAF_TYPES),
+                                      TEXT_LEAF).astype(np.float64)
+
+
+def _leaf_counts_pure(table: ElementTable, leaf_types: np.ndarray) -> np.ndarray:
+    """:func:`leaf_counts` in numpy, the reference of the kernel's."""
+    n = len(table)
     # Counted in int32 (whole numbers, so the same sums as in float64, in half the memory),
     # handed back as float64.
     own = np.zeros((n, len(LEAF_TYPES)), dtype=np.int32)
@@ -130,6 +134,9 @@ def leaf_counts(table: ElementTable, leaf_types: np.ndarray | None = None) -> np
     summed = cumulative(own, np.int32)
     # Subtree i is [i, end[i]): its counts are summed[end[i]] - summed[i].
     return (summed[table.end] - summed[:n]).astype(np.float64)
+
+
+_leaf_counts = BACKEND.dispatch(_leaf_counts_pure, _leaf_counts_compiled)
 
 
 def leaf_shares(counts: np.ndarray) -> np.ndarray:

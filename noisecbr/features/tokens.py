@@ -16,7 +16,9 @@ import itertools
 
 import numpy as np
 
-from ..subtrees import COMPILED, ElementTable, cumulative
+from ..backend import BACKEND
+from ..settings import HEAD_WORDS
+from ..subtrees import ElementTable, cumulative
 from .furniture import UNSPACED_SCRIPT, UNSPACED_VOCABULARIES, VOCABULARIES
 from .hashing import BUCKET_BITS, bucket
 from .language import LANGUAGE_SHIFT, for_language, page_language, stop_masks
@@ -25,8 +27,6 @@ __all__ = ["HEAD_WORDS", "VOCABULARIES", "TITLE", "DIGIT", "STOP", "VOCABULARY_S
            "VOCABULARY_BITS", "BUCKET_SHIFT", "VECTOR_BITS", "token_codes", "token_buckets",
            "word_codes", "element_word_codes", "vocabularies_of", "vocabulary_quantities"]
 
-#: How many of a subtree's first words are read as its heading.
-HEAD_WORDS = 6
 
 _VOCABULARY_OF = {word: k for k, words in enumerate(VOCABULARIES.values()) for word in words}
 
@@ -77,8 +77,8 @@ def _ascii_words():
     """The code bits of every listed ASCII word (stop words of every language, vocabularies),
     for the compiled kernel's coding of ASCII tokens without the cache."""
     words = {w for w in (*stop_masks(), *_VOCABULARY_OF) if w.isascii()}
-    return COMPILED.AsciiWords({word: _word_bits(word) for word in words}, BUCKET_SHIFT,
-                               BUCKET_BITS)
+    return BACKEND.kernel.AsciiWords({word: _word_bits(word) for word in words}, BUCKET_SHIFT,
+                                     BUCKET_BITS)
 
 
 def token_codes(table: ElementTable) -> np.ndarray:
@@ -103,19 +103,27 @@ def word_codes(table: ElementTable) -> np.ndarray:
     ASCII tokens are coded in C from the pieces' texts, with no str made for them, and the
     others looked up in a C loop)."""
     codes = table.__dict__.get("_word_codes")
-    if codes is not None:
-        return codes
-    if COMPILED is not None:
-        codes = COMPILED.text_codes(table.piece_text, table.piece_words, _codes, _code,
-                                    _ascii_words(), TITLE, DIGIT)
-    else:
-        tokens = list(itertools.chain.from_iterable(table.piece_tokens))
-        codes = np.fromiter(map(_codes.get, tokens, itertools.repeat(-1)), dtype=np.int64,
-                            count=len(tokens))
-        for k in np.flatnonzero(codes < 0).tolist():  # tokens not seen before
-            codes[k] = _code(tokens[k])
-    table.__dict__["_word_codes"] = codes
+    if codes is None:
+        codes = table.__dict__["_word_codes"] = _coded(table)
     return codes
+
+
+def _coded_pure(table: ElementTable) -> np.ndarray:
+    """The tokens' codes, by dict lookups (the reference of the kernel's)."""
+    tokens = list(itertools.chain.from_iterable(table.piece_tokens))
+    codes = np.fromiter(map(_codes.get, tokens, itertools.repeat(-1)), dtype=np.int64,
+                        count=len(tokens))
+    for k in np.flatnonzero(codes < 0).tolist():  # tokens not seen before
+        codes[k] = _code(tokens[k])
+    return codes
+
+
+def _coded_compiled(table: ElementTable) -> np.ndarray:
+    return BACKEND.kernel.text_codes(table.piece_text, table.piece_words, _codes, _code,
+                                     _ascii_words(), TITLE, DIGIT)
+
+
+_coded = BACKEND.dispatch(_coded_pure, _coded_compiled)
 
 
 def element_word_codes(table: ElementTable, elements: np.ndarray, head: int | None = None

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..subtrees import COMPILED, ElementTable
+from ..backend import BACKEND
+from ..subtrees import ElementTable
 from .compiled import vectorize_compiled
 from .page import page_quantities
 from .quantities import candidate_quantities, element_quantities
@@ -85,11 +86,14 @@ def page_columns(table: ElementTable) -> Columns:
 
 def vectorize(table: ElementTable) -> np.ndarray:
     """The full float32 vector of every subtree of the page (rows in document order)."""
-    n = len(table)
-    if n == 0:
+    if len(table) == 0:
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
-    if COMPILED is not None:
-        return vectorize_compiled(table)
+    return _vectors(table)
+
+
+def _vectors_pure(table: ElementTable) -> np.ndarray:
+    """:func:`vectorize` with numpy: the reference of the kernel's."""
+    n = len(table)
     columns = page_columns(table)
     # Each column is computed in float64 and written straight into the float32 result (the
     # same rounding as one final astype).
@@ -97,3 +101,6 @@ def vectorize(table: ElementTable) -> np.ndarray:
     for c, feature in enumerate(FEATURES):
         out[:, c] = columns(feature)
     return out
+
+
+_vectors = BACKEND.dispatch(_vectors_pure, vectorize_compiled)

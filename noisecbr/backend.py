@@ -1,4 +1,4 @@
-"""The choice between the compiled kernel and the pure Python path of the element table.
+"""The one home of the choice between the compiled kernel and the pure Python path.
 
 ``pip install`` builds :mod:`noisecbr._kernel` (Cython over lxml's C API). It is used unless
 
@@ -8,21 +8,34 @@
 * on a small page made at import time its table differs from the pure Python reference's
   (whatever else in the lxml or libxml2 at run time makes it read the nodes differently):
   then a warning says so and the pure path is used, slower but right.
+
+The choice is made once, when this module is imported, and held by :data:`BACKEND`. A module
+with a compiled variant defines both functions and binds its public name to
+``BACKEND.dispatch(pure, compiled)``: the kernel's when it is in use, else the pure one; no
+module tests for the kernel itself. ``with BACKEND.pure():`` runs the pure path in-process (the
+tests compare the two that way); ``BACKEND.verified(name, check)`` gives a kernel function only
+if it passes a module's own check (the text walk's, on a page of its own).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from lxml import etree
 
-__all__ = ["PURE_PYTHON_ENV", "differences", "load"]
+from .fields import python_fields
+
+__all__ = ["BACKEND", "PURE_PYTHON_ENV", "Backend", "differences", "load"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Set to 1 to use the pure Python path even where the kernel is built.
 PURE_PYTHON_ENV = "NOISECBR_PURE_PYTHON"
@@ -77,3 +90,50 @@ def load(reference: Callable[[list[etree._Element]], dict[str, Any]]) -> ModuleT
                       f"path", RuntimeWarning, stacklevel=2)
         return None
     return _kernel
+
+
+class Backend:
+    """Which implementation the engine runs: the compiled kernel (``kernel``, the module) or
+    the pure Python path (``kernel`` None)."""
+
+    def __init__(self, kernel: ModuleType | None) -> None:
+        self.kernel = kernel
+        self._verified: dict[str, Any] = {}
+
+    @property
+    def name(self) -> str:
+        """``"compiled"`` or ``"python"``."""
+        return "python" if self.kernel is None else "compiled"
+
+    def dispatch(self, pure: F, compiled: Callable[..., Any]) -> F:
+        """A function that calls ``compiled`` while the kernel is in use, else ``pure`` (the
+        reference: its name and docstring are the function's)."""
+
+        @functools.wraps(pure)
+        def chosen(*args: Any, **kwargs: Any) -> Any:
+            return (pure if self.kernel is None else compiled)(*args, **kwargs)
+
+        return chosen  # type: ignore[return-value]
+
+    def verified(self, name: str, check: Callable[[Any], bool]) -> Any:
+        """The kernel's function ``name`` if the kernel is in use, has it and ``check`` passes
+        on it (checked once per process), else None."""
+        if self.kernel is None:
+            return None
+        if name not in self._verified:
+            function = getattr(self.kernel, name, None)
+            self._verified[name] = function if function is not None and check(function) else None
+        return self._verified[name]
+
+    @contextlib.contextmanager
+    def pure(self) -> Iterator[None]:
+        """Run the pure Python path inside the block (the kernel, if any, afterwards)."""
+        kernel, self.kernel = self.kernel, None
+        try:
+            yield
+        finally:
+            self.kernel = kernel
+
+
+#: The backend of this process, chosen once.
+BACKEND = Backend(load(python_fields))
