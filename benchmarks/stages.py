@@ -43,9 +43,11 @@ AGAINST_PACKAGE = "noisecbr_against"
 
 
 def load_api(package: str) -> SimpleNamespace:
-    """The functions the stages call, from ``package`` (``noisecbr`` or a revision's copy)."""
+    """The functions the stages call, from ``package`` (``noisecbr`` or a revision's copy):
+    the pipeline's stages (:mod:`noisecbr.pipeline`), or for a revision from before them
+    (``--against``) what its ``Cleaner.clean`` called (:func:`_legacy_api`)."""
     module = {name: importlib.import_module(f"{package}.{name}") for name in
-              ("cleaner", "fallback", "metadata", "subtrees", "tidy")}
+              ("cleaner", "subtrees", "tidy")}
     try:
         module["features"] = importlib.import_module(f"{package}.features")
     except ModuleNotFoundError:  # a revision from before noisecbr.features
@@ -54,41 +56,71 @@ def load_api(package: str) -> SimpleNamespace:
         lexical = importlib.import_module(f"{package}.features.lexical").lexical_inputs
     except ModuleNotFoundError:  # a revision from before the lexical fields
         lexical = None
-    return SimpleNamespace(
-        lexical_inputs=lexical, package=package,
-        Cleaner=module["cleaner"].Cleaner, blas=module["cleaner"]._blas_controller,
-        result=module["cleaner"]._result, tidy=module["tidy"].tidy,
-        InputError=module["tidy"].InputError, build_table=module["subtrees"].build_table,
-        vectorize=module["features"].vectorize, fallback=module["fallback"],
-        headline=module["cleaner"]._headline,
-        kernel=getattr(module["subtrees"], "KERNEL", "python"))
-
-
-def _metadata(api: SimpleNamespace, body, table):
-    """The page's metadata and headline element as ``Cleaner.result`` finds them: from the
-    table's elements, or for a revision older than that (``--against``) from the tree."""
+    api = SimpleNamespace(
+        lexical_inputs=lexical, package=package, Cleaner=module["cleaner"].Cleaner,
+        tidy=module["tidy"].tidy, InputError=module["tidy"].InputError,
+        build_table=module["subtrees"].build_table, vectorize=module["features"].vectorize)
     try:
-        return api.headline(body, table)
-    except TypeError:  # _headline(body) before the table was handed in
-        return api.headline(body)
+        pipeline = importlib.import_module(f"{package}.pipeline")
+    except ModuleNotFoundError:
+        return _legacy_api(api, package)
+    backend = importlib.import_module(f"{package}.backend").BACKEND
+    api.kernel = backend.name
+    api.blas = pipeline._blas_controller
+    api.score = lambda cleaner, body, table: _scored(pipeline, cleaner, body, table)
+    api.decide = lambda cleaner, page, proba: pipeline.decide(page, proba, cleaner.thresholds)
+    api.metadata = lambda page: (page.metadata, page.headline)
+    api.render = lambda cleaner, page, decided, _: pipeline.render(page, decided,
+                                                                  comments=cleaner.comments)
+    return api
 
 
-def _walk(api: SimpleNamespace, cleaner, table, proba: np.ndarray) -> tuple[np.ndarray, bool]:
-    """The walk and the fallback: ``Cleaner.settle``, or for a revision older than ``settle``
-    (``--against``) the walk and fallback as that revision ran them."""
-    if hasattr(cleaner, "settle"):
-        return cleaner.settle(table, proba)
-    decision = cleaner.walk(table, proba)
-    fallback = api.fallback
-    if fallback.kept_words(table, decision) < fallback.FALLBACK_MIN_WORDS:
-        root = fallback.fallback_subtree(table, proba)
-        if root is not None:
-            return fallback.fall_back(table, cleaner.walk(table, proba, start=root), root), True
-    return decision, False
+def _scored(pipeline, cleaner, body, table) -> tuple[object, np.ndarray]:
+    """The page of ``body`` and its scores as the cleaner walks them."""
+    page = pipeline.Page(body, table)
+    return page, pipeline.score(page, cleaner.model, smooth=cleaner.smooth)
+
+
+def _legacy_api(api: SimpleNamespace, package: str) -> SimpleNamespace:
+    """The stages of a revision from before the pipeline's stages (2026-11-26): its
+    ``Cleaner`` methods and the private helpers its ``clean`` called (an old revision's code
+    cannot be reached otherwise)."""
+    cleaner_module = importlib.import_module(f"{package}.cleaner")
+    fallback = importlib.import_module(f"{package}.fallback")
+    api.kernel = getattr(importlib.import_module(f"{package}.subtrees"), "KERNEL", "python")
+    api.blas = cleaner_module._blas_controller
+    api.score = lambda cleaner, body, table: ((body, table), cleaner.scores(table))
+
+    def decide(cleaner, page, proba):
+        body, table = page
+        if hasattr(cleaner, "settle"):
+            return cleaner.settle(table, proba)
+        decision = cleaner.walk(table, proba)
+        if fallback.kept_words(table, decision) < fallback.FALLBACK_MIN_WORDS:
+            root = fallback.fallback_subtree(table, proba)
+            if root is not None:
+                return fallback.fall_back(table, cleaner.walk(table, proba, start=root),
+                                          root), True
+        return decision, False
+
+    def metadata(page):
+        body, table = page
+        try:
+            return cleaner_module._headline(body, table)
+        except TypeError:  # _headline(body) before the table was handed in
+            return cleaner_module._headline(body)
+
+    def render(cleaner, page, decided, found):
+        (body, table), (decision, fell_back) = page, decided
+        return cleaner_module._result(table, body, decision, api.proba, None, *found,
+                                      fell_back, cleaner.comments, None, None)
+
+    api.decide, api.metadata, api.render = decide, metadata, render
+    return api
 
 
 def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
-    """CPU ms of each stage for one page (the same steps as Cleaner.clean_body)."""
+    """CPU ms of each stage for one page (the same steps as Cleaner.clean)."""
     clock = time.process_time
     ms: dict[str, float] = {}
     start = clock()
@@ -115,21 +147,22 @@ def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
         else:
             cleaner.model.predict_proba(vectors, lexical)
     lap("network")
-    proba = cleaner.scores(table)  # the padded scores the cleaner walks (computed again: untimed)
+    # The padded scores the cleaner walks (computed again: untimed).
+    page, proba = api.score(cleaner, body, table)
+    api.proba = proba
     start = clock()
-    decision, fell_back = _walk(api, cleaner, table, proba)
+    decided = api.decide(cleaner, page, proba)
     lap("walk")
-    metadata, headline = _metadata(api, body, table)
+    found = api.metadata(page)
     lap("metadata")
-    result = api.result(table, body, decision, proba, None, metadata, headline, fell_back,
-                        cleaner.comments, None, None)
+    result = api.render(cleaner, page, decided, found)
     lap("text")
     markdown_start = clock()
     if hasattr(result, "to_markdown"):
         result.to_markdown()
     markdown = (clock() - markdown_start) * 1000
     start = clock()
-    del body, table, vectors, proba, decision, result
+    del body, table, vectors, proba, page, decided, result
     lap("free")
     ms["total"] = sum(ms[stage] for stage in STAGES)
     ms["markdown"] = markdown

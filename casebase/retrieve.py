@@ -30,13 +30,13 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import text
 
-from noisecbr.cleaner import Cleaner, DecidedPage
+from noisecbr.cleaner import Cleaner
 from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
 from noisecbr.layout import site_of
 from noisecbr.memory import SiteMemory
 from noisecbr.model import Model
+from noisecbr.pipeline import Decisions, Page
 from noisecbr.result import LABELS, named_probabilities
-from noisecbr.tidy import tidy
 
 from .store import CaseBase, CaseBaseError
 
@@ -256,20 +256,23 @@ def explain_page(index: CaseIndex, casebase: CaseBase, html: str | bytes, *,
     cleaned as ``noisecbr clean --memory`` cleans it, and each subtree also lists the stored
     cases of the site with the same markup: for a decision by memory, its reasons."""
     cleaner = cleaner or Cleaner(index.model)
-    page = cleaner.decide_page(tidy(html, parser=cleaner.parser), memory=memory)
-    return explain_decided(index, casebase, page, cleaner, url=url, k=k,
-                           other_sites=other_sites, path_contains=path_contains)
+    page = cleaner.prepare(html, url)
+    return explain_decided(index, casebase, page, cleaner.predict(page, memory=memory),
+                           cleaner, url=url, k=k, other_sites=other_sites,
+                           path_contains=path_contains)
 
 
-def explain_decided(index: CaseIndex, casebase: CaseBase, page: DecidedPage, cleaner: Cleaner,
-                    *, url: str | None = None, k: int = 3, other_sites: bool = False,
-                    path_contains: str | None = None) -> list[Explanation]:
+def explain_decided(index: CaseIndex, casebase: CaseBase, page: Page, decisions: Decisions,
+                    cleaner: Cleaner, *, url: str | None = None, k: int = 3,
+                    other_sites: bool = False, path_contains: str | None = None
+                    ) -> list[Explanation]:
     """:func:`explain_page` of a page ``cleaner`` has already decided
-    (:meth:`~noisecbr.cleaner.Cleaner.decide_page`): the review page cleans a page once and
+    (:meth:`~noisecbr.cleaner.Cleaner.predict`): the review page cleans a page once and
     explains the decisions its result comes from, the fallback's included."""
     if cleaner.model is not index.model:
         raise ValueError("the cleaner must use the index's model: their hidden layers differ")
-    table, decision, proba, recalled = page.table, page.decision, page.proba, page.recalled
+    table, decision, proba = page.table, decisions.decision, decisions.proba
+    recalled = decisions.recalled
     decided = np.flatnonzero(decision >= 0)
     paths = table.paths()
     if path_contains:
@@ -282,7 +285,7 @@ def explain_decided(index: CaseIndex, casebase: CaseBase, page: DecidedPage, cle
     # score otherwise).
     vectors = vectorize(table)[decided]
     positions, similarity = index.nearest(vectors, k, exclude_site=exclude)
-    same = ([page.stored[i] for i in decided.tolist()] if page.stored is not None
+    same = ([decisions.stored[i] for i in decided.tolist()] if decisions.stored is not None
             else [()] * len(decided))
     records = casebase.get_cases(index.case_ids[positions].ravel().tolist()
                                  + [case_id for ids in same for case_id in ids])

@@ -30,8 +30,7 @@ from noisecbr.metric import shingles, tokens  # noqa: E402
 from noisecbr.model import load_model  # noqa: E402
 from noisecbr.render import render_texts  # noqa: E402
 from noisecbr.result import DATA  # noqa: E402
-from noisecbr.subtrees import build_table  # noqa: E402
-from noisecbr.tidy import InputError, tidy  # noqa: E402
+from noisecbr.tidy import InputError  # noqa: E402
 
 _VOCABULARY_OF = {w: name for name, words in VOCABULARIES.items() for w in words}
 
@@ -48,10 +47,10 @@ def kind(words: list[str]) -> str:
 def false_keeps(cleaner: Cleaner, page) -> tuple[list[dict], int]:
     """The page's false keeps and its number of kept shingles."""
     truth = shingles(tokens(split_truth(page.truth)[0]))
-    body = tidy(page.html)
-    table = build_table(body)
-    proba = cleaner.scores(table)
-    decision, _ = cleaner.settle(table, proba)
+    prepared = cleaner.prepare(page.html)
+    table = prepared.table
+    decided = cleaner.predict(prepared)
+    decision, proba = decided.decision, decided.proba
     kept = np.flatnonzero(decision == DATA).tolist()
     texts = [render_texts([table.elements[i]]) for i in kept]
     out, total = [], 0

@@ -56,6 +56,7 @@ from noisecbr.cleaner import Cleaner
 from noisecbr.layout import LabelledPage, read_dataset
 from noisecbr.metric import PageScore, aggregate, bootstrap_f1, score_page
 from noisecbr.model import Model, load_model, save_model
+from noisecbr.pipeline import Page
 from noisecbr.render import render_text
 from noisecbr.result import NOISE, PAPER_LABELS
 from noisecbr.sitelevel import SiteStyleTree, template_labels
@@ -242,11 +243,17 @@ def _soft_evidence(cleaner: Cleaner, noisy: set, threshold: float, kept: list[in
     def evidence(table) -> set[int]:
         candidates = forced(table)
         if candidates:
-            p_noise = cleaner.scores(table)[:, NOISE]
+            p_noise = cleaner.predict_proba(Page(table.elements[0], table))[:, NOISE]
             candidates = {i for i in candidates if p_noise[i] >= threshold}
         kept.append(len(candidates))
         return candidates
     return evidence
+
+
+def _cleaned(cleaner: Cleaner, body, extra_noise: Callable):
+    """The result of a tidied ``body`` cleaned with ``extra_noise``'s subtrees removed too."""
+    page = Page(body, build_table(body))
+    return cleaner.render(page, cleaner.predict(page, extra_noise=extra_noise))
 
 
 def leave_one_out(
@@ -282,12 +289,11 @@ def leave_one_out(
         soft_body = tidy(page.html)
         soft_noisy = sst.noisy_elements(soft_body)
         result.scores[METHODS[3]] = score_page(
-            cleaner.clean_body(body, extra_noise=_indices_of(noisy)).text, truth)
+            _cleaned(cleaner, body, _indices_of(noisy)).text, truth)
 
         kept: list[int] = []
         soft = _soft_evidence(cleaner, soft_noisy, soft_noise, kept)
-        result.scores[METHODS[4]] = score_page(
-            cleaner.clean_body(soft_body, extra_noise=soft).text, truth)
+        result.scores[METHODS[4]] = score_page(_cleaned(cleaner, soft_body, soft).text, truth)
         result.forced_soft = kept[0] if kept else 0
 
         for c, smoother in smoothers.items():
@@ -425,7 +431,8 @@ def smoothing_times(model: Model, pages: Sequence[LabelledPage], cs: Sequence[fl
     chosen = [item for item in sized if item[0] >= nodes][:1] + sized[-1:]
     cases = []
     for _, page, table in chosen:
-        noise = cleaner.scores(table)[:, NOISE].astype(np.float64).tolist()
+        noise = cleaner.predict_proba(Page(table.elements[0], table))[:, NOISE]
+        noise = noise.astype(np.float64).tolist()
         cases.append((f"{page.site} {page.dataset}/{page.id}", table.parent.tolist(), noise))
     bench = _bench_module()
     if bench is not None:

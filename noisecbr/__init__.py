@@ -6,6 +6,13 @@ with a backpropagation network trained on a case base of labelled DOM subtrees.
 >>> import noisecbr
 >>> result = noisecbr.clean(html, url=url)    # doctest: +SKIP
 >>> result.text                                # the main content  # doctest: +SKIP
+
+The pipeline's stages, one at a time (:mod:`noisecbr.pipeline`):
+
+>>> cleaner = noisecbr.Cleaner()
+>>> page = cleaner.prepare(html, url=url)         # doctest: +SKIP
+>>> decisions = cleaner.predict(page)             # doctest: +SKIP
+>>> result = cleaner.render(page, decisions)      # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 from .cleaner import Cleaner, clean, default_model
 from .memory import SiteMemory
 from .model import Model, ModelError, SchemaMismatchError, load_model, save_model
+from .pipeline import Decisions, Page
 from .result import LABELS, CleanResult, Decision
 from .smoothing import isotonic_smooth
 from .tidy import (
@@ -24,6 +32,7 @@ from .tidy import (
     WARCInputError,
     tidy,
 )
+from .walk import Thresholds
 
 __version__ = "0.1.0"
 
@@ -34,15 +43,18 @@ __all__ = [
     "Cleaner",
     "CompressedStructureTree",
     "Decision",
+    "Decisions",
     "EmptyInputError",
     "InputError",
     "InputTooLargeError",
     "Model",
     "ModelError",
     "NotHTMLError",
+    "Page",
     "SchemaMismatchError",
     "SiteMemory",
     "SiteStyleTree",
+    "Thresholds",
     "WARCInputError",
     "clean",
     "default_model",

@@ -205,9 +205,9 @@ class _ArticleScoredNoise(Cleaner):
     """The default model, except that every <article> scores noise: the walk keeps almost
     nothing of the news page, and the cleaner falls back."""
 
-    def scores(self, table):
-        proba = super().scores(table)
-        proba[[tag == "article" for tag in table.tags]] = (0.97, 0.01, 0.01, 0.01)
+    def predict_proba(self, page):
+        proba = super().predict_proba(page)
+        proba[[tag == "article" for tag in page.table.tags]] = (0.97, 0.01, 0.01, 0.01)
         return proba
 
 

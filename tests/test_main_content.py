@@ -1,6 +1,7 @@
 """Issue 14: reader comments as their own kind, headline and metadata out of the body text,
 never an empty result for a page with content, favor modes."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -9,7 +10,8 @@ from click.testing import CliRunner
 from lxml import html as lxml_html
 
 from casebase.labelling import label_table, oracle
-from noisecbr.cleaner import Cleaner, model_thresholds
+from noisecbr.cleaner import Cleaner
+from noisecbr.walk import Thresholds
 from noisecbr_apps.cli import main as noisecbr_cli
 from noisecbr.features import FEATURE_NAMES
 from noisecbr.layout import split_truth
@@ -107,7 +109,8 @@ class _TagScores(Cleaner):
         super().__init__(dummy, **kwargs)
         self.by_tag = scores
 
-    def scores(self, table):
+    def predict_proba(self, page):
+        table = page.table
         default = (0.1, 0.1, 0.8, 0.0)
         return np.array([self.by_tag.get(tag, default) for tag in table.tags],
                         dtype=np.float32)
@@ -178,9 +181,10 @@ def test_a_page_whose_container_is_scored_noise_falls_back_to_its_data():
 
 def test_favor_modes_come_from_the_model_and_lean_as_named():
     cleaner = Cleaner()
-    modes = {favor: model_thresholds(cleaner.model, favor)
+    modes = {favor: Thresholds.of(cleaner.model, favor)
              for favor in ("precision", "balanced", "recall")}
-    assert modes["precision"]["noise"] <= modes["balanced"]["noise"] <= modes["recall"]["noise"]
+    assert modes["precision"].noise <= modes["balanced"].noise <= modes["recall"].noise
+    assert cleaner.thresholds == modes["balanced"]
     with pytest.raises(ValueError, match="favor"):
         Cleaner(favor="speed")
     # A model carrying its own modes: the cleaner takes them.
@@ -188,7 +192,10 @@ def test_favor_modes_come_from_the_model_and_lean_as_named():
     own = Model(weights=model.raw_weights(), biases=model.biases, columns=model.columns,
                 mean=model.mean, scale=model.scale, lexicon=model.lexicon,
                 metadata={**model.metadata, "modes": {"precision": {"noise": 0.11}}})
-    assert Cleaner(own, favor="precision").noise_threshold == 0.11
+    assert Cleaner(own, favor="precision").thresholds.noise == 0.11
+    # Thresholds are a value: a cleaner's cannot be changed behind its back.
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Cleaner(own).thresholds.noise = 0.5
 
 
 def test_cli_comments_and_favor(tmp_path):

@@ -34,12 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
-from noisecbr.cleaner import Cleaner
 from noisecbr.layout import LabelledPage, read_dataset, split_truth
 from noisecbr.metric import score_page
 from noisecbr.model import Model, load_model, save_model
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import InputError, tidy
+from noisecbr.pipeline import decide, prepare, render, score
+from noisecbr.tidy import InputError
+from noisecbr.walk import Thresholds
 
 from .recipe import TRAINING_SETS
 
@@ -98,30 +98,25 @@ def sweep(pages: Sequence[LabelledPage], model_of: dict[tuple[str, str], Model],
           sets: list[dict[str, float]] | None = None, progress: bool = False) -> Sweep:
     """Each page scored by ``model_of[(dataset, id)]``, walked with every threshold set."""
     sets = sets or _grid()
+    thresholds = [Thresholds(noise=t["noise"], keep=t["keep"], leaf=t["leaf"]) for t in sets]
     per_dataset: dict[str, list] = {}  # dataset → [summed (P, R) per set, pages]
-    cleaners: dict[int, list[Cleaner]] = {}
     for n, page in enumerate(pages):
-        model = model_of[(page.dataset, page.id)]
-        walkers = cleaners.setdefault(id(model), [
-            Cleaner(model, noise_threshold=t["noise"], keep_threshold=t["keep"],
-                    leaf_threshold=t["leaf"]) for t in sets])
         try:
-            body = tidy(page.html)
+            prepared = prepare(page.html)
         except InputError:
             continue  # the bench counts such pages as failures for every set alike
-        table = build_table(body)
-        proba = walkers[0].scores(table)
+        # One network pass a page; every threshold set walks the same scores.
+        proba = score(prepared, model_of[(page.dataset, page.id)])
         article = split_truth(page.truth)[0]
         # Most threshold sets decide a page alike: each distinct outcome is rendered once.
         rates: dict[bytes, tuple[float, float]] = {}
         page_rates = np.zeros((len(sets), 2))
-        for row, walker in enumerate(walkers):
-            decision, fell_back = walker.settle(table, proba)
-            key = decision.tobytes() + bytes([fell_back])
+        for row, walk in enumerate(thresholds):
+            decided = decide(prepared, proba, walk)
+            key = decided.decision.tobytes() + bytes([decided.fell_back])
             if key not in rates:
-                text = walker.result(body, table, decision, proba, fell_back).text
-                score = score_page(text, article)
-                rates[key] = (score.precision, score.recall)
+                result = score_page(render(prepared, decided).text, article)
+                rates[key] = (result.precision, result.recall)
             page_rates[row] = rates[key]
         own = per_dataset.setdefault(page.dataset, [np.zeros((len(sets), 2)), 0])
         own[0] += page_rates

@@ -1,0 +1,325 @@
+"""The cleaning pipeline, stage by stage, over values:
+
+    page = prepare(html)                              # tidy → body → element table
+    proba = score(page, model)                        # features → network → class scores
+    decisions = decide(page, proba, thresholds)       # the walk, the fallback, the rules
+    result = render(page, decisions)                  # text, Markdown, HTML, comments, metadata
+
+:class:`~noisecbr.cleaner.Cleaner` composes them with one model and its settings; a caller that
+needs a stage alone (the thresholds' search of :mod:`training.modes` walks one page's scores
+under many thresholds, the review page explains the decisions it renders) calls that stage.
+
+After the walk (:mod:`noisecbr.walk`): when it kept almost nothing of a page that has text,
+:mod:`noisecbr.fallback` keeps the subtree with the most data mass instead, and the result says
+so (``CleanResult.fallback``); otherwise a furniture heading goes with the box the walk removed
+(:mod:`noisecbr.orphans`) and a dateline leaves the text (:mod:`noisecbr.datelines`). In the
+result, the page's headline (declared in its metadata, :mod:`noisecbr.metadata`) is taken out
+of the text into ``CleanResult.title`` and a byline into ``author`` (:mod:`noisecbr.byline`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+
+import numpy as np
+from lxml import etree
+
+from .byline import find_byline
+from .datelines import datelines
+from .discussion import without_unfounded_comments
+from .evidence import SiteEvidence
+from .fallback import fall_back, fallback_subtree, kept_pieces, kept_words
+from .features import vectorize
+from .features.lexical import lexical_inputs
+from .markdown import render_markdown
+from .memory import SiteMemory
+from .metadata import PageMetadata, headline_element, page_elements, page_metadata
+from .model import Model
+from .orphans import orphaned_headings
+from .render import render_html, render_text, render_texts
+from .result import COMMENT, DATA, LABELS, NOISE, CleanResult, Decision
+from .settings import FALLBACK_MIN_WORDS, MAX_HEADLINE_WORDS, TEMPLATE_MAX_DATA
+from .subtrees import ElementTable, build_table
+from .tidy import Parser, drop_elements, printable, tidy
+from .walk import Thresholds, walk
+
+__all__ = ["Decisions", "NoiseEvidence", "Page", "decide", "prepare", "render", "score"]
+
+#: Extra evidence from outside the network (e.g. a site style tree's noisy nodes): given a page's
+#: table, the indices of the subtrees it marks as noise.
+NoiseEvidence = Callable[[ElementTable], "set[int] | np.ndarray"]
+
+
+# -- prepare ------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Page:
+    """A page ready to be decided: its tidied ``<body>``, its element table and URL; its
+    metadata and headline are read once, when first asked for."""
+
+    body: etree._Element
+    table: ElementTable
+    url: str | None = None
+
+    @functools.cached_property
+    def metadata(self) -> PageMetadata:
+        """The page's metadata, as the result holds it (no control characters)."""
+        return self._read_metadata[0]
+
+    @functools.cached_property
+    def headline(self) -> int | None:
+        """The table index of the page's headline element (taken out of the text), if any."""
+        return _index_of(self.table, self._read_metadata[1])
+
+    @functools.cached_property
+    def _read_metadata(self) -> tuple[PageMetadata, etree._Element | None]:
+        # The body's elements of the tags read come from the table: only the head is walked.
+        elements = page_elements(self.body, self.table.elements, self.table.tags)
+        metadata = _xml_safe_metadata(page_metadata(self.body, elements))
+        return metadata, headline_element(self.body, metadata.title, elements)
+
+
+def prepare(html: str | bytes, *, url: str | None = None, parser: Parser = "lxml",
+            max_bytes: int | None = None, max_elements: int | None = None) -> Page:
+    """The page of ``html``: tidied (:func:`noisecbr.tidy.tidy`, which raises
+    :class:`~noisecbr.tidy.InputError` for input that is not HTML) and tabulated."""
+    limits = {} if max_bytes is None else {"max_bytes": max_bytes}
+    body = tidy(html, parser=parser, max_elements=max_elements, **limits)
+    return Page(body, build_table(body), url)
+
+
+# -- score --------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def score(page: Page, model: Model, *, smooth: float | None = None) -> np.ndarray:
+    """Class probabilities of every subtree of the page (rows in document order; columns in
+    LABELS order, all four: a model of the paper's three classes scores comment 0; so does a
+    subtree without a thread's markup, see :mod:`noisecbr.discussion`). ``smooth``: the
+    isotonic smoothing's penalty (:func:`noisecbr.smoothing.isotonic_smooth`), none by
+    default."""
+    table = page.table
+    proba = np.zeros((len(table), len(LABELS)), dtype=np.float32)
+    if len(table) == 0:
+        return proba
+    vectors = vectorize(table)
+    lexical = lexical_inputs(table) if model.lexicon is not None else None
+    # One BLAS thread: a page's matrices are small, and OpenBLAS's thread hand-offs cost
+    # more than they save (measured 16 → 2.4 ms per page on the 2-core machine under load).
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        out = model.predict_proba(vectors, lexical)
+    if smooth:
+        out = _smoothed(table, out, smooth)
+    proba[:, :out.shape[1]] = out
+    # A comment needs a thread's markup (documentation sections, bios and teasers were
+    # filed as comments): elsewhere its score is set aside.
+    return without_unfounded_comments(table, proba)
+
+
+def _smoothed(table: ElementTable, proba: np.ndarray, c: float) -> np.ndarray:
+    from .smoothing import isotonic_smooth, subtree_penalties
+
+    parents = table.parent.tolist()
+    noise = isotonic_smooth(parents, proba[:, NOISE].tolist(), subtree_penalties(parents, c))
+    out = proba.copy()
+    out[:, NOISE] = noise
+    # Keep the row a distribution: the other classes share what noise gave up or took.
+    rest = np.maximum(1.0 - out[:, NOISE], 0.0)
+    others = proba[:, 1:].sum(axis=1)
+    ratio = np.divide(rest, others, out=np.zeros_like(rest), where=others > 0)
+    out[:, 1:] = proba[:, 1:] * ratio[:, None]
+    return out
+
+
+# -- decide -------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Decisions:
+    """What was decided for a page: per element (document order) its class probabilities and
+    decision (−1 inside a decided subtree, else a LABELS index); whether the walk fell back;
+    with a site memory, what it recalled (−1 or a label per element) and the ids of the stored
+    cases behind each recall; with site evidence, which subtrees recur on the site's other
+    pages."""
+
+    proba: np.ndarray
+    decision: np.ndarray
+    fell_back: bool = False
+    recalled: np.ndarray | None = None
+    stored: list | None = None
+    templates: np.ndarray | None = None
+
+
+def decide(page: Page, proba: np.ndarray, thresholds: Thresholds, *,
+           memory: SiteMemory | None = None, site: SiteEvidence | None = None,
+           extra_noise: NoiseEvidence | None = None) -> Decisions:
+    """The page's decisions from its scores: the walk (with the labelled pages of its site,
+    ``memory``, and what recurs on its other pages, ``site``), then the fallback when the walk
+    kept almost nothing, else the rules after the walk. Deciding the same scores again under
+    other thresholds costs no network pass."""
+    table = page.table
+    forced = set() if extra_noise is None else {int(i) for i in extra_noise(table)}
+    recalled, stored = (memory.lookup(table) if memory is not None and len(memory)
+                        else (None, None))
+    templates = None
+    if site is not None and len(site):
+        # What recurs on the site's other pages, unless the network is confident it is
+        # data (TEMPLATE_MAX_DATA): the decisions then say which subtrees the site decided.
+        templates = site.templates(table) & (proba[:, DATA] < TEMPLATE_MAX_DATA)
+    steps = {"forced": forced, "recalled": recalled, "templates": templates}
+    decision = walk(table, proba, thresholds, **steps)
+    root = _fallback_root(page, proba, decision)
+    if root is not None:
+        walked = walk(table, proba, thresholds, start=root, **steps)
+        decision = fall_back(table, walked, root, without=page.headline)
+    else:
+        # A furniture heading goes with the box the walk removed, and a dateline is
+        # metadata; but not where the site's stored cases decided.
+        decision[orphaned_headings(table, decision, recalled)] = NOISE
+        decision[datelines(table, decision, recalled)] = NOISE
+    return Decisions(proba, decision, root is not None, recalled, stored, templates)
+
+
+def _fallback_root(page: Page, proba: np.ndarray, decision: np.ndarray) -> int | None:
+    """The subtree the fallback keeps when the walk kept almost nothing of a page that has
+    text, else None."""
+    if kept_words(page.table, decision) >= FALLBACK_MIN_WORDS + 2 * MAX_HEADLINE_WORDS:
+        return None
+    # A result this small may be little more than the headline, which the text leaves out
+    # (it is the result's title; up to 40 distinct words, so twice that many tokens is
+    # ample): count only the words the text will show.
+    if kept_words(page.table, decision, page.headline) >= FALLBACK_MIN_WORDS:
+        return None
+    return fallback_subtree(page.table, proba, page.headline)
+
+
+# -- render -------------------------------------------------------------------------------------
+
+def render(page: Page, decisions: Decisions, *, comments: bool = False) -> CleanResult:
+    """The :class:`CleanResult` of a decided page: the headline and the byline out of the
+    text into the metadata, the comments apart (after the text with ``comments=True``); the
+    HTML, Markdown, comments and decisions rendered when first asked for."""
+    table, body, decision = page.table, page.body, decisions.decision
+    metadata = page.metadata
+    decided = np.flatnonzero(decision >= 0)
+    elements = table.elements
+    removed = {elements[i] for i in decided[decision[decided] == NOISE].tolist()}
+    comment_roots = [elements[i] for i in decided[decision[decided] == COMMENT].tolist()]
+    removed.update(comment_roots)
+    if page.headline is not None:
+        removed.add(elements[page.headline])
+    if len(table):
+        # The byline, like the headline, is metadata: out of the text, its name the author's
+        # when the page declares none.
+        byline = find_byline(table, kept_pieces(table, decision, page.headline),
+                             metadata.author)
+        if byline is not None:
+            index, named = byline
+            removed.add(elements[index])
+            if metadata.author is None:
+                metadata = dataclasses.replace(metadata, author=printable(named or "") or None)
+    # Control characters the parser left in the text (from raw bytes or references such as
+    # &#1;) are not text, and would reach a terminal as they are.
+    text = printable(render_text(body, removed, has_pre="pre" in table.tags))
+    thread = _Thread(comment_roots)
+    if comments and thread():
+        text = f"{text}\n\n{thread()}" if text else thread()
+    later = _OnDemand(page, decisions, removed, metadata, thread, comments)
+    return CleanResult(html=later.html, text=text, decisions=later.decisions, url=page.url,
+                       comments=thread, metadata=metadata, fallback=decisions.fell_back,
+                       markdown=later.markdown)
+
+
+class _Thread:
+    """The comments' text, rendered once when first asked for: most callers never read it."""
+
+    def __init__(self, roots: list[etree._Element]) -> None:
+        self.roots = roots
+        self._text: str | None = None
+
+    def __call__(self) -> str:
+        if self._text is None:
+            self._text = printable(render_texts(self.roots))
+        return self._text
+
+
+@dataclasses.dataclass
+class _OnDemand:
+    """What a result renders when first asked for: the decisions, the HTML, the Markdown."""
+
+    page: Page
+    decided: Decisions
+    removed: set
+    metadata: PageMetadata
+    thread: _Thread
+    comments: bool
+
+    def decisions(self) -> list[Decision]:
+        # Paths from the table: still those of the tidied page after the noise is detached.
+        table, decision, proba = self.page.table, self.decided.decision, self.decided.proba
+        decided = np.flatnonzero(decision >= 0)
+        chars = table.subtree(table.piece_chars)[decided]
+        all_paths = table.paths()
+        return [
+            # A tag libxml2 read from garbage may hold a control character ("hx\x7fvour").
+            Decision(path=printable(all_paths[i]), tag=printable(table.tags[i]),
+                     label=LABELS[decision[i]],
+                     probabilities=tuple(round(float(p), 4) for p in proba[i]),
+                     text_length=int(length), **_sources(self.decided, i))
+            for i, length in zip(decided.tolist(), chars)
+        ]
+
+    def html(self) -> str:
+        # The HTML's rendering detaches the removed subtrees: the comments are rendered first.
+        self.thread()
+        drop_elements(self.removed)
+        return printable(render_html(self.page.body, self.metadata.document_title,
+                                     self.metadata.lang))
+
+    def markdown(self, links: bool = False, images: bool = False) -> str:
+        # The same decided tree as the text (the removed subtrees may be detached already:
+        # the HTML's rendering detaches them).
+        options = {"links": links, "images": images, "base_url": self.page.url}
+        written = render_markdown(self.page.body, self.removed, **options)
+        if self.comments:
+            thread = "\n\n".join(filter(None, (render_markdown(root, **options)
+                                               for root in self.thread.roots)))
+            if thread:
+                written = f"{written}\n\n---\n\n{thread}" if written else thread
+        return printable(written)
+
+
+def _sources(decisions: Decisions, i: int) -> dict:
+    """The source fields of element ``i``'s :class:`Decision` (none: the model's): the site
+    memory's recall and its stored cases, or the site evidence's template."""
+    if decisions.recalled is not None and decisions.recalled[i] >= 0:
+        return {"source": "memory", "cases": decisions.stored[i]}
+    if decisions.templates is not None and decisions.templates[i]:
+        return {"source": "site"}
+    return {}
+
+
+def _index_of(table: ElementTable, element: etree._Element | None) -> int | None:
+    """The table index of ``element`` (None for None)."""
+    if element is None:
+        return None
+    try:
+        return table.elements.index(element)  # lxml elements compare by identity: a C scan
+    except ValueError:
+        return None
+
+
+def _xml_safe_metadata(metadata: PageMetadata) -> PageMetadata:
+    """``metadata`` without control characters (:func:`noisecbr.tidy.printable`, which also
+    drops what lxml refuses): the page's own text, or JSON-LD's ``\\u0001`` escapes, may hold
+    them, and the title is written into the cleaned HTML and every field into the JSON output."""
+    return dataclasses.replace(metadata, **{
+        field.name: printable(value) or None
+        for field in dataclasses.fields(metadata)
+        if isinstance(value := getattr(metadata, field.name), str)})
