@@ -31,7 +31,14 @@ from noisecbr.subtrees import ElementTable, build_table
 from noisecbr.tidy import tidy
 
 from .errors import CaseBaseError
-from .labelling import MAX_COVERAGE, T_DATA, T_NOISE, SubtreeLabels, label_table
+from .labelling import (
+    MAX_COVERAGE,
+    T_DATA,
+    T_NOISE,
+    SubtreeLabels,
+    article_furniture,
+    label_table,
+)
 from .models import LABEL_SOURCES, Page, Site, compress_html, decompress_html
 
 __all__ = [
@@ -143,6 +150,7 @@ def page_cases(
     t_data: float = T_DATA,
     t_noise: float = T_NOISE,
     max_coverage: float = MAX_COVERAGE,
+    article_body: bool = False,
 ) -> PageCases:
     """Prepare a page (:func:`prepare_page`) and label its cases.
 
@@ -150,7 +158,9 @@ def page_cases(
     label names), each element a path selects is a case with that label; paths that select
     nothing are listed in ``unknown_paths``. Otherwise with ``truth``, every element is a case
     labelled from the ground truth by :func:`casebase.labelling.label_table` with the given
-    thresholds. With neither, the page has no cases. Raises :class:`noisecbr.tidy.InputError`
+    thresholds (``article_body``: relabelled to the article-body convention, the subtrees its
+    markup names furniture never content: :func:`casebase.labelling.article_furniture`). With
+    neither, the page has no cases. Raises :class:`noisecbr.tidy.InputError`
     for input that is not a page and :class:`CaseBaseError` for an unknown label or an invalid
     XPath.
     """
@@ -158,8 +168,9 @@ def page_cases(
     if paths is not None:
         return cases_from_paths(page, paths)
     if truth is not None:
+        exclude = article_furniture(page.table) if article_body else None
         subtree = label_table(page.table, truth, t_data=t_data, t_noise=t_noise,
-                              max_coverage=max_coverage)
+                              max_coverage=max_coverage, exclude=exclude)
         return PageCases(page, subtree.labels, np.arange(len(page.table)),
                          subtree_labels=subtree)
     return PageCases(page, np.zeros(len(page.table), dtype=np.int8), np.zeros(0, np.int64))

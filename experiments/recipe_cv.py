@@ -35,6 +35,7 @@ from noisecbr.model import load_model, save_model  # noqa: E402
 from noisecbr.tidy import InputError  # noqa: E402
 from training.datasets import Dataset, from_labelled, site_folds, split_by_site  # noqa: E402
 from training.presets import get_preset  # noqa: E402
+from training.recipe import RELABELLED_SETS  # noqa: E402
 from training.recipe import set_weights as recipe_weights  # noqa: E402
 from training.train import fit  # noqa: E402
 
@@ -58,13 +59,16 @@ def source_hash() -> str:
     return h.hexdigest()[:16]
 
 
-def set_cases(data_dir: Path, name: str, cache: Path) -> Dataset:
-    """The cases of one set, from the cache when the code has not changed since."""
-    path = cache / f"{name}-{source_hash()}.npz"
+def set_cases(data_dir: Path, name: str, cache: Path,
+              relabelled: tuple[str, ...] = RELABELLED_SETS) -> Dataset:
+    """The cases of one set (labelled to the article-body convention when it is one of
+    ``relabelled``), from the cache when the code has not changed since."""
+    convention = "-article-body" if name in relabelled else ""
+    path = cache / f"{name}{convention}-{source_hash()}.npz"
     if path.is_file():
         return Dataset.load_npz(path)
     pages = list(read_dataset(data_dir / name))
-    dataset = from_labelled(pages, 2, source=name)
+    dataset = from_labelled(pages, 2, source=name, relabelled=relabelled)
     dataset.save_npz(path)
     return dataset
 
@@ -195,6 +199,9 @@ def main() -> None:
     parser.add_argument("--weight", action="append", default=[], metavar="SET=W",
                         help="case weight factor of a set's pages (default: the recipe's, "
                         "training.recipe)")
+    parser.add_argument("--relabel", nargs="*", default=list(RELABELLED_SETS), metavar="SET",
+                        help="the sets whose truths are labelled to the article-body "
+                        "convention (default: the recipe's; none: --relabel)")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--preset", default="default")
@@ -218,7 +225,8 @@ def main() -> None:
     args.cache.mkdir(parents=True, exist_ok=True)
     names = list(dict.fromkeys([*args.sets, *args.score]))
     pages = [p for name in names for p in read_dataset(args.data_dir / name)]
-    dataset = Dataset.concat([set_cases(args.data_dir, name, args.cache) for name in args.sets])
+    dataset = Dataset.concat([set_cases(args.data_dir, name, args.cache, tuple(args.relabel))
+                              for name in args.sets])
     print(f"{len(dataset):,} cases of {len(pages)} pages, {time.perf_counter() - started:.0f} s",
           file=sys.stderr)
     fold_of_page = page_folds(pages, args.folds, args.seed)

@@ -75,3 +75,55 @@ def test_repeated_passage_is_content_once():
     labels = label_table(table, passage + " and then it rested")
     teaser, story = 1, 3
     assert labels.labels[story] == DATA and labels.labels[teaser] == NOISE
+
+
+NEWS = """<html><body><article>
+<h1>Harbour wall to be rebuilt after the storm</h1>
+<p class="byline">By Ann Reporter</p><time>2 March 2025</time>
+<figure><img src="wall.jpg"><figcaption>The broken wall at low tide. Photo: Bo Li</figcaption>
+</figure>
+<div class="article-body"><p>The council will rebuild the harbour wall that the winter storm
+broke in two places, and the work should be done before the summer season begins.</p>
+<p>Fishermen say the gap has let the swell into the inner basin for three months now.</p></div>
+<aside id="related-stories"><a href="/a">Storm closes the coast road for a week</a></aside>
+</article></body></html>"""
+#: An inclusive truth: the headline, byline, date, caption and related link with the body.
+NEWS_TRUTH = """Harbour wall to be rebuilt after the storm
+By Ann Reporter 2 March 2025
+The broken wall at low tide. Photo: Bo Li
+The council will rebuild the harbour wall that the winter storm broke in two places, and the
+work should be done before the summer season begins.
+Fishermen say the gap has let the swell into the inner basin for three months now.
+Storm closes the coast road for a week"""
+
+
+def test_article_furniture_is_named_by_the_pages_own_markup():
+    from casebase.labelling import article_furniture
+
+    table = build_table(tidy(NEWS))
+    marked = {(table.tags[i], table.elements[i].get("class") or table.elements[i].get("id"))
+              for i in np.flatnonzero(article_furniture(table))}
+    assert marked == {("h1", None), ("p", "byline"), ("time", None), ("figcaption", None),
+                      ("aside", "related-stories")}
+
+
+def test_an_inclusive_truth_relabelled_to_the_article_body_convention():
+    from casebase.labelling import article_furniture
+
+    table = build_table(tidy(NEWS))
+    as_given = label_table(table, NEWS_TRUTH)
+    relabelled = label_table(table, NEWS_TRUTH, exclude=article_furniture(table))
+    by_tag = {tag: i for i, tag in enumerate(table.tags)}
+    caption, aside, body = by_tag["figcaption"], by_tag["aside"], by_tag["article"]
+    assert as_given.labels[caption] == DATA and as_given.labels[aside] == DATA
+    assert relabelled.labels[caption] == NOISE and relabelled.labels[aside] == NOISE
+    assert relabelled.labels[by_tag["h1"]] == NOISE and relabelled.labels[by_tag["time"]] == NOISE
+    # The article body stays data; the article around it, furniture inside, is mixture.
+    article_body = next(i for i, e in enumerate(table.elements) if e.get("class") == "article-body")
+    assert relabelled.labels[article_body] == DATA and relabelled.labels[body] == MIXTURE
+    # Nothing is relabelled where the markup names no furniture.
+    plain = build_table(tidy("<body><div><p>one two three four five six</p></div></body>"))
+    assert not article_furniture(plain).any()
+    assert np.array_equal(label_table(plain, "one two three four five six").labels,
+                          label_table(plain, "one two three four five six",
+                                      exclude=article_furniture(plain)).labels)

@@ -171,3 +171,23 @@ def test_the_npz_cache_keeps_weights_counts_and_lexical_fields(tmp_path):
     np.testing.assert_array_equal(back.counts, d.counts)
     for name in ("text", "attr", "text_range", "attr_range", "page_range"):
         np.testing.assert_array_equal(getattr(back.lexical, name), getattr(d.lexical, name))
+
+
+def test_the_recipes_relabelled_sets_follow_the_article_body_convention():
+    # dragnet's pages are labelled as the article-body sets are: the caption its truth keeps
+    # is noise; a page of another set keeps its truth's labels.
+    from test_labelling import NEWS, NEWS_TRUTH
+
+    from noisecbr.layout import LabelledPage
+    from noisecbr.result import DATA, NOISE
+    from training.datasets import from_labelled
+    from training.recipe import RELABELLED_SETS
+
+    assert "dragnet" in RELABELLED_SETS
+    pages = [LabelledPage(id="1", url="https://a.test/1", site="a.test", html=NEWS.encode(),
+                          truth=NEWS_TRUTH, dataset=name) for name in ("dragnet", "other")]
+    cases = from_labelled(pages, 1, relabelled=RELABELLED_SETS)
+    caption = FEATURE_NAMES.index("tag:figure")
+    for name, label in (("dragnet", NOISE), ("other", DATA)):
+        mine = (cases.pages == f"{name}/1") & (cases.X[:, caption] == 1)
+        assert mine.any() and set(cases.y[mine].tolist()) >= {label}, name

@@ -40,7 +40,7 @@ from noisecbr.cleaner import DEFAULT_MODEL
 from noisecbr.model import save_model
 
 from .datasets import from_pages, split_by_site
-from .recipe import TRAINING_SETS, weighted
+from .recipe import MODES, MODES_CHOSEN_BY, RELABELLED_SETS, TRAINING_SETS, weighted
 from .train import fit
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "noisecbr" / "data" / DEFAULT_MODEL
@@ -52,11 +52,16 @@ def build(data_dir: Path, out: Path = DEFAULT_OUT, seed: int = 0, progress: bool
     ``out``.
     """
     start = time.perf_counter()
-    dataset = weighted(from_pages([data_dir / name for name in sets], progress=progress))
+    dataset = weighted(from_pages([data_dir / name for name in sets], progress=progress,
+                                  relabelled=RELABELLED_SETS))
     train_part, val_part = split_by_site(dataset.sites, (0.85, 0.15), seed)
     result = fit(dataset.subset(train_part), dataset.subset(val_part), "default", seed=seed,
-                 progress=progress, metadata={"trained_on": list(sets), "seed": seed,
-                                              "run_id": f"embedded-default-seed{seed}"})
+                 progress=progress, metadata={
+                     "trained_on": list(sets), "seed": seed,
+                     "run_id": f"embedded-default-seed{seed}",
+                     # The recipe's walk thresholds travel with the model it makes.
+                     "modes": MODES, "thresholds": MODES["balanced"],
+                     "modes_chosen_by": MODES_CHOSEN_BY})
     path = save_model(result.model, out)
     print(f"{len(dataset):,} cases from {', '.join(sets)}; best epoch {result.best_epoch}; "
           f"{time.perf_counter() - start:.0f} s → {path}")

@@ -28,7 +28,7 @@ from noisecbr.model import Model, save_model
 
 from .datasets import Dataset, from_labelled, site_folds, split_by_site
 from .presets import get_preset
-from .recipe import TRAINING_SETS, weighted
+from .recipe import MODES, RELABELLED_SETS, TRAINING_SETS, weighted
 from .report import batched_proba
 from .train import fit
 
@@ -41,9 +41,10 @@ FOLDS_INDEX = "folds.json"
 
 
 def dataset_of(pages: Sequence[LabelledPage], processes: int | None = None) -> Dataset:
-    """Cases of labelled pages (:func:`training.datasets.from_labelled`), in page order; a
+    """Cases of labelled pages (:func:`training.datasets.from_labelled`), in page order,
+    labelled as the embedded recipe labels them (:data:`training.recipe.RELABELLED_SETS`); a
     handful of pages is not worth starting worker processes for."""
-    return from_labelled(pages, processes if len(pages) > 8 else 1)
+    return from_labelled(pages, processes if len(pages) > 8 else 1, relabelled=RELABELLED_SETS)
 
 
 def fold_model(dataset: Dataset, held_out_sites: Collection[str], fold: int, folds: int,
@@ -54,7 +55,8 @@ def fold_model(dataset: Dataset, held_out_sites: Collection[str], fold: int, fol
     train = dataset.subset(np.flatnonzero(in_train))
     fit_part, val_part = split_by_site(train.sites, (0.85, 0.15), seed + fold)
     return fit(train.subset(fit_part), train.subset(val_part), preset, seed=seed,
-               progress=progress, metadata={"cv_fold": fold, "cv_folds": folds}).model
+               progress=progress, metadata={"cv_fold": fold, "cv_folds": folds,
+                                            "modes": MODES}).model
 
 
 def out_of_fold_scores(dataset: Dataset, folds: int = 5, preset="default", seed: int = 0,

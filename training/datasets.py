@@ -34,10 +34,11 @@ descends into mixture); reports give rates on all cases (the paper's table) and 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -352,17 +353,18 @@ def frontier_of(parent: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return reached
 
 
-def page_arrays(page: LabelledPage) -> PageArrays | None:
+def page_arrays(page: LabelledPage, article_body: bool = False) -> PageArrays | None:
     """The cases of one labelled page as arrays, prepared and labelled exactly as an import
     stores them (:func:`casebase.pages.page_cases`: the stored HTML re-parsed, labels from the
-    ground truth); None when the page is not HTML."""
+    ground truth, relabelled to the article-body convention with ``article_body``); None when
+    the page is not HTML."""
     from casebase.pages import page_cases
     from noisecbr.features import vectorize
     from noisecbr.features.lexical import lexical_inputs
     from noisecbr.tidy import InputError
 
     try:
-        cases = page_cases(page.html, truth=page.truth)
+        cases = page_cases(page.html, truth=page.truth, article_body=article_body)
     except InputError:
         return None
     table = cases.page.table
@@ -393,21 +395,24 @@ def _iter_pages(dirs: Iterable[str | Path], limit: int | None) -> Iterator[Label
 
 
 def map_pages(pages: Iterable[LabelledPage], processes: int = 1, total: int | None = None,
-              progress: bool = False) -> list[PageArrays | None]:
+              progress: bool = False, relabelled: Collection[str] = ()
+              ) -> list[PageArrays | None]:
     """:func:`page_arrays` of every page, in page order, on ``processes`` forked worker
-    processes (1: in this process); ``progress`` shows a bar of ``total`` pages on stderr."""
+    processes (1: in this process); ``progress`` shows a bar of ``total`` pages on stderr;
+    the pages of the sets ``relabelled`` are labelled to the article-body convention."""
     from tqdm import tqdm
 
     bar = tqdm(total=total, desc="pages", unit="page", leave=False,
                disable=not progress or not sys.stderr.isatty())
     results = []
     with contextlib.ExitStack() as stack:
-        mapped: Iterable = map(page_arrays, pages)
+        arrays = functools.partial(_page_arrays_of, relabelled=frozenset(relabelled))
+        mapped: Iterable = map(arrays, pages)
         if processes > 1:
             import multiprocessing as mp
 
             pool = stack.enter_context(mp.get_context("fork").Pool(processes))
-            mapped = pool.imap(page_arrays, pages, chunksize=4)
+            mapped = pool.imap(arrays, pages, chunksize=4)
         for item in mapped:
             results.append(item)
             bar.update()
@@ -415,14 +420,20 @@ def map_pages(pages: Iterable[LabelledPage], processes: int = 1, total: int | No
     return results
 
 
+def _page_arrays_of(page: LabelledPage, relabelled: frozenset[str]) -> PageArrays | None:
+    return page_arrays(page, article_body=page.dataset in relabelled)
+
+
 def from_labelled(pages: Iterable[LabelledPage], processes: int | None = None, *,
                   total: int | None = None, progress: bool = False,
-                  source: str = "pages") -> Dataset:
+                  source: str = "pages", relabelled: Collection[str] = ()) -> Dataset:
     """The cases of labelled pages (:func:`page_arrays`), in page order whatever the number of
     worker ``processes`` (default: all cores, at most 2 here); pages that are not HTML give no
-    cases."""
+    cases. The pages of the sets ``relabelled`` (:data:`training.recipe.RELABELLED_SETS`) are
+    labelled to the article-body convention."""
     processes = processes or min(os.cpu_count() or 1, 2)
-    parts = [p for p in map_pages(pages, processes, total, progress) if p is not None]
+    parts = [p for p in map_pages(pages, processes, total, progress, relabelled)
+             if p is not None]
     if not parts:
         return Dataset.concat([])
     return Dataset(
@@ -437,7 +448,8 @@ def from_labelled(pages: Iterable[LabelledPage], processes: int | None = None, *
 
 
 def from_pages(dirs: str | Path | Iterable[str | Path], limit: int | None = None,
-               processes: int | None = None, progress: bool = False) -> Dataset:
+               processes: int | None = None, progress: bool = False,
+               relabelled: Collection[str] = ()) -> Dataset:
     """Build cases straight from labelled page directories (``limit`` pages per directory),
     as :func:`from_labelled` does."""
     if isinstance(dirs, (str, os.PathLike)):
@@ -449,7 +461,8 @@ def from_pages(dirs: str | Path | Iterable[str | Path], limit: int | None = None
 
         total = sum(min(dataset_size(d), limit or 10**9) for d in dirs)
     return from_labelled(_iter_pages(dirs, limit), processes, total=total, progress=progress,
-                         source="pages:" + ",".join(d.name for d in dirs))
+                         source="pages:" + ",".join(d.name for d in dirs),
+                         relabelled=relabelled)
 
 
 # -- splits -------------------------------------------------------------------------------------

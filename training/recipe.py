@@ -15,6 +15,13 @@ Chosen on the embedded recipe's site-grouped folds over all six sets at once
 F1 by 0.017, utomo-chaos2017's by 0.009 and utomo-big9's by 0.003, and moved modernweb-dev's and
 dragnet's by less than their noise (−0.002, 0.000).
 
+dragnet's truths keep an article's headline, byline, dateline, captions and credits, which the
+article-body sets never keep: its pages are labelled to the article-body convention
+(:data:`RELABELLED_SETS`, :func:`casebase.labelling.article_furniture`: the boxes the page's own
+markup names as furniture are never content), so that a caption or a "related" box is noise
+in every set the model learns from. modernweb-dev keeps its own truth: on its listings,
+products and forums such boxes may be what a reader came for.
+
 CleanEval's dev set and Readability's test pages are never trained on: they are public
 extraction benchmarks noisecbr is compared on.
 """
@@ -25,14 +32,28 @@ import numpy as np
 
 from .datasets import Dataset
 
-__all__ = ["TRAINING_SETS", "ARTICLE_BODY_SETS", "ARTICLE_BODY_WEIGHT", "set_weights",
-           "weighted"]
+__all__ = ["TRAINING_SETS", "ARTICLE_BODY_SETS", "ARTICLE_BODY_WEIGHT", "RELABELLED_SETS",
+           "MODES", "MODES_CHOSEN_BY", "set_weights", "weighted"]
 
 TRAINING_SETS = ("modernweb-dev", "dragnet", "fundus", "utomo-chaos2017", "utomo-big9",
                  "chinese-wce")
 #: The sets whose truth is the article body alone.
 ARTICLE_BODY_SETS = ("fundus", "utomo-chaos2017", "utomo-big9", "chinese-wce")
 ARTICLE_BODY_WEIGHT = 3.0
+#: The sets whose inclusive truths are labelled to the article-body convention. On the
+#: recipe's site-grouped folds, two runs of other folds and seeds (fundus +0.006 / +0.003,
+#: utomo-chaos2017 +0.001 / +0.004, utomo-big9 +0.001 / +0.003, dragnet −0.001 / +0.003,
+#: modernweb-dev −0.002 / +0.000; docs/experiments.md, 2026-11-26).
+RELABELLED_SETS = ("dragnet",)
+#: The walk's threshold sets the embedded default carries (``favor=``), chosen on the recipe's
+#: site-grouped folds: the mean F-beta over the six training sets of nine threshold sets
+#: (docs/experiments.md, 2026-11-25: "The walk's thresholds"; ``python -m training.modes``
+#: sweeps a full grid, 2.5 hours for the six sets).
+MODES = {"balanced": {"noise": 0.3, "keep": 0.7, "leaf": 0.5},
+         "precision": {"noise": 0.2, "keep": 0.7, "leaf": 0.3},
+         "recall": {"noise": 0.5, "keep": 0.7, "leaf": 0.5}}
+MODES_CHOSEN_BY = ("mean F-beta over the six training sets on the recipe's 5 site-grouped "
+                   "folds (experiments/recipe_cv.py --reuse --modes), 2026-11-25")
 
 
 def set_weights(pages: np.ndarray) -> np.ndarray:
