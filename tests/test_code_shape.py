@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,11 +20,42 @@ def long_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[s
             and node.end_lineno - node.lineno + 1 > limit]
 
 
+#: A Cython function's first line: ``def``, ``cdef`` or ``cpdef``, a return type, a name and
+#: its opening parenthesis (not a ``cdef class``, ``enum``, ``extern`` block or a variable).
+_CYTHON_DEF = re.compile(r"^(\s*)c?p?def\s+(?!class\b|enum\b|extern\b|struct\b)[^=(#]*\(")
+
+
+def long_cython_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, int]]:
+    """(first line, lines) of every function of the Cython ``source`` longer than ``limit``
+    lines: from its ``def`` line to its last line indented deeper (blank and comment lines
+    after it are not counted)."""
+    lines = source.splitlines()
+    found = []
+    for start, line in enumerate(lines):
+        match = _CYTHON_DEF.match(line)
+        if match is None:
+            continue
+        indent, last = len(match.group(1)), start
+        for k in range(start + 1, len(lines)):
+            text = lines[k]
+            if not text.strip() or text.lstrip().startswith("#"):
+                continue
+            if len(text) - len(text.lstrip()) <= indent:
+                break
+            last = k
+        if last - start + 1 > limit:
+            found.append((line.strip(), last - start + 1))
+    return found
+
+
 def test_no_package_function_is_longer_than_80_lines():
     found = [f"{path.relative_to(ROOT)}: {name} ({lines} lines)"
-             for package in ("noisecbr", "casebase", "training")
+             for package in ("noisecbr", "casebase", "training", "noisecbr_apps")
              for path in sorted((ROOT / package).rglob("*.py"))
              for name, lines in long_functions(path.read_text(encoding="utf-8"))]
+    found += [f"{path.relative_to(ROOT)}: {name} ({lines} lines)"
+              for path in sorted((ROOT / "noisecbr").rglob("*.pyx"))
+              for name, lines in long_cython_functions(path.read_text(encoding="utf-8"))]
     assert found == []
 
 
@@ -33,6 +65,9 @@ def test_the_length_check_can_fail():
     method = "\n".join("    " + line for line in f"def m(self):\n{body}".splitlines())
     assert long_functions(f"class C:\n{method}\n") == [("m", 81)]
     assert long_functions("def g():\n    return 1\n") == []
+    cython = f"cdef long long[:, ::1] f(int x):\n{body}\n    # a comment\n\ncdef int y = 0\n"
+    assert long_cython_functions(cython) == [("cdef long long[:, ::1] f(int x):", 81)]
+    assert long_cython_functions("cdef class C:\n" + body + "\n") == []
 
 
 def undocumented(source: str) -> list[str]:
