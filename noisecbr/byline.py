@@ -55,18 +55,24 @@ def find_byline(table: ElementTable, kept: np.ndarray,
     """The table index of the page's byline element and the name it gives (:func:`author_of`),
     or None. ``kept``: per text piece, whether the text shows it (the decisions and the
     headline applied). The page's language (read off its words) says which words besides "By"
-    open a byline."""
+    open a byline.
+
+    The byline is looked for among the first :data:`BYLINE_WITHIN_PIECES` kept pieces; when
+    the page declares no ``author``, also among the pieces the walk removed before the last of
+    those (the network removes many bylines as furniture: their name is still the page's
+    author)."""
     language = page_language(word_codes(table))
     language = LANGUAGES[language] if language is not None else None
     words = table.subtree(table.piece_words)
     kept_total = int(table.piece_words[kept].sum())
-    parent = table.parent
     author_words = set(WORD.findall(author.lower())) if author else set()
-    for piece in np.flatnonzero(kept)[:BYLINE_WITHIN_PIECES].tolist():
-        block = None
-        element = int(table.piece_owner[piece])
-        while element >= 0 and words[element] <= BYLINE_MAX_WORDS:
-            block, element = element, int(parent[element])
+    first = np.flatnonzero(kept)[:BYLINE_WITHIN_PIECES].tolist()
+    candidates = first
+    if author is None and first:
+        removed = np.flatnonzero(~kept[:first[-1]])
+        candidates = first + removed[::-1].tolist()  # the nearest to the kept text first
+    for piece in candidates:
+        block = _short_block(table, words, int(table.piece_owner[piece]))
         if block is None:
             continue
         start, end = table.piece_start[block], table.piece_end[block]
@@ -77,6 +83,15 @@ def find_byline(table: ElementTable, kept: np.ndarray,
                 author_words and author_words <= set(WORD.findall(text.lower()))):
             return block, author_of(text, language)
     return None
+
+
+def _short_block(table: ElementTable, words: np.ndarray, element: int) -> int | None:
+    """The largest element around ``element`` (itself included) of at most
+    :data:`BYLINE_MAX_WORDS` words, or None."""
+    block = None
+    while element >= 0 and words[element] <= BYLINE_MAX_WORDS:
+        block, element = element, int(table.parent[element])
+    return block
 
 
 def _by_name(text: str, language: str | None = None) -> re.Match | None:

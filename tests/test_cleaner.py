@@ -115,7 +115,7 @@ def test_bad_input_gets_a_clear_error():
 
 
 def test_threshold_tests_decide_as_scalar_comparisons():
-    from noisecbr.cleaner import _reaches
+    from noisecbr.walk import _reaches
 
     rng = np.random.default_rng(0)
     for threshold in (0.5, 0.9, 0.1, 0.123456789, np.float64(0.9), np.float32(0.9), 1, 0):
