@@ -203,7 +203,10 @@ def main() -> None:
                         help="the sets whose truths are labelled to the article-body "
                         "convention (default: the recipe's; none: --relabel)")
     parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="the folds' and the training's seed")
+    parser.add_argument("--train-seed", type=int, default=None,
+                        help="the training's seed alone (default: --seed): other initial "
+                        "weights and batches on the same folds")
     parser.add_argument("--preset", default="default")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="a preset field to override (e.g. lexical_dim=8)")
@@ -243,7 +246,8 @@ def main() -> None:
         if args.reuse and path is not None and path.is_file():
             model = load_model(path)
         else:
-            model = train_fold(dataset, fold_of_case, fold, args.seed, weights, preset)
+            seed = args.seed if args.train_seed is None else args.train_seed
+            model = train_fold(dataset, fold_of_case, fold, seed, weights, preset)
             if path is not None:
                 save_model(model, path)
         mine = [p for p in scored if fold_of_page[f"{p.dataset}/{p.id}"] == fold]
