@@ -7,23 +7,24 @@ import-page --labels`` changes how the site's next pages are cleaned, without re
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
 from noisecbr.layout import LabelledPage, site_host
 from noisecbr.memory import MemorySourceError, SiteMemory, declared_url
+from noisecbr.subtrees import ElementTable
 from noisecbr.tidy import InputError
 
-from .errors import CaseBaseError
+from .errors import CaseBaseError, NotFoundError
 from .models import Case, Page, Site
 from .pages import page_cases, stored_table
 from .store import CaseBase
 
 # site_host is noisecbr.layout's, imported here for the callers that found it here.
-__all__ = ["PageMemories", "memory_from_truth", "open_page_memories", "site_host",
-           "site_memory"]
+__all__ = ["PageMemories", "memory_from_boxes", "memory_from_truth", "open_page_memories",
+           "site_host", "site_memory", "site_tables", "stored_page"]
 
 
 def site_memory(casebase: CaseBase, host: str) -> SiteMemory:
@@ -59,6 +60,38 @@ def site_memory(casebase: CaseBase, host: str) -> SiteMemory:
     return memory
 
 
+def stored_page(casebase: CaseBase, page_id: int) -> tuple[ElementTable, str]:
+    """The element table of the stored page ``page_id`` (in which its cases' positions and paths
+    were taken; its body is ``table.elements[0]``) and its site's host. :class:`NotFoundError`
+    when there is no such page, :class:`CaseBaseError` when it cannot be read back."""
+    with casebase.reading() as session:
+        row = session.execute(select(Page.html, Site.host).join(Site, Page.site_id == Site.id)
+                              .where(Page.id == page_id)).first()
+    if row is None:
+        raise NotFoundError(f"no page with id {page_id}")
+    table = stored_table(row.html)
+    if table is None:
+        raise CaseBaseError(f"the stored page {page_id} cannot be read back")
+    return table, row.host
+
+
+def site_tables(casebase: CaseBase, host: str, limit: int, exclude: int | None = None
+                ) -> list[ElementTable]:
+    """The element tables of up to ``limit`` stored pages of the site ``host``, the latest
+    first, without the page ``exclude``: the site's pages, labelled or not, on which the
+    correction queue (:mod:`noisecbr.queue`) counts recurring markup. A stored page that cannot
+    be read back is left out."""
+    with casebase.reading() as session:
+        site = session.execute(select(Site.id).where(Site.host == site_host(host))).scalar()
+        if site is None:
+            return []
+        query = select(Page.html).where(Page.site_id == site)
+        if exclude is not None:
+            query = query.where(Page.id != exclude)
+        blobs = session.execute(query.order_by(Page.id.desc()).limit(limit)).scalars().all()
+    return [table for table in map(stored_table, blobs) if table is not None]
+
+
 def memory_from_truth(pages: Iterable[LabelledPage]) -> SiteMemory:
     """The memory of pages labelled from their ground truth, as the importer labels them: what
     a user's corrections of those pages would teach (used by ``noisecbr bench --adapt``)."""
@@ -69,6 +102,20 @@ def memory_from_truth(pages: Iterable[LabelledPage]) -> SiteMemory:
         except InputError:
             continue
         memory.add(cases.page.table, cases.labels.tolist())
+    return memory
+
+
+def memory_from_boxes(table: ElementTable, labels: Sequence[int | str | None],
+                      boxes: Iterable[int]) -> SiteMemory:
+    """The memory of a few labelled subtrees of one page: element ``i`` of each of ``boxes``
+    with its label ``labels[i]`` (a label per element of ``table``, e.g. from its ground truth
+    by :func:`casebase.labelling.label_table`), the page's other elements unlabelled. What that
+    many clicks on the review page teach (used by ``noisecbr bench --adapt-clicks``)."""
+    chosen = [None] * len(table)
+    for i in boxes:
+        chosen[i] = labels[i]
+    memory = SiteMemory()
+    memory.add(table, chosen)
     return memory
 
 

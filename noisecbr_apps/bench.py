@@ -370,6 +370,7 @@ def bench(
     fold_models: str | Path | None = None,
     by_lang: bool = False,
     structure: bool = False,
+    adapt_clicks: Sequence[int] = (),
 ) -> list[BenchRow]:
     """Score each extractor on the dataset's pages (the first ``limit`` if given).
 
@@ -387,21 +388,21 @@ def bench(
     pages of the page's site, labelled from their ground truth (as if a user had corrected
     them).
 
+    With ``adapt_clicks`` (numbers of clicks N), only the pages of sites with more than one page
+    are scored, and noisecbr gets two rows per N: the same cleaner with the memory of N boxes
+    of another page of the site (the first by id), each labelled as its ground truth labels
+    it: the first N of the correction queue (:mod:`noisecbr.queue`), and N drawn at random
+    from the same candidates (seeded by ``seed``).
+
     ``truth`` picks the ground truth scored against (:data:`TRUTHS`); ``comments`` asks
     noisecbr and trafilatura to keep reader comments after the main text; ``modes`` adds a
     noisecbr row for each ``favor`` mode besides the balanced one; ``structure`` counts the code
     lines and table rows each text keeps intact (:mod:`noisecbr_apps.structure`)."""
-    if with_sets and not cv:
-        raise BenchUsageError("with_sets adds training data to the --cv fold models: give cv too")
-    if fold_models and (cv or model):
-        raise BenchUsageError("fold_models are the noisecbr models: give neither cv nor model")
-    if adapt < 0:
-        raise BenchUsageError(f"adapt is a number of pages per site, got {adapt}")
-    if truth not in TRUTHS:
-        raise BenchUsageError(f"truth must be one of {', '.join(TRUTHS)}, got {truth!r}")
-    if site_pages < 0:
-        raise BenchUsageError(f"site_pages is a number of pages per site, got {site_pages}")
-    pages, labelled = _bench_pages(dataset, limit, max(adapt, site_pages), truth, by_lang)
+    _check_options(with_sets=with_sets, cv=cv, fold_models=fold_models, model=model,
+                   adapt=adapt, truth=truth, site_pages=site_pages, adapt_clicks=adapt_clicks)
+    adapt_clicks = list(dict.fromkeys(adapt_clicks))
+    pages, labelled = _bench_pages(dataset, limit, max(adapt, site_pages, 1 if adapt_clicks else 0),
+                                   truth, by_lang)
     # Every extractor is made ready first (fold models trained, peers imported), then all are
     # timed together, taking turns (see ROUND_PAGES); rows come back in the order asked.
     slots: list[BenchRow | tuple[str, Callable[[LabelledPage], str]]] = []
@@ -409,7 +410,7 @@ def bench(
         if name == "noisecbr":
             slots.extend(_noisecbr_slots(pages, labelled, cv=cv, seed=seed, model=model,
                                          progress=progress, with_sets=with_sets, adapt=adapt,
-                                         site_pages=site_pages,
+                                         site_pages=site_pages, adapt_clicks=adapt_clicks,
                                          comments=comments, modes=modes,
                                          fold_models=fold_models))
             continue
@@ -424,6 +425,23 @@ def bench(
     timed = iter(_run([s for s in slots if not isinstance(s, BenchRow)], pages, structures))
     rows = [s if isinstance(s, BenchRow) else next(timed) for s in slots]
     return rows + [oracle_row(rows)] if oracle else rows
+
+
+def _check_options(*, with_sets, cv, fold_models, model, adapt, truth, site_pages,
+                   adapt_clicks) -> None:
+    """:class:`BenchUsageError` for options of :func:`bench` that do not fit together."""
+    if with_sets and not cv:
+        raise BenchUsageError("with_sets adds training data to the --cv fold models: give cv too")
+    if fold_models and (cv or model):
+        raise BenchUsageError("fold_models are the noisecbr models: give neither cv nor model")
+    if adapt < 0:
+        raise BenchUsageError(f"adapt is a number of pages per site, got {adapt}")
+    if truth not in TRUTHS:
+        raise BenchUsageError(f"truth must be one of {', '.join(TRUTHS)}, got {truth!r}")
+    if site_pages < 0:
+        raise BenchUsageError(f"site_pages is a number of pages per site, got {site_pages}")
+    if any(clicks < 1 for clicks in adapt_clicks):
+        raise BenchUsageError(f"adapt_clicks are numbers of clicks ≥ 1, got {list(adapt_clicks)}")
 
 
 def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str, by_lang: bool = False
@@ -441,8 +459,9 @@ def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str, by_lan
         per_site = Counter(page.site for page in labelled)
         labelled = [page for page in labelled if per_site[page.site] > adapt]
         if not labelled:
-            raise BenchUsageError(f"no site of {dataset} has more than {adapt} pages: --adapt "
-                                  "and --site-pages need that many other pages of a page's site")
+            raise BenchUsageError(f"no site of {dataset} has more than {adapt} pages: --adapt, "
+                                  "--site-pages and --adapt-clicks need that many other pages "
+                                  "of a page's site")
     if by_lang:
         labelled = [replace(page, lang=page_language(page.html)) for page in labelled]
     if truth == "article":
@@ -452,10 +471,11 @@ def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str, by_lan
 
 def _noisecbr_slots(pages: Sequence[LabelledPage], labelled: Sequence[LabelledPage], *, cv,
                     seed, model, progress, with_sets, adapt, comments, modes, fold_models=None,
-                    site_pages=0) -> list[tuple[str, Callable[[LabelledPage], str]]]:
+                    site_pages=0, adapt_clicks: Sequence[int] = ()
+                    ) -> list[tuple[str, Callable[[LabelledPage], str]]]:
     """The noisecbr rows of a bench: the balanced cleaner, each other mode with ``modes``, and
-    the site memory's row with ``adapt``. Fold models and site memories learn from
-    ``labelled`` (the pages with the dataset's own ground truth)."""
+    the rows of a site's other pages (:func:`_site_slots`). Fold models and site memories
+    learn from ``labelled`` (the pages with the dataset's own ground truth)."""
     if fold_models:
         model_of = _stored_fold_models(fold_models, labelled).__getitem__
         label = "noisecbr (recipe folds)"
@@ -473,19 +493,101 @@ def _noisecbr_slots(pages: Sequence[LabelledPage], labelled: Sequence[LabelledPa
         name = label if favor == "balanced" else f"{label} {favor}"
         slots.append((name, lambda page, c=cleaner_of: c[page_key(page)].clean(
             page.html, url=page.url).text))
+    cleaner_of = _cleaners(pages, model_of, "balanced", comments)
+    return slots + _site_slots(label, cleaner_of, labelled, adapt=adapt, site_pages=site_pages,
+                               adapt_clicks=adapt_clicks, seed=seed)
+
+
+def _site_slots(label: str, cleaner_of: dict[str, Cleaner], labelled: Sequence[LabelledPage], *,
+                adapt: int, site_pages: int, adapt_clicks: Sequence[int], seed: int
+                ) -> list[tuple[str, Callable[[LabelledPage], str]]]:
+    """The rows that clean each page with what other pages of its site teach: the memory of
+    ``adapt`` labelled pages, ``site_pages`` unlabelled ones as evidence, and for each N of
+    ``adapt_clicks`` the memory of N clicks on another page, queued and at random
+    (:func:`_click_memories`)."""
+    def row(name: str, **evidence: dict) -> tuple[str, Callable[[LabelledPage], str]]:
+        def clean(page: LabelledPage) -> str:
+            chosen = {kind: of[page.id] for kind, of in evidence.items()}
+            return cleaner_of[page_key(page)].clean(page.html, url=page.url, **chosen).text
+        return name, clean
+
+    slots = []
     if adapt:
-        cleaner_of = _cleaners(pages, model_of, "balanced", comments)
-        memories = _site_memories(labelled, adapt)
-        slots.append((f"{label} + {adapt} labelled page{'s' * (adapt > 1)} of the site",
-                      lambda page, c=cleaner_of, m=memories: c[page_key(page)].clean(
-                          page.html, url=page.url, memory=m[page.id]).text))
+        slots.append(row(f"{label} + {adapt} labelled page{'s' * (adapt > 1)} of the site",
+                         memory=_site_memories(labelled, adapt)))
     if site_pages:
-        cleaner_of = _cleaners(pages, model_of, "balanced", comments)
-        evidence = _site_evidence(labelled, site_pages)
-        slots.append((f"{label} + {site_pages} unlabelled page{'s' * (site_pages > 1)} of the "
-                      "site", lambda page, c=cleaner_of, e=evidence: c[page_key(page)].clean(
-                          page.html, url=page.url, site=e[page.id]).text))
+        slots.append(row(f"{label} + {site_pages} unlabelled page{'s' * (site_pages > 1)} of "
+                         "the site", site=_site_evidence(labelled, site_pages)))
+    if adapt_clicks:
+        memories = _click_memories(labelled, cleaner_of, adapt_clicks, seed)
+        for clicks in adapt_clicks:
+            for kind in CLICK_CHOICES:
+                slots.append(row(f"{label} + {clicks} {kind} click{'s' * (clicks > 1)}",
+                                 memory=memories[clicks, kind]))
     return slots
+
+
+#: How the clicks of ``--adapt-clicks`` are chosen: the correction queue's first N boxes
+#: (:mod:`noisecbr.queue`), and N boxes drawn at random (seeded) from the same candidates.
+CLICK_CHOICES = ("queued", "random")
+
+
+def _clicked(page: LabelledPage, cleaner: Cleaner, recurrence, clicks: Sequence[int],
+             seed: int) -> dict[tuple[int, str], SiteMemory]:
+    """The memories N clicks on ``page`` teach, for each N of ``clicks`` and each of
+    :data:`CLICK_CHOICES`: the page decided by ``cleaner``, its boxes ranked (markup counted on
+    the site's pages in ``recurrence``, a :class:`noisecbr.queue.Recurrence` that holds this
+    page too) or shuffled (seeded by ``seed`` and the page), each of the first N labelled as
+    its ground truth labels it. Empty memories for a page that is not HTML."""
+    import random
+
+    from casebase.labelling import label_table
+    from casebase.reuse import memory_from_boxes
+    from noisecbr.queue import rank_boxes
+
+    try:
+        prepared = cleaner.prepare(page.html, page.url)
+    except InputError:
+        return {(n, kind): SiteMemory() for n in clicks for kind in CLICK_CHOICES}
+    table, decided = prepared.table, cleaner.predict(prepared)
+    order = {"queued": [entry.index for entry in rank_boxes(
+        table, decided.proba, decided.decision, recurrence.without(table))]}
+    order["random"] = sorted(order["queued"])
+    random.Random(f"{seed}:{page_key(page)}").shuffle(order["random"])
+    labels = label_table(table, page.truth).labels.tolist()
+    return {(n, kind): memory_from_boxes(table, labels, order[kind][:n]) for n in clicks
+            for kind in CLICK_CHOICES}
+
+
+def _click_memories(labelled: Sequence[LabelledPage], cleaner_of: dict[str, Cleaner],
+                    clicks: Sequence[int], seed: int) -> dict[tuple[int, str], dict]:
+    """For each N of ``clicks`` and each of :data:`CLICK_CHOICES`, each page's memory (by id):
+    what N clicks on another page of its site (the first by id, as ``adapt`` 1 takes it),
+    decided by the page's cleaner, teach (:func:`_clicked`). The queue counts recurring
+    markup on every page of the site in the set."""
+    from noisecbr.queue import Recurrence
+
+    sites: dict[str, Recurrence] = {}
+    for page in labelled:
+        try:
+            table = build_table(tidy(page.html))
+        except InputError:
+            continue
+        sites.setdefault(page.site, Recurrence()).add(table)
+    others = _others(labelled, 1)
+    built: dict[tuple[str, int], dict[tuple[int, str], SiteMemory]] = {}
+    memories: dict[tuple[int, str], dict] = {(n, kind): {} for n in clicks
+                                              for kind in CLICK_CHOICES}
+    for page in labelled:
+        (other,) = others[page.id]
+        cleaner = cleaner_of[page_key(page)]
+        key = (other.id, id(cleaner))
+        if key not in built:
+            built[key] = _clicked(other, cleaner, sites.get(other.site, Recurrence()), clicks,
+                                  seed)
+        for choice, memory in built[key].items():
+            memories[choice][page.id] = memory
+    return memories
 
 
 def _cleaners(pages: Sequence[LabelledPage], model_of, favor: str, comments: bool

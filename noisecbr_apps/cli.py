@@ -501,6 +501,16 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
 
 
 # -- bench ---------------------------------------------------------------------------------------
+def _click_counts(values: tuple[str, ...]) -> tuple[int, ...]:
+    """The numbers of ``--adapt-clicks``, each given alone or in a comma list."""
+    counts = []
+    for part in (p.strip() for value in values for p in value.split(",")):
+        if not part.isdigit() or int(part) < 1:
+            raise click.BadParameter(f"{part!r} is not a number of clicks ≥ 1")
+        counts.append(int(part))
+    return tuple(dict.fromkeys(counts))
+
+
 @main.command("bench")
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False))
 @click.option("-e", "--extractor", "extractors", multiple=True,
@@ -548,12 +558,19 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
               help="Score only the pages of sites with more than K pages, and add a noisecbr "
               "row that cleans each page with K other pages of its site as unlabelled "
               "evidence (what recurs on them is the site's template).")
+@click.option("--adapt-clicks", "adapt_clicks", multiple=True, metavar="N[,N…]",
+              callback=lambda ctx, param, value: _click_counts(value),
+              help="Score only the pages of sites with more than one page, and add two "
+              "noisecbr rows per N: with the site memory of N boxes of another page of the site "
+              "labelled from its ground truth, the correction queue's first N and N at random. "
+              "Repeatable or a comma list (1,3,5).")
 def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                   with_sets: tuple[str, ...], limit: int | None, model: str | None, seed: int,
                   csv_path: Path | None, by_type: bool, by_lang: bool, structure: bool,
                   truth: str,
                   comments: bool, modes: bool,
-                  oracle: bool, fold_models: str | None, adapt: int, site_pages: int) -> None:
+                  oracle: bool, fold_models: str | None, adapt: int, site_pages: int,
+                  adapt_clicks: tuple[int, ...]) -> None:
     """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
     with a bootstrap ± and docs/s (CPU time, one process)."""
     from .bench import PEERS, BenchUsageError, bench, format_by_type, format_structure, format_table
@@ -564,14 +581,16 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
               EXIT_USAGE)
     if with_sets and not cv:
         _fail("--with adds training data to the --cv fold models: give --cv K too", EXIT_USAGE)
-    for flag, value in (("--adapt", adapt), ("--site-pages", site_pages)):
+    for flag, value in (("--adapt", adapt), ("--site-pages", site_pages),
+                        ("--adapt-clicks", adapt_clicks)):
         if value and "noisecbr" not in (extractors or ("noisecbr",)):
             _fail(f"{flag} adds a noisecbr row: give -e noisecbr too", EXIT_USAGE)
     try:
         rows = bench(dataset, extractors or ("noisecbr",), cv=cv, limit=limit, seed=seed,
                      model=model, progress=sys.stderr.isatty(), with_sets=with_sets, adapt=adapt,
                      site_pages=site_pages, truth=truth, comments=comments, modes=modes,
-                     oracle=oracle, fold_models=fold_models, by_lang=by_lang, structure=structure)
+                     oracle=oracle, fold_models=fold_models, by_lang=by_lang, structure=structure,
+                     adapt_clicks=adapt_clicks)
     except BenchUsageError as error:
         _fail(str(error), EXIT_USAGE)
     click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")

@@ -2,6 +2,8 @@
 
 from noisecbr_apps.bench import ROUND_PAGES, _run
 from noisecbr.layout import LabelledPage
+from noisecbr.subtrees import build_table
+from noisecbr.tidy import tidy
 
 
 def _pages(n: int) -> list[LabelledPage]:
@@ -185,3 +187,81 @@ def test_a_pages_language_is_declared_or_read_off_its_words():
               "Stadt gefahren, aber sie haben es gewollt. " * 5 + "</p></body></html>")
     assert page_language(german.encode()) == "de"
     assert page_language(b"<html><body><p>12 34</p></body></html>") == "?"
+
+
+def test_adapt_clicks_adds_a_queued_and_a_random_row_per_number(tmp_path, flawed_model):
+    import json
+
+    import pytest
+    from click.testing import CliRunner
+    from conftest import dataset_with_page
+
+    from noisecbr.model import load_model, save_model
+    from noisecbr_apps import bench as bench_module
+    from noisecbr_apps.cli import main
+
+    # The fixture's two sites of two pages, and a page alone on its site (not scored).
+    data = dataset_with_page(tmp_path / "set", "lone", b"<html><body><p>a b</p></body></html>")
+    folder = tmp_path / "folds"
+    folder.mkdir()
+    save_model(load_model(flawed_model), folder / "fold0.safetensors")
+    keys = [f"set/{name}" for name in ("news-1", "news-2", "blog-1", "blog-2", "lone")]
+    (folder / "folds.json").write_text(json.dumps(dict.fromkeys(keys, 0)))
+    rows = bench_module.bench(str(data), ["noisecbr"], fold_models=folder, adapt_clicks=[1, 3])
+    label = "noisecbr (recipe folds)"
+    assert [row.name for row in rows] == [
+        label, f"{label} + 1 queued click", f"{label} + 1 random click",
+        f"{label} + 3 queued clicks", f"{label} + 3 random clicks"]
+    assert all(row.scores.pages == 4 for row in rows)
+    with pytest.raises(bench_module.BenchUsageError, match="numbers of clicks"):
+        bench_module.bench(str(data), ["noisecbr"], adapt_clicks=[0])
+    shown = CliRunner().invoke(main, ["bench", str(data), "--fold-models", str(folder),
+                                      "--adapt-clicks", "1,3", "--adapt-clicks", "1"])
+    assert shown.exit_code == 0, shown.output
+    assert "+ 3 random clicks" in shown.output and shown.output.count("+ 1 queued click") == 1
+    bad = CliRunner().invoke(main, ["bench", str(data), "--adapt-clicks", "1,x"])
+    assert bad.exit_code != 0 and "'x' is not a number of clicks" in bad.output
+
+
+def test_the_queued_clicks_label_the_queues_first_boxes_from_the_truth(monkeypatch):
+    import numpy as np
+
+    from noisecbr.pipeline import Decisions, prepare
+    from noisecbr.result import DATA, MIXTURE, NOISE
+    from noisecbr_apps import bench as bench_module
+
+    story = "The harbour wall was repaired by the town over the long winter months"
+    html = ("<html><body><nav class=menu><a>Home</a> <a>News</a></nav>"
+            "<div class=promo><p>Win a trip to the sea</p></div>"
+            "<main><p>{story}</p></main></body></html>")
+    pages = [LabelledPage(id=k, url=f"https://s.test/{k}", site="s.test",
+                          html=html.format(story=f"{story} {k}").encode(), truth=f"{story} {k}",
+                          dataset="t") for k in ("a", "b")]
+
+    class Unsure:
+        """A cleaner that keeps the menu though unsure of it (0.45 noise), sure of the rest."""
+
+        def prepare(self, html, url=None):
+            return prepare(html, url=url)
+
+        def predict(self, page):
+            table = page.table
+            proba = np.tile([0.01, 0.98, 0.01, 0.0], (len(table), 1))
+            proba[0] = [0.0, 0.0, 1.0, 0.0]
+            proba[1] = [0.45, 0.5, 0.05, 0.0]
+            decision = np.full(len(table), -1)
+            # body, nav, a, a, div.promo, p, main, p
+            decision[[0, 1, 4, 6]] = [MIXTURE, DATA, DATA, DATA]
+            return Decisions(proba, decision)
+
+    cleaners = {"t/a": Unsure(), "t/b": Unsure()}
+    memories = bench_module._click_memories(pages, cleaners, [1, 2], seed=0)
+    target = build_table(tidy(pages[1].html))  # page b learns from clicks on page a
+    queued = memories[1, "queued"]["b"]
+    # The queue's first box is the unsure menu; its truth label (noise) reaches page b.
+    assert len(queued) == 1 and queued.recall(target)[1] == NOISE
+    assert len(memories[2, "queued"]["b"]) == 2
+    drawn = memories[2, "random"]["b"]
+    assert len(drawn) == 2 and len(memories[1, "random"]["b"]) == 1
+    again = bench_module._click_memories(pages, cleaners, [2], seed=0)
+    assert again[2, "random"]["b"].to_dict() == drawn.to_dict()  # seeded

@@ -368,3 +368,50 @@ def test_a_very_deep_page_is_reviewed_without_recursion_errors(readonly):
     data = answer.json()
     assert len(data["decisions"]) > 1_000  # tidy keeps libxml2's 1 500 levels
     assert data["frame"].count("data-ncbr-label=") == len(data["decisions"])
+
+
+def test_the_review_answer_offers_an_unsure_box_first(readonly):
+    data = readonly.post("/review", json={"html": _page("news-1").decode(),
+                                          "url": TRUTH["news-1"]["url"]}).json()
+    queue = data["queue"]
+    assert 0 < len(queue) <= 10
+    # The first box is one the network is unsure of (the embedded model: the headline or the
+    # "Posted in" byline), not one of the boxes it is sure of.
+    assert queue[0]["uncertainty"] > 0.05 and queue[-1]["uncertainty"] < 0.05
+    assert {entry["path"] for entry in queue} <= {d["path"] for d in data["decisions"]}
+    assert "/html/body" not in {entry["path"] for entry in queue}
+    assert all(entry["recurrence"] == 1 for entry in queue)  # no case base: no other page
+    assert [e["score"] for e in queue] == sorted((e["score"] for e in queue), reverse=True)
+    assert "/pages/{page_id}/queue" in readonly.get("/openapi.json").json()["paths"]
+    # Without a case base there is no stored page to queue.
+    answer = readonly.get("/pages/1/queue")
+    assert answer.status_code == 503 and "--db" in _one_line(answer)
+
+
+def test_the_queue_of_a_stored_page_leaves_out_what_the_site_already_decides(served):
+    url1, url2 = TRUTH["news-1"]["url"], TRUTH["news-2"]["url"]
+    stored = served.post("/pages", headers=AUTH, json={
+        "html": _page("news-1").decode(), "url": url1, "labels": {BYLINE: "noise"}}).json()
+    page_id = stored["page_id"]
+    before = served.get(f"/pages/{page_id}/queue", params={"limit": 50}).json()
+    assert before["site"] == "harbour-gazette.test" and before["site_pages"] == 0
+    assert before["memory_pages"] == 1
+    boxes = before["boxes"]
+    assert boxes and BYLINE not in {box["path"] for box in boxes}  # labelled: settled
+    assert set(boxes[0]) == {"index", "path", "decision", "probabilities", "words",
+                             "uncertainty", "same_markup", "recurrence", "score"}
+    assert all(box["path"] != "/html/body" and box["words"] > 0 for box in boxes)
+    assert [b["score"] for b in boxes] == sorted((b["score"] for b in boxes), reverse=True)
+    # The site's next page, stored unlabelled: the markup both pages share now recurs.
+    served.post("/pages", headers=AUTH, json={"html": _page("news-2").decode(), "url": url2,
+                                              "labels": {}})
+    after = served.get(f"/pages/{page_id}/queue", params={"limit": 3}).json()
+    assert after["site_pages"] == 1 and len(after["boxes"]) == 3
+    recurs = {box["path"]: box["recurrence"] for box in after["boxes"]}
+    assert "/html/body/footer" not in recurs or recurs["/html/body/footer"] == 2
+    assert max(recurs.values()) == 2
+    assert served.get("/pages/999999/queue").status_code == 404
+    assert "no page with id 999999" in _one_line(served.get("/pages/999999/queue"))
+    for limit in (0, 1001, "x"):
+        assert served.get(f"/pages/{page_id}/queue", params={"limit": limit}
+                          ).status_code == 422

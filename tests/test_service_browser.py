@@ -187,3 +187,32 @@ def test_the_api_docs_render_in_a_browser_without_a_cdn(server, browser):
     target = os.environ.get("NOISECBR_DOCS_SCREENSHOT")
     if target:
         browser.save_screenshot(target)
+
+
+def test_a_queue_entry_selects_its_box_and_a_label_takes_it_off_the_queue(
+        server, browser, tmp_path):
+    browser.get(f"{server}/review#token={TOKEN}")
+    _review(browser, tmp_path, "news-1")
+    entries = browser.find_elements(By.CSS_SELECTOR, "#queue li")
+    assert 0 < len(entries) <= 10 and browser.find_element(By.ID, "queue-panel").is_displayed()
+    first = entries[0]
+    path, index = first.find_element(By.TAG_NAME, "code").text, first.get_attribute("data-index")
+    assert path in _decisions(browser)
+    first.click()
+    WebDriverWait(browser, PAGE_WAIT).until(
+        expected_conditions.visibility_of_element_located((By.ID, "selected")))
+    # Selected as a click on its box selects it: the panel, the decision list, the frame.
+    assert browser.find_element(By.ID, "sel-path").text.split()[0] == path
+    assert "active" in first.get_attribute("class")
+    assert browser.execute_script("return document.querySelector('#decisions li.active code')"
+                                  ".textContent") == path
+    browser.switch_to.frame("frame")
+    selected = browser.find_element(By.CSS_SELECTOR, ".ncbr-selected")
+    assert selected.get_attribute("data-ncbr") == index
+    browser.switch_to.default_content()
+    # Labelled, the box is stored, and the queue (now the stored page's) no longer lists it.
+    browser.find_element(By.CSS_SELECTOR, "#sel-actions button[data-label=noise]").click()
+    queued = "return [...document.querySelectorAll('#queue li code')].map(c => c.textContent)"
+    WebDriverWait(browser, PAGE_WAIT).until(
+        lambda d: "labelled noise" in d.find_element(By.ID, "status").text
+        and path not in d.execute_script(queued))

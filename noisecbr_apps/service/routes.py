@@ -12,7 +12,7 @@ import secrets
 from importlib import resources
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
@@ -34,6 +34,8 @@ MAX_URL = 8_192
 MAX_NOTE = 2_000
 #: Most labelled paths in one request (a page has a few thousand elements at most).
 MAX_LABELS = 10_000
+#: Most boxes of a correction queue in one answer (a page has a few thousand elements at most).
+MAX_QUEUE = 1_000
 #: Content types read as a raw page; JSON is parsed; anything else is refused (415).
 _RAW_TYPES = ("text/", "application/xhtml+xml", "application/octet-stream",
               "application/x-www-form-urlencoded", "multipart/form-data")
@@ -306,6 +308,18 @@ async def label_page(request: Request, page_id: RowId, item: LabelsIn) -> dict:
     the others get a new case."""
     _casebase(request)
     return await _run(request, work.add_labels_job, page_id, item.labels)
+
+
+@router.get("/pages/{page_id}/queue", tags=["review"])
+async def page_queue(request: Request, page_id: RowId,
+                     limit: Annotated[int, Query(ge=1, le=MAX_QUEUE)] = 10) -> dict:
+    """The correction queue of a stored page: its boxes where one click changes its site's
+    most text first (uncertain scores × words × how often the markup recurs on the site's
+    other stored pages; ``noisecbr.queue``), without those its site's stored labels already
+    decide. Each box: its path, the walk's decision, the network's probabilities, its words,
+    the page's other boxes with its markup, its recurrence and its score."""
+    _casebase(request)
+    return await _run(request, work.queue_job, page_id, limit)
 
 
 @router.get("/healthz", tags=["service"])

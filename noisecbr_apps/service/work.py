@@ -20,13 +20,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any, TypeVar
 
-from noisecbr.cleaner import Cleaner, DecidedPage, default_model
+from noisecbr.cleaner import Cleaner, default_model
 from noisecbr.model import load_model
+from noisecbr.pipeline import Decisions, Page
 from noisecbr.result import Decision
-from noisecbr.tidy import InputError, tidy
+from noisecbr.tidy import InputError
 
 __all__ = ["JobError", "add_labels_job", "add_page_job", "clean_job", "explain_job",
-           "guarded", "init_worker", "review_job"]
+           "guarded", "init_worker", "queue_job", "review_job"]
 
 log = logging.getLogger("noisecbr.serve")
 
@@ -37,6 +38,13 @@ CLEANER_CACHE = 16
 REVIEW_TEXT_CHARS = 20_000
 #: The page source under which the review page stores the pages it labels.
 REVIEW_SOURCE = "review"
+#: Boxes of the correction queue the review page shows with a page (GET /pages/{id}/queue
+#: takes its own limit): a short list, one screen of the panel.
+REVIEW_QUEUE = 10
+#: Stored pages of a site read to count its recurring markup for the queue, the latest first:
+#: as many as the site evidence keeps (noisecbr.evidence): what recurs on a site shows on a
+#: handful of its pages, and each is parsed again on every request (about 5 ms a page).
+QUEUE_SITE_PAGES = 16
 
 _state: dict[str, Any] = {}
 T = TypeVar("T")
@@ -187,7 +195,7 @@ def explain_job(page: bytes | str, url: str | None, k: int, memory: bool,
         memory=site_memory, cleaner=_cleaner())]
 
 
-def _neighbours(page: DecidedPage, url: str | None, k: int) -> dict[str, list]:
+def _neighbours(page: Page, decided: Decisions, url: str | None, k: int) -> dict[str, list]:
     """The nearest stored cases of each subtree of the decided ``page``, by path (none when
     the case base holds no case to compare with)."""
     from casebase.retrieve import explain_decided
@@ -197,7 +205,8 @@ def _neighbours(page: DecidedPage, url: str | None, k: int) -> dict[str, list]:
         index = _index()
     except CaseBaseError:
         return {}
-    items = explain_decided(index, _casebase(), page, _cleaner(), url=url or None, k=k)
+    items = explain_decided(index, _casebase(), page, decided, _cleaner(), url=url or None,
+                            k=k)
     return {item.path: [asdict(n) | {"same_markup": False} for n in item.neighbours]
             + [asdict(n) | {"same_markup": True} for n in item.same_markup] for item in items}
 
@@ -226,18 +235,74 @@ def review_job(page: bytes | str, url: str | None, k: int) -> dict:
 
     cleaner = _cleaner()
     memory = _memory(page, url) if "casebase" in _state else None
-    body = tidy(page, parser=cleaner.parser)
-    # Decided once: the result and the nearest cases explain the same decisions.
-    decided = cleaner.decide_page(body, memory=memory)
-    result = cleaner.page_result(body, decided, url)
+    prepared = cleaner.prepare(page, url)
+    # Decided once: the result, the queue and the nearest cases explain the same decisions.
+    decided = cleaner.predict(prepared, memory=memory)
+    result = cleaner.render(prepared, decided)
     decisions: list[Decision] = result.decisions
     out = {"url": url, "decisions": [asdict(d) for d in decisions],
-           "text": result.text[:REVIEW_TEXT_CHARS], "frame": draw_page(body, decisions),
-           "casebase": "casebase" in _state, "memory_pages": memory.pages if memory else 0}
+           "text": result.text[:REVIEW_TEXT_CHARS],
+           "frame": draw_page(prepared.body, decisions), "casebase": "casebase" in _state,
+           "memory_pages": memory.pages if memory else 0}
     if "casebase" in _state:
-        out["neighbours"] = _neighbours(decided, url, k)
+        out["neighbours"] = _neighbours(prepared, decided, url, k)
         out["stored"] = _stored(page)
+    out["queue"] = _queue(prepared.table, decided, _page_site(
+        page, url, out.get("stored", {}).get("page_id")), REVIEW_QUEUE)
     return out
+
+
+# -- the correction queue -----------------------------------------------------------------------
+def _queue(table, decided: Decisions, recurrence, limit: int) -> list[dict]:
+    """The first ``limit`` boxes of the correction queue of a decided page (its table and
+    decisions; the markup counted on the site's other pages in ``recurrence``, None when none
+    is known), without those the site's stored labels already decide."""
+    from noisecbr.queue import rank_boxes, settled_boxes
+
+    settled = settled_boxes(len(table), decided.recalled, decided.stored)
+    return [entry.to_dict() for entry in rank_boxes(
+        table, decided.proba, decided.decision, recurrence, settled=settled, limit=limit)]
+
+
+def _site_recurrence(host: str, exclude: int | None = None):
+    """The recurring markup of the site's stored pages (up to :data:`QUEUE_SITE_PAGES`,
+    without the page ``exclude``)."""
+    from casebase.reuse import site_tables
+    from noisecbr.queue import Recurrence
+
+    return Recurrence(site_tables(_casebase(), host, QUEUE_SITE_PAGES, exclude))
+
+
+def _page_site(page: bytes | str, url: str | None, stored_id: int | None):
+    """The recurrence of a reviewed page's site (of ``url``, else of the URL the page
+    declares) on its stored pages; None without a case base or a site."""
+    from casebase.reuse import site_host
+    from noisecbr.memory import declared_url
+
+    named = url or declared_url(page)
+    if "casebase" not in _state or not named:
+        return None
+    try:
+        host = site_host(named)
+    except ValueError:
+        return None
+    return _site_recurrence(host, stored_id)
+
+
+@guarded
+def queue_job(page_id: int, limit: int) -> dict:
+    """The correction queue of a stored page: its boxes where one click changes its site's
+    most text, best first (:mod:`noisecbr.queue`), decided with the site memory as the review
+    page decides it, the markup counted on the site's other stored pages."""
+    from casebase.reuse import site_memory, stored_page
+
+    casebase = _casebase()
+    table, host = stored_page(casebase, page_id)
+    memory = site_memory(casebase, host)
+    decided = _cleaner().predict(Page(table.elements[0], table), memory=memory)
+    recurrence = _site_recurrence(host, page_id)
+    return {"page_id": page_id, "site": host, "site_pages": recurrence.pages,
+            "memory_pages": memory.pages, "boxes": _queue(table, decided, recurrence, limit)}
 
 
 # -- storing ------------------------------------------------------------------------------------

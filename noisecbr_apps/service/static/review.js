@@ -70,11 +70,45 @@ function draw() {
     list.append(item);
   });
   $("count").textContent = `(${data.decisions.length})`;
+  drawQueue(data.queue || []);
   $("text").textContent = data.text;
   const removed = data.decisions.filter((d) => d.label === "noise").length;
   const memory = data.memory_pages ? `; site memory of ${data.memory_pages} labelled page(s)` : "";
   const base = data.casebase ? "" : " (no case base: read-only)";
   status(`${data.decisions.length} decided subtrees, ${removed} removed${memory}${base}.`);
+}
+
+// The correction queue: the boxes where one click changes the site's most text, best first.
+// An entry selects its box as a click on the box does; one no longer decided is greyed.
+function drawQueue(boxes) {
+  const list = $("queue");
+  list.replaceChildren();
+  const byPath = new Map(state.data.decisions.map((decision, index) => [decision.path, index]));
+  boxes.forEach((entry) => {
+    const item = element("li");
+    const pages = entry.recurrence > 1 ? `, markup on ${entry.recurrence} pages` : "";
+    item.append(element("span", "", "chip " + entry.decision), element("code", entry.path), " ",
+      element("span", `${entry.decision} ${formatProbabilities(entry.probabilities)}, ` +
+        `${entry.words} words${pages}`));
+    const index = byPath.get(entry.path);
+    if (index === undefined) {
+      item.classList.add("gone");
+    } else {
+      item.dataset.index = index;
+      item.addEventListener("click", () => select(index, true));
+    }
+    list.append(item);
+  });
+  if (!boxes.length) list.append(element("li", "nothing left to correct", "gone"));
+  $("queue-count").textContent = `(${boxes.length})`;
+  $("queue-panel").hidden = false;
+}
+
+async function refreshQueue() {
+  const pageId = state.data.stored ? state.data.stored.page_id : null;
+  if (pageId === null || pageId === undefined) return;
+  const answer = await fetch(`/pages/${pageId}/queue?limit=10`);
+  if (answer.ok) drawQueue((await answer.json()).boxes);
 }
 
 function formatProbabilities(probabilities) {
@@ -128,8 +162,8 @@ function select(index, scroll) {
     node.classList.add("ncbr-selected");
     if (scroll) node.scrollIntoView({ block: "center" });
   }
-  document.querySelectorAll("#decisions li").forEach((li) =>
-    li.classList.toggle("active", Number(li.dataset.index) === index));
+  document.querySelectorAll("#decisions li, #queue li").forEach((li) =>
+    li.classList.toggle("active", li.dataset.index !== undefined && Number(li.dataset.index) === index));
   $("selected").hidden = false;
   $("sel-path").textContent = `${decision.path}  <${decision.tag}>`;
   const by = decision.source === "memory"
@@ -214,6 +248,7 @@ async function relabel(decision, label) {
     ? "Open another page of the site to see the correction act."
     : "The page has no URL, so no site: give its URL for the correction to act on other pages.";
   status(`Case ${stored.id} labelled ${label} (page ${state.data.stored.page_id}). ${next}`);
+  refreshQueue().catch(() => {});
 }
 
 async function addLabel(path, label) {
