@@ -6,7 +6,10 @@ article body sit under the same chain of tags, classes and ids on every page. On
 corrected one page of a site (or the case base holds any labelled page of it), a subtree of
 another page of that site whose *signature* — that chain, from the body down — matches stored
 subtrees that all carry one label is decided by that label: noise is removed, data kept whole.
-Everything else (mixture, conflicting or unseen signatures) is left to the network. A subtree
+Everything else (mixture, conflicting or unseen signatures) is left to the network, and so is a
+box that holds far more text than any box the site's pages hold as noise under its markup
+(:data:`~noisecbr.settings.MEMORY_NOISE_GROWTH`): the markup of a post's body is the same on a
+video post of eight words and on an article of four hundred. A subtree
 whose whole chain is unseen is looked up by its last :data:`SHORT_STEPS` steps instead: the
 same box often sits in another container on another page of the site.
 
@@ -32,7 +35,13 @@ import numpy as np
 from lxml import etree
 
 from .result import COMMENT, DATA, LABELS, NOISE
-from .settings import CASES_KEPT, DECLARED_URL_BYTES, SHORT_STEPS
+from .settings import (
+    CASES_KEPT,
+    DECLARED_URL_BYTES,
+    MEMORY_MIN_WORDS,
+    MEMORY_NOISE_GROWTH,
+    SHORT_STEPS,
+)
 from .subtrees import ElementTable
 
 __all__ = ["MemorySourceError", "SiteMemory", "declared_url", "signatures"]
@@ -148,14 +157,19 @@ def _signature_pairs(table: ElementTable) -> tuple[list[int], list[int]]:
 
 
 class _Tally:
-    """Label counts and a few case ids by signature."""
+    """Label counts, a few case ids and the words of the largest box stored as noise (or
+    comments), by signature."""
 
     def __init__(self, counts: Mapping[int, Iterable[int]] | None = None,
-                 cases: Mapping[int, Iterable[int]] | None = None) -> None:
+                 cases: Mapping[int, Iterable[int]] | None = None,
+                 removed_words: Mapping[int, int] | None = None) -> None:
         self.counts = {s: list(row) for s, row in (counts or {}).items()}
         self.cases = {s: list(ids) for s, ids in (cases or {}).items()}
+        self.removed_words = dict(removed_words or {})
 
-    def add(self, signature: int, index: int, case_id: int | None) -> None:
+    def add(self, signature: int, index: int, case_id: int | None, words: int = 0) -> None:
+        if index in (NOISE, COMMENT):
+            self.removed_words[signature] = max(self.removed_words.get(signature, 0), words)
         row = self.counts.setdefault(signature, [0] * len(LABELS))
         if len(row) < len(LABELS):  # a memory saved before the comment label existed
             row.extend([0] * (len(LABELS) - len(row)))
@@ -176,14 +190,24 @@ class _Tally:
                 return label
         return -1
 
+    def outgrown(self, signature: int, words: int) -> bool:
+        """Whether a box of ``words`` words holds far more text than any box stored as noise
+        under ``signature`` (:data:`~noisecbr.settings.MEMORY_NOISE_GROWTH`); False when none
+        was stored with its words (a memory saved before they were kept)."""
+        stored = self.removed_words.get(signature)
+        return stored is not None and words > MEMORY_NOISE_GROWTH * max(stored,
+                                                                        MEMORY_MIN_WORDS)
+
     def to_dict(self) -> dict[str, Any]:
         return {"counts": {f"{s:016x}": row for s, row in self.counts.items()},
-                "cases": {f"{s:016x}": ids for s, ids in self.cases.items()}}
+                "cases": {f"{s:016x}": ids for s, ids in self.cases.items()},
+                "removed_words": {f"{s:016x}": w for s, w in self.removed_words.items()}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> _Tally:
         return cls({int(s, 16): row for s, row in data.get("counts", {}).items()},
-                   {int(s, 16): ids for s, ids in data.get("cases", {}).items()})
+                   {int(s, 16): ids for s, ids in data.get("cases", {}).items()},
+                   {int(s, 16): w for s, w in data.get("removed_words", {}).items()})
 
 
 class SiteMemory:
@@ -227,11 +251,13 @@ class SiteMemory:
             raise ValueError(f"{len(labels)} labels and {len(ids)} case ids for a page of "
                              f"{len(table)} elements")
         indices = [None if label is None else _label_index(label) for label in labels]
+        words = table.subtree(table.piece_words).tolist()
         # Every label is checked before the first is counted: a bad one changes nothing.
-        for full, short, index, case_id in zip(*_signature_pairs(table), indices, ids):
+        for full, short, index, case_id, count in zip(*_signature_pairs(table), indices, ids,
+                                                      words):
             if index is not None:
-                self._full.add(full, index, case_id)
-                self._short.add(short, index, case_id)
+                self._full.add(full, index, case_id, int(count))
+                self._short.add(short, index, case_id, int(count))
         self.pages += 1
 
     def lookup(self, table: ElementTable) -> tuple[np.ndarray, list[tuple[int, ...]]]:
@@ -241,10 +267,15 @@ class SiteMemory:
         if not self._full.counts:
             return recalled, [()] * len(table)
         cases = []
+        words = table.subtree(table.piece_words).tolist()
         for i, (full, short) in enumerate(zip(*_signature_pairs(table))):
             # The full chain when it was seen, else the short one.
             tally, key = (self._full, full) if full in self._full.counts else (self._short, short)
             verdict = tally.verdict(key)
+            # A box that outgrew every one the site's pages hold as noise there is left to the
+            # network: the markup is the same, the text is not.
+            if verdict in (NOISE, COMMENT) and tally.outgrown(key, int(words[i])):
+                verdict = -1
             if verdict is not None and i > 0:
                 recalled[i] = verdict
             cases.append(tuple(tally.cases.get(key, ())))

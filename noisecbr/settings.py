@@ -122,6 +122,14 @@ CASES_KEPT = 5
 #: multi-page sites, against 0.924 and 0.656 with full chains only (2 steps: 0.933 / 0.653;
 #: 4: 0.939 / 0.660; 5: 0.937 / 0.660).
 SHORT_STEPS = 3
+#: A box the site's stored pages hold as noise (or comments) under the same markup is not removed
+#: by memory when it holds more than this many times the words of the largest such stored box
+#: (at least :data:`MEMORY_MIN_WORDS`): markup stays where the text changes, and a post's body
+#: that a labelled video page showed with eight words is not the same furniture as a 400-word
+#: article in that box. dragnet's article truth, ``--cv 5 --adapt 1`` on the recipe's fold
+#: models: F1 0.947 without the bound, 0.949 with 2, 3 or 4 (docs/experiments.md, 2026-11-26).
+MEMORY_NOISE_GROWTH = 4
+MEMORY_MIN_WORDS = 5
 #: Bytes of a page searched for the URL it declares: the <head> is near the start, though
 #: inline styles and scripts can push it past 256 kB. 1 MB finds a URL in 720 of the 790
 #: modernweb-dev pages (704 name the page's own site; 256 kB found 712), in 0.25 ms a page.

@@ -337,3 +337,28 @@ def test_a_users_correction_of_one_page_cleans_the_next_page_of_the_site(tmp_pat
                                  flawed_model, "--url", "https://news.example/b"])
     assert after.exit_code == 0, after.output
     assert "tote bag" not in after.stdout and "The story of market hall" in after.stdout
+
+
+def test_a_box_that_outgrew_the_stored_noise_is_left_to_the_network():
+    # The labelled page is a video post: its body box holds a caption, labelled noise. On the
+    # next page the same box holds an article: the memory does not remove it.
+    from noisecbr.memory import SiteMemory
+    from noisecbr.result import NOISE
+    from noisecbr.settings import MEMORY_NOISE_GROWTH
+    from noisecbr.subtrees import build_table
+    from noisecbr.tidy import tidy
+
+    def page(words: int) -> str:
+        text = " ".join(f"word{k}" for k in range(words))
+        return f"<body><div class='nav'>Home News</div><div class='post'><p>{text}</p></div></body>"
+
+    labelled = build_table(tidy(page(6)))
+    memory = SiteMemory()
+    memory.add(labelled, ["mixture", "noise", "noise", "noise"])
+    same = memory.recall(build_table(tidy(page(6 * MEMORY_NOISE_GROWTH))))
+    grown = memory.recall(build_table(tidy(page(6 * MEMORY_NOISE_GROWTH + 1))))
+    assert same.tolist() == [-1, NOISE, NOISE, NOISE]
+    assert grown.tolist() == [-1, NOISE, -1, -1]  # the menu still goes; the article is left
+    # The bound travels with a saved memory.
+    again = SiteMemory.from_dict(memory.to_dict())
+    assert again.recall(build_table(tidy(page(400)))).tolist() == grown.tolist()
