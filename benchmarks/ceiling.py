@@ -24,8 +24,8 @@ import sys
 
 import numpy as np
 
-from noisecbr_apps.bench import _bench_pages, _cleaners, _cv_models, best_per_page, get_extractor
 from noisecbr.metric import aggregate, score_page, shingles, tokens
+from noisecbr_apps.bench import bench_pages, best_per_page, cv_models, get_extractor, page_cleaners
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -36,9 +36,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
-    pages, labelled = _bench_pages(args.dataset, None, 0, args.truth)
-    models = _cv_models(labelled, args.cv, args.seed, sys.stderr.isatty())
-    cleaners = _cleaners(pages, models.__getitem__, "balanced", False)
+    pages, labelled = bench_pages(args.dataset, None, 0, args.truth)
+    models = cv_models(labelled, args.cv, args.seed, sys.stderr.isatty())
+    cleaners = page_cleaners(pages, models.__getitem__, "balanced", False)
     peers = {name: get_extractor(name) for name in ("trafilatura", "readability")}
     texts: dict[str, list[str]] = {"noisecbr": [], **{name: [] for name in peers}}
     titles = []

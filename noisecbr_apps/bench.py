@@ -34,8 +34,9 @@ from noisecbr.tidy import InputError, tidy
 
 from .structure import StructureCounts, page_structure, structure_counts
 
-__all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "format_table",
-           "get_extractor", "best_per_page", "oracle_row", "page_key"]
+__all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "bench_pages",
+           "best_per_page", "cv_models", "format_table", "get_extractor", "oracle_row",
+           "page_cleaners", "page_key"]
 
 
 class BenchUsageError(ValueError):
@@ -264,7 +265,7 @@ def _with_modes(model):
     return model
 
 
-def _cv_models(pages: Sequence[LabelledPage], folds: int, seed: int, progress: bool,
+def cv_models(pages: Sequence[LabelledPage], folds: int, seed: int, progress: bool,
                extra: Sequence[LabelledPage] = ()) -> dict:
     """The model of each page (by :func:`page_key`): the model of the fold that held the
     page's site out."""
@@ -401,8 +402,8 @@ def bench(
     _check_options(with_sets=with_sets, cv=cv, fold_models=fold_models, model=model,
                    adapt=adapt, truth=truth, site_pages=site_pages, adapt_clicks=adapt_clicks)
     adapt_clicks = list(dict.fromkeys(adapt_clicks))
-    pages, labelled = _bench_pages(dataset, limit, max(adapt, site_pages, 1 if adapt_clicks else 0),
-                                   truth, by_lang)
+    per_site = max(adapt, site_pages, 1 if adapt_clicks else 0)
+    pages, labelled = bench_pages(dataset, limit, per_site, truth, by_lang)
     # Every extractor is made ready first (fold models trained, peers imported), then all are
     # timed together, taking turns (see ROUND_PAGES); rows come back in the order asked.
     slots: list[BenchRow | tuple[str, Callable[[LabelledPage], str]]] = []
@@ -444,7 +445,7 @@ def _check_options(*, with_sets, cv, fold_models, model, adapt, truth, site_page
         raise BenchUsageError(f"adapt_clicks are numbers of clicks ≥ 1, got {list(adapt_clicks)}")
 
 
-def _bench_pages(dataset: str, limit: int | None, adapt: int, truth: str, by_lang: bool = False
+def bench_pages(dataset: str, limit: int | None, adapt: int, truth: str, by_lang: bool = False
                  ) -> tuple[list[LabelledPage], list[LabelledPage]]:
     """The pages a bench scores, with the ground truth it scores them against; and the same
     pages with the dataset's own ground truth, which labels what noisecbr learns from them
@@ -481,7 +482,7 @@ def _noisecbr_slots(pages: Sequence[LabelledPage], labelled: Sequence[LabelledPa
         label = "noisecbr (recipe folds)"
     elif cv:
         extra = [page for path in with_sets for page in read_dataset(path)]
-        model_of = _cv_models(labelled, cv, seed, progress, extra).__getitem__
+        model_of = cv_models(labelled, cv, seed, progress, extra).__getitem__
         label = f"noisecbr (cv {cv}" + "".join(f" + {Path(p).name}" for p in with_sets) + ")"
     else:
         single = Cleaner(model).model
@@ -489,11 +490,11 @@ def _noisecbr_slots(pages: Sequence[LabelledPage], labelled: Sequence[LabelledPa
         label = "noisecbr"
     slots = []
     for favor in (FAVOR if modes else ("balanced",)):
-        cleaner_of = _cleaners(pages, model_of, favor, comments)
+        cleaner_of = page_cleaners(pages, model_of, favor, comments)
         name = label if favor == "balanced" else f"{label} {favor}"
         slots.append((name, lambda page, c=cleaner_of: c[page_key(page)].clean(
             page.html, url=page.url).text))
-    cleaner_of = _cleaners(pages, model_of, "balanced", comments)
+    cleaner_of = page_cleaners(pages, model_of, "balanced", comments)
     return slots + _site_slots(label, cleaner_of, labelled, adapt=adapt, site_pages=site_pages,
                                adapt_clicks=adapt_clicks, seed=seed)
 
@@ -590,8 +591,8 @@ def _click_memories(labelled: Sequence[LabelledPage], cleaner_of: dict[str, Clea
     return memories
 
 
-def _cleaners(pages: Sequence[LabelledPage], model_of, favor: str, comments: bool
-              ) -> dict[str, Cleaner]:
+def page_cleaners(pages: Sequence[LabelledPage], model_of, favor: str, comments: bool
+                  ) -> dict[str, Cleaner]:
     """A cleaner per page (by :func:`page_key`), one per distinct model."""
     made: dict[int, Cleaner] = {}
     out = {}

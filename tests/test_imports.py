@@ -166,7 +166,7 @@ def test_bench_cv_without_torch_says_what_to_install(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "training.crossval", None)  # import raises ImportError
     with pytest.raises(bench.BenchUsageError, match="cv trains fold models.*torch"):
-        bench._cv_models([], folds=2, seed=0, progress=False)
+        bench.cv_models([], folds=2, seed=0, progress=False)
 
 
 def _third_party_imports(package: str) -> dict[str, set[str]]:
