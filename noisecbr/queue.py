@@ -14,10 +14,10 @@ count: a removed box weighs p(data), a box kept whole p(removal), a box the walk
 into (mixture) both, each by the words it would flip. A mixture label counts for nothing: the
 memory leaves mixture to the network, so such a click changes nothing. For a box alone with its
 markup the score is ``uncertainty × words × recurrence``, where ``uncertainty`` (the entry's
-field) is the expected share of its words one click flips. The two measures the issue
-suggests fit worse: ``1 − |p(removal) − p(data)|`` is highest for a container the network is
-sure is mixture (both near 0), and containers hold the most words, so they would fill the
-queue with clicks that change nothing; a margin to the walk's thresholds says how near the
+field) is the expected share of its words one click flips. Two simpler measures fit worse:
+``1 − |p(removal) − p(data)|`` is highest for a container the network is sure is mixture (both
+near 0), and containers hold the most words, so they would fill the queue with clicks that
+change nothing; a margin to the walk's thresholds says how near the
 network is to deciding otherwise, not how likely a person is to disagree.
 
 **change_i(L) — words.** The words the label flips on this page: the box's own (its kept words
