@@ -112,8 +112,11 @@ def _legacy_api(api: SimpleNamespace, package: str) -> SimpleNamespace:
 
     def render(cleaner, page, decided, found):
         (body, table), (decision, fell_back) = page, decided
+        # The decisions' sources: one value since the site evidence, two arguments before.
+        sources = ((cleaner_module._Sources(),) if hasattr(cleaner_module, "_Sources")
+                   else (None, None))
         return cleaner_module._result(table, body, decision, api.proba, None, *found,
-                                      fell_back, cleaner.comments, None, None)
+                                      fell_back, cleaner.comments, *sources)
 
     api.decide, api.metadata, api.render = decide, metadata, render
     return api
@@ -162,7 +165,9 @@ def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
         result.to_markdown()
     markdown = (clock() - markdown_start) * 1000
     start = clock()
-    del body, table, vectors, proba, page, decided, result
+    # The metadata too: a revision's headline element would keep the tree alive past "free".
+    del body, table, vectors, proba, page, decided, result, found
+    api.proba = None
     lap("free")
     ms["total"] = sum(ms[stage] for stage in STAGES)
     ms["markdown"] = markdown

@@ -23,7 +23,7 @@ import numpy as np
 
 from .features.language import LANGUAGES, page_language
 from .features.tokens import word_codes
-from .settings import BYLINE_MAX_WORDS, BYLINE_WITHIN_PIECES
+from .settings import BYLINE_MAX_WORDS, BYLINE_REMOVED_PIECES, BYLINE_WITHIN_PIECES
 from .subtrees import WORD, ElementTable
 
 __all__ = ["BYLINE_MAX_WORDS", "BYLINE_WITHIN_PIECES", "find_byline", "author_of"]
@@ -58,9 +58,9 @@ def find_byline(table: ElementTable, kept: np.ndarray,
     open a byline.
 
     The byline is looked for among the first :data:`BYLINE_WITHIN_PIECES` kept pieces; when
-    the page declares no ``author``, also among the pieces the walk removed before the last of
-    those (the network removes many bylines as furniture: their name is still the page's
-    author)."""
+    the page declares no ``author``, also among the first :data:`BYLINE_REMOVED_PIECES` pieces
+    the walk removed between those and the :data:`BYLINE_WITHIN_PIECES` removed just before them
+    (the network removes many bylines as furniture: their name is still the page's author)."""
     language = page_language(word_codes(table))
     language = LANGUAGES[language] if language is not None else None
     words = table.subtree(table.piece_words)
@@ -69,8 +69,12 @@ def find_byline(table: ElementTable, kept: np.ndarray,
     first = np.flatnonzero(kept)[:BYLINE_WITHIN_PIECES].tolist()
     candidates = first
     if author is None and first:
+        # A byline stands by the article's first paragraphs: the removed pieces among them,
+        # in document order, then the few just before them, nearest first.
         removed = np.flatnonzero(~kept[:first[-1]])
-        candidates = first + removed[::-1].tolist()  # the nearest to the kept text first
+        among = removed[removed > first[0]][:BYLINE_REMOVED_PIECES]
+        before = removed[removed < first[0]][::-1][:BYLINE_WITHIN_PIECES]
+        candidates = first + among.tolist() + before.tolist()
     for piece in candidates:
         block = _short_block(table, words, int(table.piece_owner[piece]))
         if block is None:

@@ -103,6 +103,10 @@ MAX_JSON_LD_CHARS = 200_000
 BYLINE_MAX_WORDS = 12
 #: It stands among the first kept text pieces (after the headline, which is already out).
 BYLINE_WITHIN_PIECES = 3
+#: Or, where the page declares no author, among this many pieces the walk removed between those
+#: kept pieces (the network removes many bylines: their name is still the author). Twice the
+#: kept pieces' window: a byline sits between a standfirst, a date, a share bar and the body.
+BYLINE_REMOVED_PIECES = 6
 #: A box's heading is short: "Das könnte Sie auch interessieren" has five words.
 ORPHAN_WORDS = 8
 #: A dateline is short: "Updated 0339 GMT (1139 HKT) November 19, 2019" has 10 words.
