@@ -17,7 +17,8 @@ import numpy as np
 
 from .subtrees import WORD
 
-__all__ = ["SHINGLE", "tokens", "shingles", "PageScore", "score_page", "Scores", "aggregate", "bootstrap_f1"]
+__all__ = ["SHINGLE", "tokens", "shingles", "PageScore", "score_page", "Scores", "aggregate",
+           "bootstrap_f1"]
 
 SHINGLE = 4
 
@@ -94,7 +95,8 @@ class Scores:
     pages: int
 
     def __str__(self) -> str:
-        return f"P {self.precision:.3f}  R {self.recall:.3f}  F1 {self.f1:.3f}  ({self.pages} pages)"
+        return (f"P {self.precision:.3f}  R {self.recall:.3f}  F1 {self.f1:.3f}  "
+                f"({self.pages} pages)")
 
 
 def _f1(p: float, r: float) -> float:

@@ -247,7 +247,8 @@ class CompressedStructureTree:
         page_root = _document_root(body)
         word_sets = _word_sets(page_root)
         # (page element, node it maps to or None, Π (1 - NodeImp) over the nodes above it)
-        stack: list[tuple[etree._Element, CSTNode | None, float]] = [(page_root, self._fitted_root(), 1.0)]
+        stack: list[tuple[etree._Element, CSTNode | None, float]] = [
+            (page_root, self._fitted_root(), 1.0)]
         while stack:
             element, node, above = stack.pop()
             if node is None:

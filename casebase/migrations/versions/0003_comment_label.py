@@ -6,8 +6,8 @@ Create Date: 2026-11-23
 
 Widens the label CHECK constraints of ``cases`` and ``label_history``. SQLite cannot alter a
 constraint, so there the tables are rebuilt in batch mode (copied within the migration's
-transaction: every row is kept); other databases alter the constraints in place. Downgrading refuses while a comment label is stored, rather
-than drop or rewrite the user's labels.
+transaction: every row is kept); other databases alter the constraints in place. Downgrading
+refuses while a comment label is stored, rather than drop or rewrite the user's labels.
 """
 
 from __future__ import annotations
