@@ -34,8 +34,9 @@ news article's headline, byline, dateline, captions and credits; the article-bod
 the same box is content on one site and furniture on the next. ``exclude`` (per element: its
 subtree's words never count as content) relabels such a truth: :func:`article_furniture`
 marks the boxes the page's own markup names as furniture (``<figcaption>``, ``<h1>``,
-``<time>``, a class or id with ``caption``, ``credit``, ``byline``, ``related``, ``share``…),
-which are then noise or, around the article, mixture.
+``<time>``, a class or id with the word ``caption``, ``credit``, ``byline``, ``related``,
+``share``…), which are then noise or, around the article, mixture; never the body, nor a box
+that holds most of the page's content (then it is the article's container).
 
 The defaults were chosen on the oracle ceiling of modernweb-dev (keep data, descend mixture,
 drop noise): with 0.8 / 0.2 the oracle keeps the ground truth almost whole while mixture stays a
@@ -69,12 +70,24 @@ T_COMMENT = 0.5
 #: ``title``), a ``<time>`` and a ``<figcaption>``. Relabelling dragnet's truths by them raised
 #: the article-body sets' F1 on the embedded recipe's site-grouped folds, in two runs of other
 #: folds and seeds (fundus +0.006 / +0.003, utomo-chaos2017 +0.001 / +0.004, utomo-big9 +0.001
-#: / +0.003), dragnet's own moving by −0.001 / +0.003 (docs/experiments.md, 2026-11-26). Adding
-#: ``author``, ``meta``, ``tags`` and ``breadcrumb`` moved dragnet by −0.004 (its truths keep
-#: the author's name in running text): left out.
-FURNITURE_MARKUP = re.compile(
-    "caption|credit|byline|dateline|related|share|social|newsletter|subscribe|promo|teaser")
+#: / +0.003), dragnet's own moving by −0.001 / +0.003 (docs/experiments.md, 2026-11-26), when
+#: they were matched anywhere in a class (53 dragnet pages then lost most of their article to a
+#: ``category-social-media`` container: 4 now). Adding ``author``, ``meta``, ``tags`` and
+#: ``breadcrumb`` moved dragnet by −0.004 (its truths keep the author's name in running text):
+#: left out.
+FURNITURE_WORDS = frozenset({
+    "caption", "captions", "credit", "credits", "byline", "bylines", "dateline", "related",
+    "share", "sharing", "social", "newsletter", "subscribe", "subscription", "promo", "teaser",
+    "teasers"})
 FURNITURE_TAGS = frozenset({"figcaption", "h1", "time"})
+#: Class names that file the page under a topic, not describe a box: WordPress's
+#: ``category-social-media`` or ``tag-credit-cards`` on the post's container are no furniture.
+TAXONOMY_PREFIXES = ("category-", "tag-", "tags-", "topic-", "topics-", "section-", "cat-")
+#: A box whose subtree holds this share of the page's content words is the article's own
+#: container, whatever its class says (a theme's ``has_header_social`` on the body).
+FURNITURE_MAX_CONTENT_SHARE = 0.5
+#: Words of a class or id value: lower-case runs, camelCase split (``relatedArticles``).
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
 @dataclass
@@ -153,7 +166,7 @@ def label_table(
     piece_article = _matched_words(table, article)
     piece_comment = _matched_words(table, comments) if comments else np.zeros_like(piece_article)
     if exclude is not None and exclude.any():
-        piece_article = np.where(_inside(table, exclude)[table.piece_owner], 0, piece_article)
+        piece_article = _without_furniture(table, piece_article, exclude)
     # A word quoted in both parts counts once.
     piece_matched = np.minimum(piece_article + piece_comment, table.piece_words)
     words = table.subtree(table.piece_words)
@@ -185,20 +198,38 @@ def label_table(
 
 def article_furniture(table: ElementTable) -> np.ndarray:
     """Per element: whether the page's own markup names it an article's furniture under the
-    article-body convention (:data:`FURNITURE_TAGS`, or a class or id with a word of
-    :data:`FURNITURE_MARKUP`)."""
+    article-body convention: a tag of :data:`FURNITURE_TAGS`, or a word of
+    :data:`FURNITURE_WORDS` in its class or id (taxonomy classes such as ``category-social``
+    aside). The body is never furniture."""
     classes, ids = table.keyword_values[0], table.keyword_values[1]
-    return np.fromiter(
-        (tag in FURNITURE_TAGS or (named is not None and FURNITURE_MARKUP.search(named.lower())
-                                   is not None)
-         for tag, named in zip(table.tags, map(_joined, classes, ids))),
+    marked = np.fromiter(
+        (tag in FURNITURE_TAGS or _names_furniture(named_class) or _names_furniture(named_id)
+         for tag, named_class, named_id in zip(table.tags, classes, ids)),
         dtype=bool, count=len(table))
+    if len(marked):
+        marked[0] = False
+    return marked
 
 
-def _joined(class_value: str | None, id_value: str | None) -> str | None:
-    if class_value is None:
-        return id_value
-    return class_value if id_value is None else f"{class_value} {id_value}"
+def _names_furniture(value: str | None) -> bool:
+    """Whether a class or id value holds a word of :data:`FURNITURE_WORDS` as a word of its
+    own (``wp-caption``, ``relatedArticles``; not ``category-social-media``)."""
+    if not value:
+        return False
+    return any(not item.lower().startswith(TAXONOMY_PREFIXES)
+               and any(word.lower() in FURNITURE_WORDS for word in _NAME_WORD.findall(item))
+               for item in value.split())
+
+
+def _without_furniture(table: ElementTable, piece_article: np.ndarray, furniture: np.ndarray
+                       ) -> np.ndarray:
+    """The pieces' content words with those inside ``furniture`` subtrees set to 0, but for
+    a subtree that holds :data:`FURNITURE_MAX_CONTENT_SHARE` of the page's content words or
+    more: that is the article's container."""
+    held = table.subtree(piece_article)
+    total = float(piece_article.sum())
+    furniture = furniture & (held < FURNITURE_MAX_CONTENT_SHARE * max(total, 1.0))
+    return np.where(_inside(table, furniture)[table.piece_owner], 0, piece_article)
 
 
 def _inside(table: ElementTable, flagged: np.ndarray) -> np.ndarray:

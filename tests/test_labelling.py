@@ -127,3 +127,28 @@ def test_an_inclusive_truth_relabelled_to_the_article_body_convention():
     assert np.array_equal(label_table(plain, "one two three four five six").labels,
                           label_table(plain, "one two three four five six",
                                       exclude=article_furniture(plain)).labels)
+
+
+def test_furniture_words_count_as_words_of_their_own_and_never_the_articles_container():
+    from casebase.labelling import article_furniture
+
+    page = """<html><body class="has_header_social"><div class="post category-social-media
+      tag-credit-cards" id="post-12"><p>The council will rebuild the harbour wall that the winter
+      storm broke, and the work should be done before the summer season begins again.</p>
+      <div class="relatedArticles"><a href="/a">Storm closes the coast road</a></div>
+      <p class="captionless">Fishermen say the gap has let the swell into the inner basin.</p>
+      </div></body></html>"""
+    table = build_table(tidy(page))
+    marked = {table.elements[i].get("class") for i in np.flatnonzero(article_furniture(table))}
+    # camelCase splits; taxonomy classes and words inside other words do not mark a box; the
+    # body is never furniture.
+    assert marked == {"relatedArticles"}
+    truth = ("The council will rebuild the harbour wall that the winter storm broke, and the "
+             "work should be done before the summer season begins again. Storm closes the coast "
+             "road. Fishermen say the gap has let the swell into the inner basin.")
+    # A box that holds most of the page's content is its container, whatever its class says.
+    container = np.zeros(len(table), dtype=bool)
+    container[[i for i, e in enumerate(table.elements) if e.get("id") == "post-12"]] = True
+    kept = label_table(table, truth, exclude=container)
+    assert kept.labels[[i for i, e in enumerate(table.elements) if e.tag == "p"]].tolist() == [
+        DATA, DATA]
