@@ -19,6 +19,7 @@ of the text into ``CleanResult.title`` and a byline into ``author`` (:mod:`noise
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 from collections.abc import Callable
@@ -54,7 +55,7 @@ NoiseEvidence = Callable[[ElementTable], "set[int] | np.ndarray"]
 
 # -- prepare ------------------------------------------------------------------------------------
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Page:
     """A page ready to be decided: its tidied ``<body>``, its element table and URL; its
     metadata and headline are read once, when first asked for."""
@@ -140,7 +141,7 @@ def _smoothed(table: ElementTable, proba: np.ndarray, c: float) -> np.ndarray:
 
 # -- decide -------------------------------------------------------------------------------------
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Decisions:
     """What was decided for a page: per element (document order) its class probabilities and
     decision (−1 inside a decided subtree, else a LABELS index); whether the walk fell back;
@@ -172,11 +173,12 @@ def decide(page: Page, proba: np.ndarray, thresholds: Thresholds, *,
         # What recurs on the site's other pages, unless the network is confident it is
         # data (TEMPLATE_MAX_DATA): the decisions then say which subtrees the site decided.
         templates = site.templates(table) & (proba[:, DATA] < TEMPLATE_MAX_DATA)
-    steps = {"forced": forced, "recalled": recalled, "templates": templates}
-    decision = walk(table, proba, thresholds, **steps)
+    decision = walk(table, proba, thresholds, forced=forced, recalled=recalled,
+                    templates=templates)
     root = _fallback_root(page, proba, decision)
     if root is not None:
-        walked = walk(table, proba, thresholds, start=root, **steps)
+        walked = walk(table, proba, thresholds, forced=forced, recalled=recalled, start=root,
+                      templates=templates)
         decision = fall_back(table, walked, root, without=page.headline)
     else:
         # A furniture heading goes with the box the walk removed, and a dateline is
@@ -209,11 +211,10 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False) -> Clean
     metadata = page.metadata
     decided = np.flatnonzero(decision >= 0)
     elements = table.elements
-    removed = {elements[i] for i in decided[decision[decided] == NOISE].tolist()}
+    removed_at = set(decided[np.isin(decision[decided], (NOISE, COMMENT))].tolist())
     comment_roots = [elements[i] for i in decided[decision[decided] == COMMENT].tolist()]
-    removed.update(comment_roots)
     if page.headline is not None:
-        removed.add(elements[page.headline])
+        removed_at.add(page.headline)
     if len(table):
         # The byline, like the headline, is metadata: out of the text, its name the author's
         # when the page declares none.
@@ -221,16 +222,17 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False) -> Clean
                              metadata.author)
         if byline is not None:
             index, named = byline
-            removed.add(elements[index])
+            removed_at.add(index)
             if metadata.author is None:
                 metadata = dataclasses.replace(metadata, author=printable(named or "") or None)
     # Control characters the parser left in the text (from raw bytes or references such as
     # &#1;) are not text, and would reach a terminal as they are.
+    removed = {elements[i] for i in removed_at}
     text = printable(render_text(body, removed, has_pre="pre" in table.tags))
     thread = _Thread(comment_roots)
     if comments and thread():
         text = f"{text}\n\n{thread()}" if text else thread()
-    later = _OnDemand(page, decisions, removed, metadata, thread, comments)
+    later = _OnDemand(page, decisions, removed, sorted(removed_at), metadata, thread, comments)
     return CleanResult(html=later.html, text=text, decisions=later.decisions, url=page.url,
                        comments=thread, metadata=metadata, fallback=decisions.fell_back,
                        markdown=later.markdown)
@@ -256,6 +258,7 @@ class _OnDemand:
     page: Page
     decided: Decisions
     removed: set
+    removed_at: list[int]  # the removed subtrees' table indices
     metadata: PageMetadata
     thread: _Thread
     comments: bool
@@ -276,15 +279,15 @@ class _OnDemand:
         ]
 
     def html(self) -> str:
-        # The HTML's rendering detaches the removed subtrees: the comments are rendered first.
-        self.thread()
-        drop_elements(self.removed)
-        return printable(render_html(self.page.body, self.metadata.document_title,
-                                     self.metadata.lang))
+        # From a copy of the page: the removed subtrees are detached there, and the page stays
+        # whole for any other rendering (its scores decided again, the review page's drawing).
+        clone = copy.deepcopy(self.page.body)
+        copies = list(clone.iter(etree.Element, etree.Entity))  # the table's order
+        drop_elements([copies[i] for i in self.removed_at])
+        return printable(render_html(clone, self.metadata.document_title, self.metadata.lang))
 
     def markdown(self, links: bool = False, images: bool = False) -> str:
-        # The same decided tree as the text (the removed subtrees may be detached already:
-        # the HTML's rendering detaches them).
+        # The same decided tree as the text.
         options = {"links": links, "images": images, "base_url": self.page.url}
         written = render_markdown(self.page.body, self.removed, **options)
         if self.comments:

@@ -136,3 +136,19 @@ def test_model_refuses_bad_input_columns(columns):
     with pytest.raises(ModelError):
         Model(weights=[np.ones((3, len(columns)), np.float32)], biases=[np.zeros(3)],
               columns=columns, mean=np.zeros(len(columns)), scale=np.ones(len(columns)))
+
+
+def test_a_page_stays_whole_after_its_html_is_rendered(article_html):
+    # The same prepared page decided under two threshold sets: reading the first result's HTML
+    # must not change what the second renders.
+    from noisecbr.pipeline import decide, render
+
+    cleaner = Cleaner()
+    page = cleaner.prepare(article_html)
+    proba = cleaner.predict_proba(page)
+    strict = Cleaner(favor="precision").thresholds
+    first = render(page, decide(page, proba, strict))
+    assert first.html  # rendered from a copy of the page
+    again = render(page, decide(page, proba, cleaner.thresholds))
+    fresh = cleaner.clean(article_html)
+    assert (again.text, again.html, again.markdown) == (fresh.text, fresh.html, fresh.markdown)
