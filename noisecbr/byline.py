@@ -1,13 +1,15 @@
 """The byline: "By Ann Reporter, 2 March 2025" is metadata, not body text.
 
 A page shows its author near the top of the article, in a short block of its own. The network
-keeps such a block on many pages (255 of dragnet's 1 381 with the embedded model), so the
-cleaner looks for it among the first blocks of the text it kept: the largest element around
-one of the first kept text pieces that has at most :data:`BYLINE_MAX_WORDS` words and reads as
-a byline, that is, it starts with "By" and a capitalised word (or "Von", "Por", "Par", "Di"…
-and a name of two capitalised words), or it holds every word of the author the page
-declares. It leaves the text like the headline, and when the page declares no
-author, the name it gives becomes ``CleanResult.author``.
+keeps such a block on many pages (255 of dragnet's 1 381 with the embedded model of
+2026-11-23), so the cleaner looks for it among the first blocks of the text it kept (and, for
+the author's name, among the few blocks the walk removed between them): the largest element
+around one of those text pieces that has at most :data:`BYLINE_MAX_WORDS` words and reads as a
+byline, that is, it starts with "By" and a capitalised word (or "Von", "Por", "Par", "Di"…
+and a name of two capitalised words), or it holds every word of the author the page declares.
+It leaves the text like the headline, and when the page declares no author, the name it gives
+becomes ``CleanResult.author``: the element of the block that holds the name when it has one
+of its own (a link), else the words after "By" up to a comma, a date or a title.
 
 Measured with the embedded model (``noisecbr bench``, 2026-11-23). The ground truths disagree
 on bylines. modernweb-dev's leaves them out: 33 of its pages hold one, none in the truth, and
@@ -26,7 +28,8 @@ from .features.tokens import word_codes
 from .settings import BYLINE_MAX_WORDS, BYLINE_REMOVED_PIECES, BYLINE_WITHIN_PIECES
 from .subtrees import WORD, ElementTable
 
-__all__ = ["BYLINE_MAX_WORDS", "BYLINE_WITHIN_PIECES", "find_byline", "author_of"]
+__all__ = ["BYLINE_MAX_WORDS", "BYLINE_REMOVED_PIECES", "BYLINE_WITHIN_PIECES", "find_byline",
+           "author_of"]
 
 
 #: "By" and its kin, then a name: its first letter is checked to be a capital (the pattern is
@@ -47,7 +50,16 @@ _BY_ELSEWHERE = {language: re.compile(rf"^\W*(?i:{prefixes})\s*:?\s+([^\W\d_])[\
                                       r"([^\W\d_])")
                  for language, prefixes in BY_IN_LANGUAGE.items()}
 #: Where the name in a byline ends: a comma, a separator, " on <date>", a digit, a new line.
-_NAME_END = re.compile(r"\s*(?:[,|•·/\n]|\s[-–—]\s|\son\s|\d)")
+_NAME_END = re.compile(r"\s*(?:[,|•·/\n»«]|\s[-–—]\s|\son\s|\d)")
+#: Words that end a name run on into what follows it in the byline's text ("Sara Brown Apr",
+#: "Patrick J. Kiger POSTED Oct"): a month's or a day's name, a word in capitals, a title. A
+#: name keeps its first two words whatever they are ("Theresa May").
+_NOT_NAME = re.compile(
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|mon(?:day)?|tues?(?:day)?|"
+    r"wed(?:nesday)?|thu(?:rs?)?(?:day)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)\.?|"
+    r"senior|staff|chief|editor|reporter|writer|correspondent|contributor|columnist|"
+    r"verified|updated|published|posted", re.I)
 
 
 def find_byline(table: ElementTable, kept: np.ndarray,
@@ -85,8 +97,31 @@ def find_byline(table: ElementTable, kept: np.ndarray,
         text = " ".join(table.piece_text[start:end])
         if _by_name(text, language) or (
                 author_words and author_words <= set(WORD.findall(text.lower()))):
-            return block, author_of(text, language)
+            return block, _author_in_block(table, block, language)
     return None
+
+
+def _author_in_block(table: ElementTable, block: int, language: str | None) -> str | None:
+    """The name the byline ``block`` gives: where the name is an element of its own ("By
+    <a>Ann Reporter</a> Apr 2"), that element's text; else :func:`author_of` of the block's
+    text."""
+    start, end = int(table.piece_start[block]), int(table.piece_end[block])
+    pieces = [" ".join(piece.split()) for piece in table.piece_text[start:end]]
+    text = " ".join(piece for piece in pieces if piece)
+    match = _by_name(text, language)
+    if match is None:
+        return author_of(text, language)
+    offset = 0
+    for k, piece in enumerate(pieces, start):
+        if piece and offset <= match.start(1) < offset + len(piece):
+            owner = int(table.piece_owner[k])
+            if owner != block and text[offset:match.start(1)].strip() == "":
+                named = " ".join(table.piece_text[table.piece_start[owner]:
+                                                  table.piece_end[owner]])
+                return _trimmed(_NAME_END.split(" ".join(named.split()), maxsplit=1)[0])
+            break
+        offset += len(piece) + 1 if piece else 0
+    return author_of(text, language)
 
 
 def _short_block(table: ElementTable, words: np.ndarray, element: int) -> int | None:
@@ -121,10 +156,23 @@ def author_of(byline: str, language: str | None = None) -> str | None:
     ('Anna Schmidt', 'Lucía Martín')
     >>> author_of("Von Berlin aus fährt er", "de"), author_of("Door Hardware Buying Guide")
     (None, None)
+    >>> author_of("By Sara Brown Apr 2"), author_of("By Patrick J. Kiger POSTED Oct 2")
+    ('Sara Brown', 'Patrick J. Kiger')
+    >>> author_of("By Theresa May, Prime Minister")
+    'Theresa May'
     """
     text = " ".join(byline.split())
     match = _by_name(text, language)
     if match is None:
         return None
-    name = _NAME_END.split(text[match.start(1):], maxsplit=1)[0].strip()
-    return name or None
+    return _trimmed(_NAME_END.split(text[match.start(1):], maxsplit=1)[0])
+
+
+def _trimmed(name: str) -> str | None:
+    """``name`` cut at the first word past its second that ends a name (:data:`_NOT_NAME`)."""
+    words = name.split()
+    for k in range(2, len(words)):
+        if _NOT_NAME.fullmatch(words[k]) or (len(words[k]) > 2 and words[k].isupper()):
+            words = words[:k]
+            break
+    return " ".join(words) or None

@@ -48,3 +48,20 @@ def test_sentences_and_late_mentions_are_not_bylines():
 def test_a_page_that_only_says_who_wrote_it_keeps_that():
     result = Cleaner().clean("<html><body><p>By Mara Quinn</p></body></html>")
     assert result.text == "By Mara Quinn"
+
+
+def test_the_author_is_the_element_that_names_them_not_what_follows():
+    # The name is a link of its own: the date and the title after it are not part of it.
+    result = _clean(_page('<p class="meta">By <a href="/a/ann">Ann Reporter</a> Apr 2, 2025 '
+                          'Senior Editor</p>'))
+    assert result.author == "Ann Reporter"
+    plain = _clean(_page('<p class="meta">By Sara Brown Apr 2 Senior Editor</p>'))
+    assert plain.author == "Sara Brown"
+
+
+def test_a_byline_the_walk_removed_still_names_the_author():
+    # Every div scored noise: the byline box goes with the walk, its name stays the author.
+    removed = _TagScores({**SCORES, "div": (0.95, 0.05, 0.0, 0.0)}).clean(
+        _page('<div class="firma">By <a href="/autor/lucia">Lucía Martín</a></div>'))
+    assert "Lucía" not in removed.text and STORY in removed.text
+    assert removed.author == "Lucía Martín"
