@@ -4,7 +4,7 @@ C pass over libxml2's nodes (``fill_table``), the integer loops of the vectors
 (``text_codes``, ``own_masks``, ``lookup``, ``ids``, ``inherited``, ``leaf_counts``,
 ``siblings``, ``signature_counts``) and their float columns (``vector_floats``: every column as
 the feature table says, by the pure path's float64 operations in its order; the logarithms still
-numpy's). :mod:`noisecbr.kernel` chooses
+numpy's). :mod:`noisecbr.backend` chooses
 it or the pure Python path, which is the reference: every output here must equal the pure path's
 bit for bit.
 

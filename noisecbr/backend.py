@@ -127,7 +127,8 @@ class Backend:
 
     @contextlib.contextmanager
     def pure(self) -> Iterator[None]:
-        """Run the pure Python path inside the block (the kernel, if any, afterwards)."""
+        """Run the pure Python path inside the block (the kernel, if any, afterwards). For
+        tests and comparisons: the switch is the whole process's, not one thread's."""
         kernel, self.kernel = self.kernel, None
         try:
             yield

@@ -94,6 +94,21 @@ class Cleaner:
         self.max_bytes = max_bytes
         self.max_elements = max_elements
 
+    @property
+    def noise_threshold(self) -> float:
+        """The walk's removal threshold (``thresholds.noise``; set it with the constructor)."""
+        return self.thresholds.noise
+
+    @property
+    def keep_threshold(self) -> float:
+        """The walk's keep-whole threshold (``thresholds.keep``)."""
+        return self.thresholds.keep
+
+    @property
+    def leaf_threshold(self) -> float:
+        """The walk's threshold for elements without element children (``thresholds.leaf``)."""
+        return self.thresholds.leaf
+
     # -- the stages ------------------------------------------------------------------------------
     def prepare(self, html: str | bytes, url: str | None = None) -> Page:
         """The page of ``html``, tidied with this cleaner's parser and limits. Raises

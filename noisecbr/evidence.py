@@ -6,7 +6,7 @@ the observation behind the site style tree and SiteLevel templates (:mod:`noisec
 :class:`SiteEvidence` keeps, for a few pages of a site, the *text fingerprint* of every
 subtree; a subtree of another page of the site whose text recurs on at least
 :data:`TEMPLATE_MIN_SHARE` of them is a **template** subtree, and the walk removes it
-(:meth:`noisecbr.cleaner.Cleaner.walk`): no label is needed, and the network still decides
+(:func:`noisecbr.walk.walk`): no label is needed, and the network still decides
 everything that does not repeat.
 
 A fingerprint is the sum, modulo 2⁶⁴, of a 64-bit hash of each of the subtree's text pieces

@@ -168,7 +168,12 @@ class _Tally:
         self.removed_words = dict(removed_words or {})
 
     def add(self, signature: int, index: int, case_id: int | None, words: int = 0) -> None:
-        if index in (NOISE, COMMENT):
+        row = self.counts.get(signature)
+        # A signature a memory saved before the words were kept holds noise of unknown size:
+        # its bound stays unknown (a new page's box would understate it).
+        unknown = (row is not None and signature not in self.removed_words
+                   and (row[NOISE] or (len(row) > COMMENT and row[COMMENT])))
+        if index in (NOISE, COMMENT) and not unknown:
             self.removed_words[signature] = max(self.removed_words.get(signature, 0), words)
         row = self.counts.setdefault(signature, [0] * len(LABELS))
         if len(row) < len(LABELS):  # a memory saved before the comment label existed

@@ -36,6 +36,9 @@ _HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".gz")
 _LAZY = {"train": ("training.cli", "train"), "runs": ("training.cli", "runs"),
          "serve": ("noisecbr_apps.service.cli", "serve"),
          "spark": ("noisecbr_apps.crawl.spark", "spark")}
+#: What to install when a subcommand's import fails.
+_EXTRA = {"train": "torch==2.13.0 'noisecbr[train]'", "runs": "torch==2.13.0 'noisecbr[train]'",
+          "serve": "'noisecbr[serve]'", "spark": "'noisecbr[spark]'"}
 
 
 def _lazy_command(name: str) -> click.Command:
@@ -68,11 +71,12 @@ class _LazyGroup(click.Group):
         try:
             return _lazy_command(name) if name in _LAZY else point.load()
         except ImportError as error:
-            missing = error.name or "torch"
-            return click.Command(name, help=f"Needs the training extra ({missing}).",
+            missing = error.name or "a package"
+            extra = _EXTRA.get(name, f"the distribution that registers '{name}'")
+            return click.Command(name, help=f"Needs {missing}: pip install {extra}.",
                                  callback=lambda: _fail(
-                                     f"'noisecbr {name}' needs {missing}: pip install torch"
-                                     "==2.13.0 'noisecbr[train]'", EXIT_USAGE))
+                                     f"'noisecbr {name}' needs {missing}: pip install {extra}",
+                                     EXIT_USAGE))
 
 
 def _fail(message: str, code: int) -> None:
@@ -505,7 +509,7 @@ def _click_counts(values: tuple[str, ...]) -> tuple[int, ...]:
     """The numbers of ``--adapt-clicks``, each given alone or in a comma list."""
     counts = []
     for part in (p.strip() for value in values for p in value.split(",")):
-        if not part.isdigit() or int(part) < 1:
+        if not part.isascii() or not part.isdigit() or int(part) < 1:
             raise click.BadParameter(f"{part!r} is not a number of clicks ≥ 1")
         counts.append(int(part))
     return tuple(dict.fromkeys(counts))

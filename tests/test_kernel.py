@@ -285,7 +285,7 @@ TRICKY_TOKENS = ["ABC", "Abc", "aBc", "A1", "1A", "_A", "A_b", "A_B", "Hello_Wor
                  "Поделиться", "関連記事一覧", "ADVERTISEMENT", "Foto", "gmt"]
 
 
-@compiled_only
+@in_use  # the module-level helpers it calls take the kernel in use
 def test_token_codes_match_the_python_coder():
     from noisecbr.features import tokens as coding
     tokens = [TRICKY_TOKENS] + [piece for html in fixture_pages()
@@ -324,7 +324,7 @@ TRICKY_VALUES = [
 ]
 
 
-@compiled_only
+@in_use  # the module-level helpers it calls take the kernel in use
 def test_keyword_masks_match_the_regexes():
     from noisecbr.features import keywords
     rng = random.Random(7)
@@ -347,7 +347,7 @@ def test_keyword_masks_match_the_regexes():
     assert again.tolist() == [(a | b | 1 << 60) for a, b in zip(expected, expected[::-1])]
 
 
-@compiled_only
+@in_use  # the module-level helpers it calls take the kernel in use
 def test_the_kernel_reads_the_quantities_the_table_names_and_refuses_others():
     from noisecbr.features import FEATURES
     from noisecbr.features.compiled import schema_arrays

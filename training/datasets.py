@@ -354,10 +354,11 @@ def frontier_of(parent: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 def page_arrays(page: LabelledPage, article_body: bool = False) -> PageArrays | None:
-    """The cases of one labelled page as arrays, prepared and labelled exactly as an import
-    stores them (:func:`casebase.pages.page_cases`: the stored HTML re-parsed, labels from the
-    ground truth, relabelled to the article-body convention with ``article_body``); None when
-    the page is not HTML."""
+    """The cases of one labelled page as arrays, prepared and labelled as an import stores them
+    (:func:`casebase.pages.page_cases`: the stored HTML re-parsed, labels from the ground
+    truth), except that ``article_body`` relabels them to the article-body convention (the
+    embedded recipe's choice; an import keeps the truth as given); None when the page is not
+    HTML."""
     from casebase.pages import page_cases
     from noisecbr.features import vectorize
     from noisecbr.features.lexical import lexical_inputs

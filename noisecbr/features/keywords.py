@@ -149,20 +149,20 @@ def _own_masks_compiled(table: ElementTable, landmarks: np.ndarray) -> np.ndarra
 _own_masks = BACKEND.dispatch(_own_masks_pure, _own_masks_compiled)
 
 
-def inherited_masks(table: ElementTable, own: np.ndarray) -> np.ndarray | list[int]:
+def inherited_masks(table: ElementTable, own: np.ndarray) -> np.ndarray:
     """For each element, the OR of ``own`` over its strict ancestors. Parents come before their
     children in the table (document order), so one forward pass over ints suffices."""
     return _inherited(table, own)
 
 
-def _inherited_pure(table: ElementTable, own: np.ndarray) -> list[int]:
+def _inherited_pure(table: ElementTable, own: np.ndarray) -> np.ndarray:
     own = own.tolist()
     parent = table.parent.tolist()
     inherited = [0] * len(own)
     for i in range(1, len(own)):
         p = parent[i]
         inherited[i] = inherited[p] | own[p]
-    return inherited
+    return np.fromiter(inherited, dtype=np.uint64, count=len(inherited))
 
 
 def _inherited_compiled(table: ElementTable, own: np.ndarray) -> np.ndarray:

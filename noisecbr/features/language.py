@@ -60,7 +60,7 @@ def _language_counts_pure(codes: np.ndarray) -> np.ndarray:
     """How many of the tokens each language's stop words hold (``codes``: their codes)."""
     bits = (np.asarray(codes, dtype=np.int64) >> LANGUAGE_SHIFT).astype("<u4")
     return np.unpackbits(bits.view(np.uint8).reshape(-1, 4), axis=1,
-                         bitorder="little")[:, :len(LANGUAGES)].sum(axis=0)
+                         bitorder="little")[:, :len(LANGUAGES)].sum(axis=0, dtype=np.int64)
 
 
 def _language_counts_compiled(codes: np.ndarray) -> np.ndarray:

@@ -279,8 +279,10 @@ def _page_site(page: bytes | str, url: str | None, stored_id: int | None):
     from casebase.reuse import site_host
     from noisecbr.memory import declared_url
 
+    if "casebase" not in _state:
+        return None
     named = url or declared_url(page)
-    if "casebase" not in _state or not named:
+    if not named:
         return None
     try:
         host = site_host(named)
