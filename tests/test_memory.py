@@ -362,3 +362,24 @@ def test_a_box_that_outgrew_the_stored_noise_is_left_to_the_network():
     # The bound travels with a saved memory.
     again = SiteMemory.from_dict(memory.to_dict())
     assert again.recall(build_table(tidy(page(400)))).tolist() == grown.tolist()
+
+
+def test_a_memory_saved_before_the_words_were_kept_stays_unbounded():
+    # Its noise boxes' sizes are unknown: a page added later must not set a bound from its own.
+    from noisecbr.memory import SiteMemory
+    from noisecbr.result import NOISE
+    from noisecbr.subtrees import build_table
+    from noisecbr.tidy import tidy
+
+    def page(rail_words: int) -> str:
+        rail = " ".join(f"link{k}" for k in range(rail_words))
+        return f"<body><div class='rail'>{rail}</div><p>A story of its own.</p></body>"
+
+    memory = SiteMemory()
+    memory.add(build_table(tidy(page(100))), [None, "noise", "data"])
+    saved = memory.to_dict()
+    for tally in ("full", "short"):
+        saved[tally].pop("removed_words")  # as a memory of an earlier version was saved
+    old = SiteMemory.from_dict(saved)
+    old.add(build_table(tidy(page(2))), [None, "noise", "data"])
+    assert old.recall(build_table(tidy(page(100)))).tolist() == [-1, NOISE, 1]
