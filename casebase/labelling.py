@@ -229,15 +229,7 @@ def _without_furniture(table: ElementTable, piece_article: np.ndarray, furniture
     held = table.subtree(piece_article)
     total = float(piece_article.sum())
     furniture = furniture & (held < FURNITURE_MAX_CONTENT_SHARE * max(total, 1.0))
-    return np.where(_inside(table, furniture)[table.piece_owner], 0, piece_article)
-
-
-def _inside(table: ElementTable, flagged: np.ndarray) -> np.ndarray:
-    """Per element: whether it lies in the subtree of a flagged element (itself included)."""
-    starts = np.zeros(len(table) + 1, dtype=np.int64)
-    np.add.at(starts, np.flatnonzero(flagged), 1)
-    np.add.at(starts, table.end[flagged], -1)
-    return np.cumsum(starts)[:-1] > 0
+    return np.where(table.pieces_within(np.flatnonzero(furniture)), 0, piece_article)
 
 
 def _share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:

@@ -28,13 +28,7 @@ __all__ = ["FALLBACK_MIN_WORDS", "FALLBACK_PAGE_WORDS", "kept_pieces", "kept_wor
 
 def _removed_pieces(table: ElementTable, decision: np.ndarray) -> np.ndarray:
     """Per text piece: is it inside a subtree the decisions remove (noise or comment)?"""
-    roots = np.flatnonzero((decision == NOISE) | (decision == COMMENT))
-    pieces = len(table.piece_words)
-    # +1 where a removed subtree's pieces start, −1 where they end: counted by bincount in C
-    # (np.add.at costs more than the rest of the function).
-    marks = (np.bincount(table.piece_start[roots], minlength=pieces + 1)
-             - np.bincount(table.piece_end[roots], minlength=pieces + 1))
-    return np.cumsum(marks[:-1]) > 0
+    return table.pieces_within(np.flatnonzero((decision == NOISE) | (decision == COMMENT)))
 
 
 def kept_pieces(table: ElementTable, decision: np.ndarray,

@@ -123,6 +123,16 @@ class ElementTable:
             paths.append(f"{paths[parent[i]]}/{step}")
         return paths
 
+    def pieces_within(self, roots: np.ndarray) -> np.ndarray:
+        """Per text piece: does it lie in the subtree of one of the elements ``roots`` (their
+        indices)?"""
+        pieces = len(self.piece_words)
+        # +1 where a root's pieces start, −1 where they end: counted by bincount in C
+        # (np.add.at costs more than the rest of the function).
+        marks = (np.bincount(self.piece_start[roots], minlength=pieces + 1)
+                 - np.bincount(self.piece_end[roots], minlength=pieces + 1))
+        return np.cumsum(marks[:-1]) > 0
+
     def subtree(self, piece_values: np.ndarray) -> np.ndarray:
         """Per-element subtree sums of a per-piece quantity."""
         return subtree_sum(piece_values, self.piece_start, self.piece_end)
