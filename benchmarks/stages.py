@@ -89,10 +89,12 @@ def _legacy_api(api: SimpleNamespace, package: str) -> SimpleNamespace:
     fallback = importlib.import_module(f"{package}.fallback")
     api.kernel = getattr(importlib.import_module(f"{package}.subtrees"), "KERNEL", "python")
     api.blas = cleaner_module._blas_controller
-    api.score = lambda cleaner, body, table: ((body, table), cleaner.scores(table))
+    def score(cleaner, body, table):
+        proba = cleaner.scores(table)
+        return (body, table, proba), proba  # the old result needed the scores again
 
     def decide(cleaner, page, proba):
-        body, table = page
+        body, table, _ = page
         if hasattr(cleaner, "settle"):
             return cleaner.settle(table, proba)
         decision = cleaner.walk(table, proba)
@@ -104,21 +106,21 @@ def _legacy_api(api: SimpleNamespace, package: str) -> SimpleNamespace:
         return decision, False
 
     def metadata(page):
-        body, table = page
+        body, table, _ = page
         try:
             return cleaner_module._headline(body, table)
         except TypeError:  # _headline(body) before the table was handed in
             return cleaner_module._headline(body)
 
     def render(cleaner, page, decided, found):
-        (body, table), (decision, fell_back) = page, decided
+        (body, table, proba), (decision, fell_back) = page, decided
         # The decisions' sources: one value since the site evidence, two arguments before.
         sources = ((cleaner_module._Sources(),) if hasattr(cleaner_module, "_Sources")
                    else (None, None))
-        return cleaner_module._result(table, body, decision, api.proba, None, *found,
+        return cleaner_module._result(table, body, decision, proba, None, *found,
                                       fell_back, cleaner.comments, *sources)
 
-    api.decide, api.metadata, api.render = decide, metadata, render
+    api.score, api.decide, api.metadata, api.render = score, decide, metadata, render
     return api
 
 
@@ -152,7 +154,6 @@ def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
     lap("network")
     # The padded scores the cleaner walks (computed again: untimed).
     page, proba = api.score(cleaner, body, table)
-    api.proba = proba
     start = clock()
     decided = api.decide(cleaner, page, proba)
     lap("walk")
@@ -167,7 +168,6 @@ def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
     start = clock()
     # The metadata too: a revision's headline element would keep the tree alive past "free".
     del body, table, vectors, proba, page, decided, result, found
-    api.proba = None
     lap("free")
     ms["total"] = sum(ms[stage] for stage in STAGES)
     ms["markdown"] = markdown

@@ -232,7 +232,7 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False) -> Clean
     thread = _Thread(comment_roots)
     if comments and thread():
         text = f"{text}\n\n{thread()}" if text else thread()
-    later = _OnDemand(page, decisions, removed, sorted(removed_at), metadata, thread, comments)
+    later = _OnDemand(page, decisions, sorted(removed_at), metadata, thread, comments)
     return CleanResult(html=later.html, text=text, decisions=later.decisions, url=page.url,
                        comments=thread, metadata=metadata, fallback=decisions.fell_back,
                        markdown=later.markdown)
@@ -257,7 +257,6 @@ class _OnDemand:
 
     page: Page
     decided: Decisions
-    removed: set
     removed_at: list[int]  # the removed subtrees' table indices
     metadata: PageMetadata
     thread: _Thread
@@ -289,7 +288,9 @@ class _OnDemand:
     def markdown(self, links: bool = False, images: bool = False) -> str:
         # The same decided tree as the text.
         options = {"links": links, "images": images, "base_url": self.page.url}
-        written = render_markdown(self.page.body, self.removed, **options)
+        elements = self.page.table.elements
+        written = render_markdown(self.page.body, {elements[i] for i in self.removed_at},
+                                  **options)
         if self.comments:
             thread = "\n\n".join(filter(None, (render_markdown(root, **options)
                                                for root in self.thread.roots)))
