@@ -9,7 +9,10 @@ subtrees that all carry one label is decided by that label: noise is removed, da
 Everything else (mixture, conflicting or unseen signatures) is left to the network, and so is a
 box that holds far more text than any box the site's pages hold as noise under its markup
 (:data:`~noisecbr.settings.MEMORY_NOISE_GROWTH`): the markup of a post's body is the same on a
-video post of eight words and on an article of four hundred. A subtree
+video post of eight words and on an article of four hundred. So are the boxes of a markup that
+hold far more text on the page, all together, than any stored page held there as noise: an
+article written as a run of plain ``<div>``s, each no larger than the one small plain ``<div>``
+of noise on the labelled page. A subtree
 whose whole chain is unseen is looked up by its last :data:`SHORT_STEPS` steps instead: the
 same box often sits in another container on another page of the site.
 
@@ -162,17 +165,22 @@ class _Tally:
 
     def __init__(self, counts: Mapping[int, Iterable[int]] | None = None,
                  cases: Mapping[int, Iterable[int]] | None = None,
-                 removed_words: Mapping[int, int] | None = None) -> None:
+                 removed_words: Mapping[int, int] | None = None,
+                 removed_totals: Mapping[int, int] | None = None) -> None:
         self.counts = {s: list(row) for s, row in (counts or {}).items()}
         self.cases = {s: list(ids) for s, ids in (cases or {}).items()}
         self.removed_words = dict(removed_words or {})
+        # The most words one stored page held as noise under a signature, all its boxes
+        # together; a signature a memory saved before these were kept has none (unknown).
+        self.removed_totals = dict(removed_totals or {})
+        self.untotalled = (set() if removed_totals is not None else
+                           {s for s, row in self.counts.items() if _removes(row)})
 
     def add(self, signature: int, index: int, case_id: int | None, words: int = 0) -> None:
         row = self.counts.get(signature)
         # A signature a memory saved before the words were kept holds noise of unknown size:
         # its bound stays unknown (a new page's box would understate it).
-        unknown = (row is not None and signature not in self.removed_words
-                   and (row[NOISE] or (len(row) > COMMENT and row[COMMENT])))
+        unknown = (row is not None and signature not in self.removed_words and _removes(row))
         if index in (NOISE, COMMENT) and not unknown:
             self.removed_words[signature] = max(self.removed_words.get(signature, 0), words)
         row = self.counts.setdefault(signature, [0] * len(LABELS))
@@ -183,6 +191,14 @@ class _Tally:
             stored = self.cases.setdefault(signature, [])
             if len(stored) < CASES_KEPT:
                 stored.append(int(case_id))
+
+    def add_totals(self, totals: Mapping[int, int]) -> None:
+        """Note one page's words held as noise under each signature (after its boxes were
+        added)."""
+        for signature, words in totals.items():
+            if signature not in self.untotalled:
+                self.removed_totals[signature] = max(self.removed_totals.get(signature, 0),
+                                                     words)
 
     def verdict(self, signature: int) -> int | None:
         """None when unseen; else NOISE, DATA or COMMENT when every stored case agrees, −1
@@ -203,16 +219,35 @@ class _Tally:
         return stored is not None and words > MEMORY_NOISE_GROWTH * max(stored,
                                                                         MEMORY_MIN_WORDS)
 
+    def outgrown_in_total(self, signature: int, words: int) -> bool:
+        """:meth:`outgrown` for all of a page's boxes under ``signature`` together (their
+        ``words``) against the most one stored page held there."""
+        stored = self.removed_totals.get(signature)
+        return stored is not None and words > MEMORY_NOISE_GROWTH * max(stored,
+                                                                        MEMORY_MIN_WORDS)
+
     def to_dict(self) -> dict[str, Any]:
         return {"counts": {f"{s:016x}": row for s, row in self.counts.items()},
                 "cases": {f"{s:016x}": ids for s, ids in self.cases.items()},
-                "removed_words": {f"{s:016x}": w for s, w in self.removed_words.items()}}
+                "removed_words": {f"{s:016x}": w for s, w in self.removed_words.items()},
+                "removed_totals": {f"{s:016x}": w for s, w in self.removed_totals.items()},
+                "untotalled": [f"{s:016x}" for s in sorted(self.untotalled)]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> _Tally:
-        return cls({int(s, 16): row for s, row in data.get("counts", {}).items()},
-                   {int(s, 16): ids for s, ids in data.get("cases", {}).items()},
-                   {int(s, 16): w for s, w in data.get("removed_words", {}).items()})
+        totals = data.get("removed_totals")
+        tally = cls({int(s, 16): row for s, row in data.get("counts", {}).items()},
+                    {int(s, 16): ids for s, ids in data.get("cases", {}).items()},
+                    {int(s, 16): w for s, w in data.get("removed_words", {}).items()},
+                    None if totals is None else {int(s, 16): w for s, w in totals.items()})
+        if totals is not None:
+            tally.untotalled = {int(s, 16) for s in data.get("untotalled", ())}
+        return tally
+
+
+def _removes(row: list[int]) -> bool:
+    """Whether a signature's label counts hold a box stored as noise or comments."""
+    return bool(row[NOISE] or (len(row) > COMMENT and row[COMMENT]))
 
 
 class SiteMemory:
@@ -258,11 +293,18 @@ class SiteMemory:
         indices = [None if label is None else _label_index(label) for label in labels]
         words = table.subtree(table.piece_words).tolist()
         # Every label is checked before the first is counted: a bad one changes nothing.
+        full_totals: dict[int, int] = {}
+        short_totals: dict[int, int] = {}
         for full, short, index, case_id, count in zip(*_signature_pairs(table), indices, ids,
                                                       words):
             if index is not None:
                 self._full.add(full, index, case_id, int(count))
                 self._short.add(short, index, case_id, int(count))
+                if index in (NOISE, COMMENT):
+                    full_totals[full] = full_totals.get(full, 0) + int(count)
+                    short_totals[short] = short_totals.get(short, 0) + int(count)
+        self._full.add_totals(full_totals)
+        self._short.add_totals(short_totals)
         self.pages += 1
 
     def lookup(self, table: ElementTable) -> tuple[np.ndarray, list[tuple[int, ...]]]:
@@ -273,6 +315,8 @@ class SiteMemory:
             return recalled, [()] * len(table)
         cases = []
         words = table.subtree(table.piece_words).tolist()
+        looked_up = []
+        totals: dict[tuple[bool, int], int] = {}
         for i, (full, short) in enumerate(zip(*_signature_pairs(table))):
             # The full chain when it was seen, else the short one.
             tally, key = (self._full, full) if full in self._full.counts else (self._short, short)
@@ -281,9 +325,22 @@ class SiteMemory:
             # network: the markup is the same, the text is not.
             if verdict in (NOISE, COMMENT) and tally.outgrown(key, int(words[i])):
                 verdict = -1
+            if verdict in (NOISE, COMMENT):
+                totals[tally is self._full, key] = (totals.get((tally is self._full, key), 0)
+                                                    + int(words[i]))
+            looked_up.append((tally, key))
             if verdict is not None and i > 0:
                 recalled[i] = verdict
             cases.append(tuple(tally.cases.get(key, ())))
+        # So are the boxes of a markup that holds far more text on this page, all together,
+        # than on any stored page: an article written as a run of plain <div>s, each of them
+        # no larger than the stored page's one small <div> of noise.
+        outgrown = {pair for pair, count in totals.items()
+                    if (self._full if pair[0] else self._short).outgrown_in_total(pair[1], count)}
+        if outgrown:
+            for i, (tally, key) in enumerate(looked_up):
+                if (tally is self._full, key) in outgrown and recalled[i] in (NOISE, COMMENT):
+                    recalled[i] = -1
         return recalled, cases
 
     def recall(self, table: ElementTable) -> np.ndarray:

@@ -383,3 +383,53 @@ def test_a_memory_saved_before_the_words_were_kept_stays_unbounded():
     old = SiteMemory.from_dict(saved)
     old.add(build_table(tidy(page(2))), [None, "noise", "data"])
     assert old.recall(build_table(tidy(page(100)))).tolist() == [-1, NOISE, 1]
+
+
+def _divs_page(words: list[int]) -> str:
+    """A page whose menu is a classed div and whose body is a run of plain divs of these
+    many words each (the markup of fda.gov's articles in dragnet)."""
+    blocks = "".join("<div>" + " ".join(f"w{n}x{k}" for k in range(count)) + "</div>"
+                     for n, count in enumerate(words))
+    return f"<body><div class='nav'>Home News</div><div class='main'>{blocks}</div></body>"
+
+
+def test_boxes_that_outgrew_the_stored_noise_together_are_left_to_the_network():
+    # The labelled page holds one small plain div of noise in the main box; the next page's
+    # article is a run of plain divs, each within the bound alone, far beyond it together.
+    from noisecbr.memory import SiteMemory
+    from noisecbr.result import NOISE
+    from noisecbr.settings import MEMORY_NOISE_GROWTH
+    from noisecbr.subtrees import build_table
+    from noisecbr.tidy import tidy
+
+    memory = SiteMemory()
+    memory.add(build_table(tidy(_divs_page([20]))), [None, "noise", "noise", "noise"])
+    within = [20 * MEMORY_NOISE_GROWTH // 2] * 2      # together at the bound
+    beyond = [20 * MEMORY_NOISE_GROWTH // 2] * 6      # each within it, together beyond
+    assert memory.recall(build_table(tidy(_divs_page(within)))).tolist() == [-1, NOISE, NOISE,
+                                                                             NOISE, NOISE]
+    article = memory.recall(build_table(tidy(_divs_page(beyond))))
+    assert article[1] == NOISE  # the menu still goes
+    assert article[3:].tolist() == [-1] * 6
+    # The totals travel with a saved memory.
+    again = SiteMemory.from_dict(memory.to_dict())
+    assert again.recall(build_table(tidy(_divs_page(beyond)))).tolist() == article.tolist()
+
+
+def test_a_memory_saved_before_the_totals_were_kept_keeps_only_the_box_bound():
+    from noisecbr.memory import SiteMemory
+    from noisecbr.result import NOISE
+    from noisecbr.subtrees import build_table
+    from noisecbr.tidy import tidy
+
+    memory = SiteMemory()
+    memory.add(build_table(tidy(_divs_page([20]))), [None, "noise", "noise", "noise"])
+    saved = memory.to_dict()
+    for tally in ("full", "short"):
+        saved[tally].pop("removed_totals")  # as a memory of an earlier version was saved
+        saved[tally].pop("untotalled")
+    old = SiteMemory.from_dict(saved)
+    # A page added later must not set a total from its own boxes alone.
+    old.add(build_table(tidy(_divs_page([5]))), [None, "noise", "noise", "noise"])
+    recalled = old.recall(build_table(tidy(_divs_page([40] * 6))))
+    assert recalled[3:].tolist() == [NOISE] * 6
