@@ -85,8 +85,8 @@ def limit_attributes(text: str, utf8: bytes | None = None) -> str:
         return text
     out: list[str] = []
     last = 0
-    for match in _LONG_TAG.finditer(text, first):
-        cut, end = _attribute_span(text, match.start())
+    for start in _long_tags(text, first):
+        cut, end = _attribute_span(text, start)
         if cut is not None:
             out.append(text[last:cut])
             last = end
@@ -111,6 +111,19 @@ def _first_long_tag_compiled(text: str, utf8: bytes | None = None) -> int:
 
 
 _first_long_tag = BACKEND.dispatch(_first_long_tag_pure, _first_long_tag_compiled)
+
+
+def _long_tags_pure(text: str, first: int) -> list[int]:
+    """Where every start tag long enough to hold too many attributes begins, from ``first``
+    on (the reference of the kernel's one pass)."""
+    return [match.start() for match in _LONG_TAG.finditer(text, first)]
+
+
+def _long_tags_compiled(text: str, first: int) -> list[int]:
+    return BACKEND.kernel.long_tags(text, _LONG_TAG_CHARS, first)
+
+
+_long_tags = BACKEND.dispatch(_long_tags_pure, _long_tags_compiled)
 
 
 def _count_elements_pure(root: etree._Element) -> int:

@@ -342,7 +342,8 @@ def _hiding_carriers_pure(body: etree._Element, noscripts: list[etree._Element],
 
 def _hiding_carriers_compiled(body: etree._Element, noscripts: list[etree._Element],
                               iframes: list[etree._Element]) -> Iterable[etree._Element]:
-    return BACKEND.kernel.hiding_carriers(body, noscripts, iframes)
+    # Of the styled elements, only those whose style may hide them: _is_hidden decides.
+    return BACKEND.kernel.hiding_carriers(body, noscripts, iframes, hiding_styles=True)
 
 
 _hiding_carriers = BACKEND.dispatch(_hiding_carriers_pure, _hiding_carriers_compiled)

@@ -5,8 +5,8 @@ data (2 344 pages) is compared by ``benchmarks/identity.py``, too slow for CI.""
 
 from __future__ import annotations
 
-import gzip
 import contextlib
+import gzip
 import os
 import random
 import subprocess
@@ -23,8 +23,8 @@ import noisecbr
 from noisecbr import backend, subtrees
 from noisecbr.backend import BACKEND
 from noisecbr.cleaner import Cleaner
-from noisecbr.fields import python_fields
 from noisecbr.features import vectorize
+from noisecbr.fields import python_fields
 from noisecbr.tidy import InputError, tidy
 
 try:  # the module itself, even where the import-time check turned it down
@@ -548,3 +548,46 @@ def test_generated_pages_have_the_same_hiding_carriers(seed, family):
         noscripts: list = []
         assert _kernel.hiding_carriers(root, noscripts) == _carriers_by_xpath(root)
         assert noscripts == etree.XPath("descendant::noscript")(root)
+
+
+_TAG_ALPHABET = "<>aZ =\"'/1\u00e9\u65e5\U0001f600\n"
+
+
+@compiled_only
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=_TAG_ALPHABET, max_size=80), min_chars=st.integers(0, 6),
+       start=st.integers(0, 10))
+def test_long_tags_are_where_the_regex_finds_them(text, min_chars, start):
+    import re
+
+    pattern = re.compile(rf"<[a-zA-Z][^<>]{{{min_chars},}}")
+    expected = [match.start() for match in pattern.finditer(text, start)]
+    assert _kernel.long_tags(text, min_chars, start) == expected
+
+
+@compiled_only
+def test_styled_carriers_are_those_whose_style_may_hide():
+    tidy_module = sys.modules["noisecbr.tidy"]
+    page = """<body><p id="a" style="color: red">a</p><p id="b" style="DISPLAY :  None">b</p>
+        <p id="c" style="border:none">c</p><p id="d" style="visibility:hıdden">d</p>
+        <p id="e" style="">e</p><p id="f" aria-hidden="false" style="x">f</p>
+        <p id="g" style="visibility:&#10;hidden">g</p><p id="h" style="diſplay:\u00a0none">h</p>
+        </body>"""
+    body = etree.fromstring(page, etree.HTMLParser()).find("body")
+    every = _kernel.hiding_carriers(body)
+    styled = _kernel.hiding_carriers(body, hiding_styles=True)
+    assert [e.get("id") for e in styled] == ["b", "c", "d", "f", "g", "h"]
+    # Whatever the prefilter leaves out hides nothing: the same elements are hidden.
+    assert list(filter(tidy_module._is_hidden, styled)) == list(
+        filter(tidy_module._is_hidden, every))
+    # re.I folds "ı" to "i" and "ſ" to "s": the prefilter looks only at "none" and "dden".
+    assert [e.get("id") for e in filter(tidy_module._is_hidden, styled)] == ["b", "d", "g", "h"]
+
+
+@on_generated_pages(60)
+def test_generated_pages_hide_the_same_elements_with_the_style_prefilter(seed, family):
+    tidy_module = sys.modules["noisecbr.tidy"]
+    for root in generated_roots(seed, family, tidied=False):
+        hidden = list(filter(tidy_module._is_hidden, _kernel.hiding_carriers(root)))
+        assert list(filter(tidy_module._is_hidden, _kernel.hiding_carriers(
+            root, hiding_styles=True))) == hidden
