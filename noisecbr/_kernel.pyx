@@ -1934,6 +1934,31 @@ def attribute_buckets(str value, int bits, int min_length, int max_length):
     digits), as its regular expression finds them; None for a value that is not ASCII."""
     if not value.isascii():
         return None
+    return _ascii_buckets(value, bits, min_length, max_length)
+
+
+def attribute_buckets_of(list values, dict cache, object fallback, int bits, int min_length,
+                         int max_length):
+    """:func:`attribute_buckets` of each value (a str or None), looked up in ``cache`` (value →
+    buckets) first, and stored there; ``fallback(value)`` gives a value that is not ASCII its
+    buckets. One loop in C over a page's distinct values (a Python call per value cost 0.04 ms
+    more a modernweb-dev page seen the first time)."""
+    cdef list out = []
+    cdef object value, found
+    for value in values:
+        if not value:
+            out.append(())
+            continue
+        found = cache.get(value)
+        if found is None:
+            found = (_ascii_buckets(value, bits, min_length, max_length)
+                     if (<str>value).isascii() else fallback(value))
+            cache[value] = found
+        out.append(found)
+    return out
+
+
+cdef tuple _ascii_buckets(str value, int bits, int min_length, int max_length):
     cdef bytes data = value.encode("ascii")
     cdef const unsigned char* p = data
     cdef Py_ssize_t n = len(data), i = 0, j, end

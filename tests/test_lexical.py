@@ -187,6 +187,12 @@ def test_the_kernel_splits_attribute_values_as_the_pattern_does():
     for value in values:
         expected = tuple(map(bucket, attribute_tokens(value))) if value else ()
         assert lexical_module.value_buckets(value) == expected, value
+    # A page's values at once (None and repeats among them), through the cache and without.
+    page = [None, *values[:200], "ÜberBox", values[3]]
+    expected = [tuple(map(bucket, attribute_tokens(v))) if v else () for v in page]
+    assert lexical_module._buckets_of_compiled(page) == expected
+    assert lexical_module._buckets_of_compiled(page) == expected
+    assert lexical_module._buckets_of_pure(page) == expected
 
 
 def test_training_bags_of_long_pages_alone():

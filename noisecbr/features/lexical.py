@@ -101,6 +101,21 @@ def _token_buckets_compiled(value: str) -> tuple[int, ...]:
 _token_buckets = BACKEND.dispatch(_token_buckets_pure, _token_buckets_compiled)
 
 
+def _buckets_of_pure(values: list[str | None]) -> list[tuple[int, ...]]:
+    return [_value_buckets(value) for value in values]
+
+
+def _buckets_of_compiled(values: list[str | None]) -> list[tuple[int, ...]]:
+    if len(_VALUE_BUCKETS) > _CACHE_SIZE:
+        _VALUE_BUCKETS.clear()
+    return BACKEND.kernel.attribute_buckets_of(values, _VALUE_BUCKETS, _token_buckets_pure,
+                                               BUCKET_BITS, _MIN_TOKEN, _MAX_TOKEN)
+
+
+#: The buckets of each of a page's distinct attribute values (the cache first).
+_buckets_of = BACKEND.dispatch(_buckets_of_pure, _buckets_of_compiled)
+
+
 def _attribute_buckets(table: ElementTable) -> tuple[np.ndarray, np.ndarray]:
     """The buckets of every element's attribute tokens, element after element (its class,
     id, role and aria-label in that order), and where each element's end: each distinct
@@ -108,7 +123,7 @@ def _attribute_buckets(table: ElementTable) -> tuple[np.ndarray, np.ndarray]:
     if not len(table):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     values, positions = table.attribute_values()
-    per_value = [_value_buckets(value) for value in values]
+    per_value = _buckets_of(values)
     lengths = np.fromiter(map(len, per_value), dtype=np.int64, count=len(per_value))
     pool = np.fromiter(itertools.chain.from_iterable(per_value), dtype=np.int64,
                        count=int(lengths.sum()))
