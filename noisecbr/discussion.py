@@ -19,6 +19,7 @@ import re
 
 import numpy as np
 
+from .backend import BACKEND
 from .result import COMMENT, NOISE
 from .settings import MIN_COMMENT_SCORE, THREAD_MARKUP_ANCESTORS, THREAD_MIN_WORDS
 from .subtrees import ElementTable
@@ -38,7 +39,7 @@ _MARKED: dict[str, bool] = {}
 _CACHE_SIZE = 65536
 
 
-def _marked(values: list[str | None]) -> np.ndarray:
+def _marked_pure(values: list[str | None]) -> np.ndarray:
     """Whether each attribute value is discussion markup: cached values looked up, the new
     ones searched all at once (joined by a character no fragment holds: one regular-expression
     pass over a page's new class names instead of one per name)."""
@@ -55,6 +56,24 @@ def _marked(values: list[str | None]) -> np.ndarray:
         _MARKED.update(zip(new, hits.tolist()))
     return np.fromiter(map(_MARKED.get, values, itertools.repeat(False)), dtype=bool,
                        count=len(values))
+
+
+def _marked_by_search(value: str) -> bool:
+    return DISCUSSION_MARKUP.search(value.lower()) is not None
+
+
+#: The pattern's ASCII words: the kernel searches an ASCII value for them itself.
+_ASCII_WORDS = tuple(word.encode() for word in DISCUSSION_MARKUP.pattern.split("|")
+                     if word.isascii())
+
+
+def _marked_compiled(values: list[str | None]) -> np.ndarray:
+    if len(_MARKED) > _CACHE_SIZE:
+        _MARKED.clear()
+    return BACKEND.kernel.discussion_marks(values, _MARKED, _marked_by_search, _ASCII_WORDS)
+
+
+_marked = BACKEND.dispatch(_marked_pure, _marked_compiled)
 
 
 def comment_evidence(table: ElementTable) -> np.ndarray:

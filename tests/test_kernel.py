@@ -591,3 +591,25 @@ def test_generated_pages_hide_the_same_elements_with_the_style_prefilter(seed, f
         hidden = list(filter(tidy_module._is_hidden, _kernel.hiding_carriers(root)))
         assert list(filter(tidy_module._is_hidden, _kernel.hiding_carriers(
             root, hiding_styles=True))) == hidden
+
+
+@compiled_only
+def test_discussion_marks_are_those_the_pattern_finds():
+    discussion = sys.modules["noisecbr.discussion"]
+    rng = random.Random(3)
+    alphabet = "acdekmnoprstuwyACDEKMNOPRSTUWY-_ 1"
+    values = [None, "", "comments-list", "CommentBox", "Kommentare", "reply-to", "REPLIES",
+              "responsive", "disqus_thread", "reactie", "reactions", "antwort", "yorumlar",
+              "коммент-блок", "用户评论", "post-body", "commen", "reakcja", "dis cus"]
+    values += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+               for _ in range(4000)]
+    expected = np.array([bool(v) and discussion.DISCUSSION_MARKUP.search(v.lower()) is not None
+                         for v in values])
+    discussion._MARKED.clear()
+    assert (discussion._marked_compiled(values) == expected).all()
+    assert (discussion._marked_compiled(values) == expected).all()  # from the cache
+    discussion._MARKED.clear()
+    assert (discussion._marked_pure(values) == expected).all()
+    assert expected[:19].tolist() == [False, False, True, True, True, True, True, True, True,
+                                      True, True, True, True, True, True, False, False, False,
+                                      False]
