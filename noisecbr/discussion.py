@@ -29,8 +29,11 @@ __all__ = ["DISCUSSION_MARKUP", "THREAD_MIN_WORDS", "THREAD_MARKUP_ANCESTORS", "
 
 #: Class / id / role fragments of discussion markup (matched in the lower-cased value):
 #: comment, reply, response, discussion, and their spellings in the web's main languages.
+#: "response" and "respond", not "respons": a layout's "responsive" (img-responsive,
+#: table-responsive) is no discussion.
 DISCUSSION_MARKUP = re.compile(
-    r"comment|coment|komment|reply|replies|respons|discus|disqus|reactie|reaction|antwort"
+    r"comment|coment|komment|reply|replies|response|respond|discus|disqus|reactie|reaction"
+    r"|antwort"
     r"|yorum|коммент|评论|評論|コメント|댓글")
 
 #: Whether an attribute value is discussion markup, by value (class names repeat across a

@@ -125,6 +125,21 @@ def test_a_comment_score_needs_a_threads_markup():
     np.testing.assert_allclose(out[section, :3], [0.25, 0.5, 0.25], rtol=1e-6)
 
 
+def test_a_responsive_layout_is_no_discussion():
+    from noisecbr.discussion import comment_evidence
+
+    words = " ".join(["word"] * 12)
+    body = etree.HTML(
+        f"<html><body><div class='table-responsive'><p>{words}</p></div>"
+        f"<div id='respond' class='comment-respond'><p>{words}</p></div>"
+        f"<ol class='responses'><li><p>{words}</p></li></ol></body></html>").find("body")
+    table = build_table(body)
+    evidence = comment_evidence(table)
+    divs = [i for i, tag in enumerate(table.tags) if tag == "div"]
+    assert not evidence[divs[0]]
+    assert evidence[divs[1]] and evidence[table.tags.index("ol")]
+
+
 def test_a_dateline_leaves_the_text_and_a_schedule_stays():
     from noisecbr.datelines import ANNOUNCING, datelines
     from noisecbr.features.furniture import FURNITURE
