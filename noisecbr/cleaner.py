@@ -31,7 +31,7 @@ from .pipeline import Decisions, NoiseEvidence, Page, decide, prepare, render, s
 from .result import CleanResult
 from .settings import EVIDENCE_MAX_PAGES
 from .tidy import InputError, Parser
-from .walk import FAVOR, Thresholds
+from .walk import AUTO, FAVOR, MODES, Thresholds
 
 __all__ = ["DEFAULT_MODEL", "FAVOR", "Cleaner", "clean", "default_model"]
 
@@ -57,9 +57,12 @@ class Cleaner:
     >>> result = cleaner.clean(html, url=url)   # doctest: +SKIP
     >>> result.text, result.title, result.comments, result.decisions  # doctest: +SKIP
 
-    ``favor`` picks the model's threshold set: ``"precision"`` removes more where unsure,
-    ``"recall"`` keeps more; ``noise_threshold``, ``keep_threshold`` and ``leaf_threshold``
-    replace one of them. ``comments=True`` appends the reader comments to ``.text`` (they are
+    ``favor`` picks the model's threshold set: ``"auto"`` (default) the set of each page's
+    convention (:mod:`noisecbr.convention`: precision on a page that declares itself an
+    article, recall on one with little prose, else balanced), or one for every page:
+    ``"precision"`` removes more where unsure, ``"recall"`` keeps more, ``"balanced"``;
+    ``noise_threshold``, ``keep_threshold`` and ``leaf_threshold`` replace one of them (in
+    every set). ``comments=True`` appends the reader comments to ``.text`` (they are
     in ``.comments`` either way). ``smooth``: isotonic smoothing of the noise scores over the
     tree (:func:`noisecbr.smoothing.isotonic_smooth`). ``max_bytes`` and ``max_elements``:
     the input limits (:mod:`noisecbr.settings`).
@@ -70,7 +73,7 @@ class Cleaner:
         model: Model | str | Path | None = None,
         *,
         parser: Parser = "lxml",
-        favor: str = "balanced",
+        favor: str = AUTO,
         comments: bool = False,
         noise_threshold: float | None = None,
         keep_threshold: float | None = None,
@@ -85,11 +88,16 @@ class Cleaner:
             model = load_model(model)
         self.model = model
         self.parser: Parser = parser
+        if favor not in FAVOR:
+            raise ValueError(f"favor must be one of {', '.join(FAVOR)}, got {favor!r}")
         self.favor = favor
         self.comments = comments
-        #: the walk's thresholds (a frozen value): the model's for ``favor``, with those given
-        self.thresholds = Thresholds.of(model, favor, noise=noise_threshold,
-                                        keep=keep_threshold, leaf=leaf_threshold)
+        given = {"noise": noise_threshold, "keep": keep_threshold, "leaf": leaf_threshold}
+        #: each mode's thresholds (frozen values): the model's, with those given
+        self.modes = {mode: Thresholds.of(model, mode, **given) for mode in MODES}
+        #: the walk's thresholds: those of ``favor`` (of ``balanced`` under ``auto``, where
+        #: :meth:`thresholds_for` picks each page's)
+        self.thresholds = self.modes["balanced" if favor == AUTO else favor]
         self.smooth = smooth
         self.max_bytes = max_bytes
         self.max_elements = max_elements
@@ -126,8 +134,13 @@ class Cleaner:
                 extra_noise: NoiseEvidence | None = None) -> Decisions:
         """The decisions of ``page`` under this cleaner's thresholds (``memory``, ``site``:
         as in :meth:`clean`; ``extra_noise``: another method's noise subtrees, removed)."""
-        return decide(page, self.predict_proba(page), self.thresholds, memory=memory,
-                      site=site, extra_noise=extra_noise)
+        return decide(page, self.predict_proba(page), self.thresholds_for(page),
+                      memory=memory, site=site, extra_noise=extra_noise)
+
+    def thresholds_for(self, page: Page) -> Thresholds:
+        """The thresholds the walk decides ``page`` by: those of the page's convention under
+        ``favor="auto"`` (:attr:`Page.mode`), else those of ``favor``."""
+        return self.modes[page.mode] if self.favor == AUTO else self.thresholds
 
     def render(self, page: Page, decisions: Decisions) -> CleanResult:
         """The :class:`CleanResult` of ``page`` as ``decisions`` decided it."""
@@ -192,12 +205,13 @@ class Cleaner:
 
 
 def clean(html: str | bytes, url: str | None = None, *, model: Model | str | Path | None = None,
-          parser: Parser = "lxml", memory: SiteMemory | None = None, favor: str = "balanced",
+          parser: Parser = "lxml", memory: SiteMemory | None = None, favor: str = AUTO,
           comments: bool = False, max_bytes: int | None = None) -> CleanResult:
     """Clean one page with the embedded default model (or ``model``), and the labelled pages
     of its site if a ``memory`` of them is given.
 
-    ``favor``: ``"balanced"`` (default), ``"precision"`` or ``"recall"``; ``comments=True``
+    ``favor``: ``"auto"`` (default: each page's convention), ``"balanced"``, ``"precision"``
+    or ``"recall"`` (see :class:`Cleaner`); ``comments=True``
     keeps the reader comments after the main text (they are in ``.comments`` either way).
 
     Raises an :class:`noisecbr.tidy.InputError` subclass with a one-line reason for input that

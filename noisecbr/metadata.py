@@ -28,8 +28,8 @@ from lxml import etree
 from .settings import HEADLINE_OVERLAP, MAX_HEADLINE_WORDS, MAX_JSON_LD_CHARS
 from .subtrees import looked_up
 
-__all__ = ["MAX_HEADLINE_WORDS", "PageMetadata", "page_elements", "page_metadata",
-           "headline_element"]
+__all__ = ["MAX_HEADLINE_WORDS", "PageMetadata", "declared_types", "headline_element",
+           "json_ld", "page_elements", "page_metadata"]
 
 _WORD = re.compile(r"\w+")
 #: `` | Site``, `` - Site``, `` — Site``, `` :: Site`` at the end of a ``<title>``.
@@ -122,7 +122,7 @@ def _meta(metas: list[etree._Element]) -> dict[str, str]:
     return found
 
 
-def _json_ld(scripts: list[etree._Element]) -> list[dict]:
+def json_ld(scripts: list[etree._Element]) -> list[dict]:
     """The objects of the page's JSON-LD blocks (``@graph`` members included)."""
     objects: list[dict] = []
     for script in scripts:
@@ -142,6 +142,21 @@ def _json_ld(scripts: list[etree._Element]) -> list[dict]:
                 if isinstance(graph, list):
                     objects.extend(g for g in graph if isinstance(g, dict))
     return objects
+
+
+def declared_types(elements: dict[str, list[etree._Element]], objects: list[dict]
+                   ) -> tuple[str | None, list[str]]:
+    """What the page says it is: its ``og:type`` (None if absent) and the ``@type`` of each of
+    its JSON-LD ``objects`` (:func:`json_ld`)."""
+    og_type = next((_clean(meta.get("content")) for meta in elements["meta"]
+                    if (meta.get("property") or meta.get("name") or "").lower() == "og:type"),
+                   None)
+    types: list[str] = []
+    for item in objects:
+        value = item.get("@type")
+        types.extend(v for v in (value if isinstance(value, list) else [value])
+                     if isinstance(v, str))
+    return og_type, types
 
 
 def _ld_value(objects: list[dict], key: str) -> str | None:
@@ -171,15 +186,17 @@ def _heading_text(h1s: list[etree._Element]) -> str | None:
 
 
 def page_metadata(body: etree._Element,
-                  elements: dict[str, list[etree._Element]] | None = None) -> PageMetadata:
+                  elements: dict[str, list[etree._Element]] | None = None,
+                  objects: list[dict] | None = None) -> PageMetadata:
     """The metadata of the page whose tidied ``<body>`` is ``body`` (its head is still in the
     tree: tidying removes invisible elements from the body only); ``elements``: its
-    :func:`page_elements`, if already found."""
+    :func:`page_elements`, and ``objects``: its :func:`json_ld` objects, if already found."""
     root = body.getroottree().getroot()
     if elements is None:
         elements = page_elements(body)
     meta = _meta(elements["meta"])
-    objects = _json_ld(elements["script"])
+    if objects is None:
+        objects = json_ld(elements["script"])
     titles = elements["title"]
     document_title = _clean(titles[0].text if titles else None)
     title = _first_found(

@@ -28,6 +28,7 @@ import numpy as np
 from lxml import etree
 
 from .byline import find_byline
+from .convention import declares_article, page_mode, prose_share
 from .datelines import datelines
 from .discussion import without_unfounded_comments
 from .evidence import SiteEvidence
@@ -36,7 +37,14 @@ from .features import vectorize
 from .features.lexical import lexical_inputs
 from .markdown import render_markdown
 from .memory import SiteMemory
-from .metadata import PageMetadata, headline_element, page_elements, page_metadata
+from .metadata import (
+    PageMetadata,
+    declared_types,
+    headline_element,
+    json_ld,
+    page_elements,
+    page_metadata,
+)
 from .model import Model
 from .orphans import orphaned_headings
 from .render import render_html, render_text, render_texts
@@ -75,11 +83,26 @@ class Page:
         return _index_of(self.table, self._read_metadata[1])
 
     @functools.cached_property
-    def _read_metadata(self) -> tuple[PageMetadata, etree._Element | None]:
+    def mode(self) -> str:
+        """The walk's mode of the page's convention, for ``favor="auto"``
+        (:func:`noisecbr.convention.page_mode`: ``precision`` for a declared article,
+        ``recall`` for a page with little prose, else ``balanced``)."""
+        og_type, types = declared_types(self._elements, self._json_ld)
+        return page_mode(declares_article(og_type, types), prose_share(self.table))
+
+    @functools.cached_property
+    def _elements(self) -> dict[str, list[etree._Element]]:
         # The body's elements of the tags read come from the table: only the head is walked.
-        elements = page_elements(self.body, self.table.elements, self.table.tags)
-        metadata = _xml_safe_metadata(page_metadata(self.body, elements))
-        return metadata, headline_element(self.body, metadata.title, elements)
+        return page_elements(self.body, self.table.elements, self.table.tags)
+
+    @functools.cached_property
+    def _json_ld(self) -> list[dict]:
+        return json_ld(self._elements["script"])
+
+    @functools.cached_property
+    def _read_metadata(self) -> tuple[PageMetadata, etree._Element | None]:
+        metadata = _xml_safe_metadata(page_metadata(self.body, self._elements, self._json_ld))
+        return metadata, headline_element(self.body, metadata.title, self._elements)
 
 
 def prepare(html: str | bytes, *, url: str | None = None, parser: Parser = "lxml",

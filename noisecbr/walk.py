@@ -12,9 +12,10 @@ Top-down over the tidied body, in document order:
 
 Keeping every subtree the network calls *data* whole lets the noise nested inside it through,
 so the walk keeps a subtree whole only on a confident data score and otherwise descends. The
-thresholds are a frozen :class:`Thresholds`, in three modes, ``favor="balanced" | "precision" |
+thresholds are a frozen :class:`Thresholds`, in three modes, ``"balanced" | "precision" |
 "recall"``, stored with the model and chosen on site-grouped validation folds
-(:mod:`training.modes`).
+(:mod:`training.modes`); ``favor="auto"`` (the default) walks each page in the mode of its
+convention (:mod:`noisecbr.convention`).
 
 Where a site's labelled pages recall a label for a subtree (:mod:`noisecbr.memory`), that label
 decides; a subtree whose text recurs on the site's other pages (:mod:`noisecbr.evidence`) is
@@ -33,10 +34,14 @@ from .result import COMMENT, DATA, MIXTURE, NOISE
 from .settings import DEFAULT_MODES
 from .subtrees import ElementTable
 
-__all__ = ["FAVOR", "Thresholds", "walk"]
+__all__ = ["AUTO", "FAVOR", "MODES", "Thresholds", "walk"]
 
 #: The walk's modes: which way to lean where the scores are unsure.
-FAVOR = tuple(DEFAULT_MODES)
+MODES = tuple(DEFAULT_MODES)
+#: Each page in the mode of its convention (:func:`noisecbr.convention.page_mode`).
+AUTO = "auto"
+#: What a cleaner may favor: each page's convention, or one mode for every page.
+FAVOR = (AUTO, *MODES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +59,7 @@ class Thresholds:
         :data:`noisecbr.settings.DEFAULT_MODES`; each of ``given`` (``noise=``, ``keep=``,
         ``leaf=``) that is not None in their place."""
         if favor not in DEFAULT_MODES:
-            raise ValueError(f"favor must be one of {', '.join(FAVOR)}, got {favor!r}")
+            raise ValueError(f"a threshold set is one of {', '.join(MODES)}, got {favor!r}")
         modes = model.metadata.get("modes") or {}
         stored = modes.get(favor) or (model.thresholds if favor == "balanced" else {})
         chosen = {**DEFAULT_MODES[favor], **stored}

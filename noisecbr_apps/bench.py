@@ -31,6 +31,7 @@ from noisecbr.memory import SiteMemory
 from noisecbr.metric import PageScore, Scores, aggregate, bootstrap_f1, score_page, tokens
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import InputError, tidy
+from noisecbr.walk import AUTO
 
 from .structure import StructureCounts, page_structure, structure_counts
 
@@ -474,9 +475,10 @@ def _noisecbr_slots(pages: Sequence[LabelledPage], labelled: Sequence[LabelledPa
                     seed, model, progress, with_sets, adapt, comments, modes, fold_models=None,
                     site_pages=0, adapt_clicks: Sequence[int] = ()
                     ) -> list[tuple[str, Callable[[LabelledPage], str]]]:
-    """The noisecbr rows of a bench: the balanced cleaner, each other mode with ``modes``, and
-    the rows of a site's other pages (:func:`_site_slots`). Fold models and site memories
-    learn from ``labelled`` (the pages with the dataset's own ground truth)."""
+    """The noisecbr rows of a bench: the default cleaner (``favor="auto"``: each page's
+    convention), each mode for every page with ``modes``, and the rows of a site's other pages
+    (:func:`_site_slots`). Fold models and site memories learn from ``labelled`` (the pages
+    with the dataset's own ground truth)."""
     if fold_models:
         model_of = _stored_fold_models(fold_models, labelled).__getitem__
         label = "noisecbr (recipe folds)"
@@ -489,12 +491,12 @@ def _noisecbr_slots(pages: Sequence[LabelledPage], labelled: Sequence[LabelledPa
         model_of = lambda key: single  # noqa: E731 - one model for every page
         label = "noisecbr"
     slots = []
-    for favor in (FAVOR if modes else ("balanced",)):
+    for favor in (FAVOR if modes else (AUTO,)):
         cleaner_of = page_cleaners(pages, model_of, favor, comments)
-        name = label if favor == "balanced" else f"{label} {favor}"
+        name = label if favor == AUTO else f"{label} {favor}"
         slots.append((name, lambda page, c=cleaner_of: c[page_key(page)].clean(
             page.html, url=page.url).text))
-    cleaner_of = page_cleaners(pages, model_of, "balanced", comments)
+    cleaner_of = page_cleaners(pages, model_of, AUTO, comments)
     return slots + _site_slots(label, cleaner_of, labelled, adapt=adapt, site_pages=site_pages,
                                adapt_clicks=adapt_clicks, seed=seed)
 

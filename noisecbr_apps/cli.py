@@ -24,6 +24,7 @@ import click
 
 from noisecbr.exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_NOT_FOUND, EXIT_PARTIAL, EXIT_USAGE
 from noisecbr.limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS, reading_problem
+from noisecbr.walk import AUTO, FAVOR
 
 _FORMATS = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"}
 #: The formats of WARC input: one row per page (noisecbr_apps.crawl.warc.FORMATS).
@@ -143,7 +144,7 @@ _worker_memory = None
 
 
 def _init_worker(model: str | None, parser: str, smooth: float | None, memory=None,
-                 favor: str = "balanced", comments: bool = False,
+                 favor: str = AUTO, comments: bool = False,
                  max_bytes: int | None = None, max_elements: int | None = None) -> None:
     global _worker_cleaner, _worker_memory
     from noisecbr.cleaner import Cleaner
@@ -244,9 +245,11 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
               show_default=True, help="html5lib is spec-conformant but about 40x slower.")
 @click.option("--smooth", type=float, default=None,
               help="Smooth noise scores over the tree (isotonic regression, penalty c·A/A_i).")
-@click.option("--favor", type=click.Choice(["balanced", "precision", "recall"]),
-              default="balanced", show_default=True, help="Where the model is unsure: remove "
-              "more (precision) or keep more (recall). The thresholds are stored with the model.")
+@click.option("--favor", type=click.Choice(list(FAVOR)), default=AUTO, show_default=True,
+              help="Where the model is unsure: remove more (precision) or keep more (recall) on "
+              "every page, or each page as its convention asks (auto: precision on a declared "
+              "article, recall on a page with little prose). The thresholds are stored with "
+              "the model.")
 @click.option("--comments", is_flag=True, help="Keep the reader comments, after the main text "
               "(JSON output has them in 'comments' either way).")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True,

@@ -102,6 +102,8 @@ class _TagScores(Cleaner):
     """A cleaner whose scores come from a table of tag → class probabilities."""
 
     def __init__(self, scores: dict[str, tuple[float, ...]], **kwargs):
+        # The walk's mechanics under one threshold set (auto picks a page's: tested apart).
+        kwargs.setdefault("favor", "balanced")
         n = len(FEATURE_NAMES)
         dummy = Model(weights=[np.zeros((len(LABELS), n), np.float32)],
                       biases=[np.zeros(len(LABELS), np.float32)], columns=np.arange(n),

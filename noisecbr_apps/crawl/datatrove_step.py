@@ -29,6 +29,7 @@ from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
 from noisecbr.tidy import InputError
+from noisecbr.walk import AUTO
 
 from .warc import cached_cleaner
 
@@ -51,7 +52,7 @@ class NoisecbrExtractor(BaseExtractor):
     _requires_dependencies = ["lxml", "numpy"]
 
     def __init__(self, output: Literal["text", "markdown"] = "text", *,
-                 favor: str = "balanced", comments: bool = False, links: bool = False,
+                 favor: str = AUTO, comments: bool = False, links: bool = False,
                  images: bool = False, model: str | None = None, timeout: float = 10.0) -> None:
         super().__init__(timeout)
         if output not in ("text", "markdown"):

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from noisecbr.walk import AUTO
+
 from .warc import (
     SITE_WINDOW,
     CrawlStats,
@@ -42,7 +44,7 @@ class CleanSettings:
     smooth: float | None = None
     max_bytes: int | None = None
     memories: Callable | None = None
-    favor: str = "balanced"
+    favor: str = AUTO
     comments: bool = False
     max_elements: int | None = None
     markdown: bool = False  # a markdown column in the rows

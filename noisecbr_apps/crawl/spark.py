@@ -22,6 +22,8 @@ from typing import Any
 
 import click
 
+from noisecbr.walk import AUTO, FAVOR
+
 from .pool import CleanSettings
 from .warc import CrawlStats, clean_pages, columns, iter_pages
 
@@ -130,8 +132,8 @@ def _summary(counts: Counter) -> str:
               "cleaned with their site memory (the site is the host of WARC-Target-URI).")
 @click.option("--site", help="With --memory: one site's memory for every page.")
 @click.option("--max-bytes", type=int, default=None, help="Skip records larger than this.")
-@click.option("--favor", type=click.Choice(["balanced", "precision", "recall"]),
-              default="balanced", show_default=True, help="As for noisecbr clean.")
+@click.option("--favor", type=click.Choice(list(FAVOR)), default=AUTO, show_default=True,
+              help="As for noisecbr clean.")
 @click.option("--comments", is_flag=True, help="Keep the reader comments after the main "
               "text too (the comments column has them either way).")
 @click.option("--partitions", type=int, default=None,

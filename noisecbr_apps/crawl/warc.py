@@ -27,6 +27,7 @@ from typing import IO, Any
 
 from noisecbr.result import LABELS
 from noisecbr.tidy import DEFAULT_MAX_BYTES, InputError
+from noisecbr.walk import AUTO
 
 __all__ = ["HTML_TYPES", "WarcPage", "CrawlStats", "is_warc", "iter_pages", "page_row",
            "clean_pages", "columns", "RowWriter", "output_format", "warc_stem", "cached_cleaner",
@@ -258,7 +259,7 @@ _cleaners: dict[tuple, Any] = {}
 
 
 def cached_cleaner(model: str | None = None, parser: str = "lxml", smooth: float | None = None,
-                   max_bytes: int | None = None, favor: str = "balanced", comments: bool = False,
+                   max_bytes: int | None = None, favor: str = AUTO, comments: bool = False,
                    max_elements: int | None = None):
     """This process's :class:`noisecbr.Cleaner` for these settings: the model is loaded once
     per process (a pool worker, a Spark executor's Python worker), not once per record."""

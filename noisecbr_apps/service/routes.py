@@ -58,9 +58,10 @@ class CleanOptions(_Strict):
                                             "(needs the case base).")
     smooth: float | None = Field(None, ge=0, le=1e6, description="Isotonic smoothing penalty.")
     comments: bool = Field(False, description="Keep reader comments, after the main text.")
-    favor: Literal["balanced", "precision", "recall"] = Field(
-        "balanced", description="The model's threshold set: remove more where unsure "
-                                "(precision) or keep more (recall).")
+    favor: Literal["auto", "balanced", "precision", "recall"] = Field(
+        "auto", description="The model's threshold set: remove more where unsure "
+                            "(precision) or keep more (recall) on every page, or each page "
+                            "as its convention asks (auto).")
 
 
 class ExplainOptions(_Strict):

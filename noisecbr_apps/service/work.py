@@ -25,6 +25,7 @@ from noisecbr.model import load_model
 from noisecbr.pipeline import Decisions, Page
 from noisecbr.result import Decision
 from noisecbr.tidy import InputError
+from noisecbr.walk import AUTO
 
 __all__ = ["JobError", "add_labels_job", "add_page_job", "clean_job", "explain_job",
            "guarded", "init_worker", "queue_job", "review_job"]
@@ -123,7 +124,7 @@ def _casebase():
 
 # -- cleaning -----------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=CLEANER_CACHE)
-def _cleaner(smooth: float | None = None, comments: bool = False, favor: str = "balanced"
+def _cleaner(smooth: float | None = None, comments: bool = False, favor: str = AUTO
              ) -> Cleaner:
     return Cleaner(_state["model"], smooth=smooth, comments=comments, favor=favor)
 
@@ -155,7 +156,7 @@ def _result_body(result, fmt: str, links: bool = False, images: bool = False) ->
 def clean_job(page: bytes | str, url: str | None, options: Mapping[str, Any]) -> dict:
     """Clean one page as ``noisecbr clean`` does: the body in ``options["format"]``."""
     cleaner = _cleaner(options.get("smooth"), bool(options.get("comments")),
-                       options.get("favor") or "balanced")
+                       options.get("favor") or AUTO)
     memory = _memory(page, url) if options.get("memory") else None
     result = cleaner.clean(page, url=url, memory=memory)
     return {"body": _result_body(result, options.get("format", "json"),
