@@ -68,11 +68,18 @@ def load_api(package: str) -> SimpleNamespace:
     api.kernel = backend.name
     api.blas = pipeline._blas_controller
     api.score = lambda cleaner, body, table: _scored(pipeline, cleaner, body, table)
-    api.decide = lambda cleaner, page, proba: pipeline.decide(page, proba, cleaner.thresholds)
+    api.decide = lambda cleaner, page, proba: pipeline.decide(page, proba, _thresholds(cleaner,
+                                                                                      page))
     api.metadata = lambda page: (page.metadata, page.headline)
     api.render = lambda cleaner, page, decided, _: pipeline.render(page, decided,
                                                                   comments=cleaner.comments)
     return api
+
+
+def _thresholds(cleaner, page):
+    """The thresholds the cleaner walks the page by (each page's mode since favor="auto")."""
+    pick = getattr(cleaner, "thresholds_for", None)
+    return cleaner.thresholds if pick is None else pick(page)
 
 
 def _scored(pipeline, cleaner, body, table) -> tuple[object, np.ndarray]:
