@@ -235,3 +235,14 @@ def test_html5lib_gets_the_same_depth_bound_as_lxml():
     shallow = "<html><body>" + "<div>" * 50 + "x" + "</div>" * 50 + "</body></html>"
     assert max(sum(1 for _ in e.iterancestors()) for e in tidy(shallow, parser="html5lib")
                .iter()) == 51
+
+
+@pytest.mark.parametrize("parser", ["lxml", "html5lib"])
+def test_a_closed_example_page_does_not_hide_the_element_that_swallows_the_page(parser):
+    # A <textarea> showing a whole page (closed, its text ending in </html>) comes first; the
+    # <script> whose end tag is missing is the one that swallowed the article.
+    example = "&lt;html&gt;&lt;body&gt;an example " + "x " * 40 + "&lt;/body&gt;&lt;/html&gt;"
+    page = (f"<html><body><form><textarea>{example}\n</body></html></textarea></form>"
+            f"<script>var x = 1;\n{_ARTICLE}</body></html>")
+    text = text_of(page, parser=parser)
+    assert "Paragraph 0 of the article" in text and "Paragraph 29 of the article" in text
