@@ -246,3 +246,13 @@ def test_a_closed_example_page_does_not_hide_the_element_that_swallows_the_page(
             f"<script>var x = 1;\n{_ARTICLE}</body></html>")
     text = text_of(page, parser=parser)
     assert "Paragraph 0 of the article" in text and "Paragraph 29 of the article" in text
+
+
+def test_html5lib_moves_a_swallowing_element_out_of_a_table_and_it_is_still_found():
+    # html5lib puts a <textarea> met among a table's rows before the table: the element that
+    # swallowed the page is then not the document's last.
+    page = ("<html><body><form><table><tr><td>Your comment:</td></tr><textarea name=c></table>"
+            f"</form><div>{_ARTICLE}</div></body></html>")
+    text = text_of(page, parser="html5lib")
+    assert "Paragraph 0 of the article" in text and "Paragraph 29 of the article" in text
+    assert "</table>" not in text
