@@ -29,11 +29,10 @@ __all__ = ["DISCUSSION_MARKUP", "THREAD_MIN_WORDS", "THREAD_MARKUP_ANCESTORS", "
 
 #: Class / id / role fragments of discussion markup (matched in the lower-cased value):
 #: comment, reply, response, discussion, and their spellings in the web's main languages.
-#: "response" and "respond", not "respons": a layout's "responsive" (img-responsive,
-#: table-responsive) is no discussion.
+#: "response", not "respons": a layout's "responsive" (img-responsive, table-responsive) is
+#: no discussion (nor "respond": a correspondent's byline is none either).
 DISCUSSION_MARKUP = re.compile(
-    r"comment|coment|komment|reply|replies|response|respond|discus|disqus|reactie|reaction"
-    r"|antwort"
+    r"comment|coment|komment|reply|replies|response|discus|disqus|reactie|reaction|antwort"
     r"|yorum|коммент|评论|評論|コメント|댓글")
 
 #: Whether an attribute value is discussion markup, by value (class names repeat across a
@@ -65,9 +64,12 @@ def _marked_by_search(value: str) -> bool:
     return DISCUSSION_MARKUP.search(value.lower()) is not None
 
 
-#: The pattern's ASCII words: the kernel searches an ASCII value for them itself.
+#: The pattern's ASCII words: the kernel searches an ASCII value for them itself (plain
+#: lower-case words only: the kernel knows no other pattern).
 _ASCII_WORDS = tuple(word.encode() for word in DISCUSSION_MARKUP.pattern.split("|")
                      if word.isascii())
+if not all(re.fullmatch(rb"[a-z]+", word) for word in _ASCII_WORDS):
+    raise ValueError("DISCUSSION_MARKUP's ASCII alternatives must be plain lower-case words")
 
 
 def _marked_compiled(values: list[str | None]) -> np.ndarray:

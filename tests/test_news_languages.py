@@ -132,11 +132,12 @@ def test_a_responsive_layout_is_no_discussion():
     body = etree.HTML(
         f"<html><body><div class='table-responsive'><p>{words}</p></div>"
         f"<div id='respond' class='comment-respond'><p>{words}</p></div>"
-        f"<ol class='responses'><li><p>{words}</p></li></ol></body></html>").find("body")
+        f"<ol class='responses'><li><p>{words}</p></li></ol>"
+        f"<div class='byline__correspondent'><p>{words}</p></div></body></html>").find("body")
     table = build_table(body)
     evidence = comment_evidence(table)
     divs = [i for i, tag in enumerate(table.tags) if tag == "div"]
-    assert not evidence[divs[0]]
+    assert not evidence[divs[0]] and not evidence[divs[2]]
     assert evidence[divs[1]] and evidence[table.tags.index("ol")]
 
 
