@@ -25,6 +25,7 @@ import sys
 import numpy as np
 
 from noisecbr.metric import aggregate, score_page, shingles, tokens
+from noisecbr.walk import AUTO
 from noisecbr_apps.bench import bench_pages, best_per_page, cv_models, get_extractor, page_cleaners
 
 
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
 
     pages, labelled = bench_pages(args.dataset, None, 0, args.truth)
     models = cv_models(labelled, args.cv, args.seed, sys.stderr.isatty())
-    cleaners = page_cleaners(pages, models.__getitem__, "balanced", False)
+    cleaners = page_cleaners(pages, models.__getitem__, AUTO, False)
     peers = {name: get_extractor(name) for name in ("trafilatura", "readability")}
     texts: dict[str, list[str]] = {"noisecbr": [], **{name: [] for name in peers}}
     titles = []

@@ -9,10 +9,11 @@
     result = cleaner.render(page, decisions)         # the CleanResult
 
 As in scikit-learn, ``predict_proba`` gives the class probabilities and ``predict`` the
-decisions; the thresholds between the two are a frozen value, :attr:`Cleaner.thresholds`
-(:class:`noisecbr.walk.Thresholds`). Pages of one site cleaned together lose what recurs across
-them (:meth:`Cleaner.clean_site`, :mod:`noisecbr.evidence`); the labelled pages of a site decide
-the same markup on its other pages (``memory=``, :mod:`noisecbr.memory`).
+decisions; the thresholds between the two are a frozen value
+(:class:`noisecbr.walk.Thresholds`), those of the page's convention by default
+(:meth:`Cleaner.thresholds_for`, ``favor="auto"``). Pages of one site cleaned together lose
+what recurs across them (:meth:`Cleaner.clean_site`, :mod:`noisecbr.evidence`); the labelled
+pages of a site decide the same markup on its other pages (``memory=``, :mod:`noisecbr.memory`).
 """
 
 from __future__ import annotations
@@ -104,17 +105,20 @@ class Cleaner:
 
     @property
     def noise_threshold(self) -> float:
-        """The walk's removal threshold (``thresholds.noise``; set it with the constructor)."""
+        """The walk's removal threshold (``thresholds.noise``: under ``favor="auto"`` the
+        balanced set's, each page's being :meth:`thresholds_for`; set it with the
+        constructor)."""
         return self.thresholds.noise
 
     @property
     def keep_threshold(self) -> float:
-        """The walk's keep-whole threshold (``thresholds.keep``)."""
+        """The walk's keep-whole threshold (``thresholds.keep``, as :attr:`noise_threshold`)."""
         return self.thresholds.keep
 
     @property
     def leaf_threshold(self) -> float:
-        """The walk's threshold for elements without element children (``thresholds.leaf``)."""
+        """The walk's threshold for elements without element children (``thresholds.leaf``, as
+        :attr:`noise_threshold`)."""
         return self.thresholds.leaf
 
     # -- the stages ------------------------------------------------------------------------------

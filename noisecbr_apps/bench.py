@@ -398,8 +398,9 @@ def bench(
 
     ``truth`` picks the ground truth scored against (:data:`TRUTHS`); ``comments`` asks
     noisecbr and trafilatura to keep reader comments after the main text; ``modes`` adds a
-    noisecbr row for each ``favor`` mode besides the balanced one; ``structure`` counts the code
-    lines and table rows each text keeps intact (:mod:`noisecbr_apps.structure`)."""
+    noisecbr row for each mode on every page besides the default (``favor="auto"``);
+    ``structure`` counts the code lines and table rows each text keeps intact
+    (:mod:`noisecbr_apps.structure`)."""
     _check_options(with_sets=with_sets, cv=cv, fold_models=fold_models, model=model,
                    adapt=adapt, truth=truth, site_pages=site_pages, adapt_clicks=adapt_clicks)
     adapt_clicks = list(dict.fromkeys(adapt_clicks))

@@ -549,8 +549,8 @@ def _click_counts(values: tuple[str, ...]) -> tuple[int, ...]:
               "part (the text before a reader-comments marker line, as in dragnet).")
 @click.option("--comments", is_flag=True, help="Ask noisecbr and trafilatura to keep reader "
               "comments after the main text.")
-@click.option("--modes", is_flag=True, help="Add a noisecbr row for each --favor mode "
-              "(precision, recall).")
+@click.option("--modes", is_flag=True, help="Add a noisecbr row for each mode on every page "
+              "(balanced, precision, recall) beside the default (auto: each page's convention).")
 @click.option("--oracle", is_flag=True, help="Add a row that scores each page by the row that "
               "did best on it: how high the extractors together reach on this ground truth.")
 @click.option("--fold-models", type=click.Path(exists=True, file_okay=False), default=None,

@@ -296,7 +296,9 @@ def _page_site(page: bytes | str, url: str | None, stored_id: int | None):
 def queue_job(page_id: int, limit: int) -> dict:
     """The correction queue of a stored page: its boxes where one click changes its site's
     most text, best first (:mod:`noisecbr.queue`), decided with the site memory as the review
-    page decides it, the markup counted on the site's other stored pages."""
+    page decides it, the markup counted on the site's other stored pages. A stored page keeps
+    its body only: what its head declares is not known here, so a declared article is walked
+    in the mode of its prose (:mod:`noisecbr.convention`), not the precision mode."""
     from casebase.reuse import site_memory, stored_page
 
     casebase = _casebase()
