@@ -130,7 +130,8 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated case names")
     parser.add_argument("--limit-gb", type=float, default=None,
                         help="address-space cap of each child (GB)")
-    parser.add_argument("--inputs", type=Path, default=Path(tempfile.gettempdir()) / "noisecbr-sizes",
+    parser.add_argument("--inputs", type=Path,
+                        default=Path(tempfile.gettempdir()) / "noisecbr-sizes",
                         help="where the generated inputs are kept between runs")
     args = parser.parse_args()
     args.inputs.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,9 @@
 """The bench's timing loop: extractors take turns over blocks of pages and score every page."""
 
-from noisecbr_apps.bench import ROUND_PAGES, _run
 from noisecbr.layout import LabelledPage
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import tidy
+from noisecbr_apps.bench import ROUND_PAGES, _run
 
 
 def _pages(n: int) -> list[LabelledPage]:
@@ -73,9 +73,9 @@ def test_cv_fold_models_learn_from_the_datasets_own_truth(tmp_path, monkeypatch,
     import gzip
     import json
 
-    from noisecbr_apps import bench as bench_module
     from noisecbr.cleaner import default_model
     from noisecbr.layout import COMMENTS_MARKER
+    from noisecbr_apps import bench as bench_module
 
     data = tmp_path / "set"
     (data / "html").mkdir(parents=True)
@@ -159,9 +159,9 @@ def test_fold_models_score_each_page_with_its_folds_model(tmp_path, article_html
 
     import pytest
 
-    from noisecbr_apps import bench as bench_module
     from noisecbr.cleaner import default_model
     from noisecbr.model import save_model
+    from noisecbr_apps import bench as bench_module
 
     data = _dataset(tmp_path, "set", article_html, ["de-DE", "en", ""])
     folder = tmp_path / "folds"

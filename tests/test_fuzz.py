@@ -8,10 +8,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from fuzzing import FAMILIES, clean_everything, generate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from fuzzing import FAMILIES, clean_everything, generate
 
 #: Examples per test: seven tests of 300 and the deep pages' 100 make 2 200 cases in about 10 s
 #: of CPU. Deep pages are 100: each costs ~40 ms (up to 4 000 levels), ten times the others.

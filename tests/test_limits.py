@@ -12,8 +12,8 @@ from lxml import etree
 
 import noisecbr
 from noisecbr import limits
-from noisecbr_apps.cli import main
 from noisecbr.tidy import InputError, InputTooLargeError, drop_elements, tidy
+from noisecbr_apps.cli import main
 
 
 def test_max_bytes_on_clean():

@@ -11,8 +11,6 @@ from lxml import html as lxml_html
 
 from casebase.labelling import label_table, oracle
 from noisecbr.cleaner import Cleaner
-from noisecbr.walk import Thresholds
-from noisecbr_apps.cli import main as noisecbr_cli
 from noisecbr.features import FEATURE_NAMES
 from noisecbr.layout import split_truth
 from noisecbr.metadata import page_metadata
@@ -21,6 +19,8 @@ from noisecbr.render import render_text
 from noisecbr.result import COMMENT, DATA, LABELS, NOISE
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import tidy
+from noisecbr.walk import Thresholds
+from noisecbr_apps.cli import main as noisecbr_cli
 
 MARKER = "!@#$%^&*()  COMMENTS"
 ARTICLE = ("The council voted on Tuesday to rebuild the old harbour wall before the winter "

@@ -11,9 +11,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import noisecbr
-from noisecbr_apps.cli import main
 from noisecbr.markdown import render_markdown
 from noisecbr.tidy import tidy
+from noisecbr_apps.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "markdown"
 PAGE = (FIXTURES / "structure.html").read_bytes()

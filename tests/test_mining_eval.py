@@ -10,13 +10,13 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from noisecbr.cleaner import Cleaner
-from noisecbr.layout import LabelledPage
 from experiments.mining.corpus import Corpus, page_key, publisher, topic_of
 from experiments.mining.measures import clustering_f_measure, near_duplicate_share
 from experiments.mining.methods import METHODS, documents, method_functions
 from experiments.mining.report import KEEP_MARK
 from experiments.mining_eval import method_documents, run
+from noisecbr.cleaner import Cleaner
+from noisecbr.layout import LabelledPage
 
 TOPICS = {
     "article": ["election", "minister", "parliament", "vote", "campaign", "policy", "senator", "debate", "reform", "ballot", "coalition", "budget", "speech", "party", "candidate"],

@@ -12,9 +12,9 @@ from safetensors.numpy import save_file
 
 from noisecbr import model as model_module
 from noisecbr.cleaner import default_model
-from noisecbr_apps.cli import main
 from noisecbr.features.lexical import lexicon_tensors
 from noisecbr.model import ModelError, load_model, save_model
+from noisecbr_apps.cli import main
 
 
 def _parts() -> tuple[dict[str, np.ndarray], dict]:

@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from casebase.cli import cli as casebase_cli
-from noisecbr_apps.service.app import Settings, create_app
 from noisecbr.cleaner import Cleaner
+from noisecbr_apps.service.app import Settings, create_app
 
 FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
 TRUTH = json.loads((FIXTURE / "ground-truth.json").read_text())
@@ -323,8 +323,8 @@ def test_serve_command(tmp_path):
     import subprocess
     import sys
 
-    from noisecbr_apps.cli import main
     from noisecbr.exits import EXIT_CASEBASE
+    from noisecbr_apps.cli import main
 
     runner = CliRunner()
     shown = runner.invoke(main, ["serve", "--help"])

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
+from experiments import sitelevel_eval as ev
 from noisecbr.features import FEATURE_NAMES
 from noisecbr.layout import LabelledPage
 from noisecbr.model import Model
-from experiments import sitelevel_eval as ev
 
 NAV = ('<div class="nav"><ul><li><a href="/">Home page link</a></li>'
        '<li><a href="/news">Latest news items</a></li>'

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 import noisecbr
-from noisecbr_apps.cli import main
 from noisecbr.tidy import BinaryInputError, NotHTMLError, WARCInputError
+from noisecbr_apps.cli import main
 
 
 def _tar() -> bytes:

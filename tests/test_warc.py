@@ -8,8 +8,15 @@ from click.testing import CliRunner
 from warchelpers import ACCENTED, BASE, make_crawl
 
 from noisecbr_apps.cli import main
-from noisecbr_apps.crawl.warc import (DAMAGED, CrawlStats, _charset_decoded, columns, is_warc,
-                                     iter_pages, response_record)
+from noisecbr_apps.crawl.warc import (
+    DAMAGED,
+    CrawlStats,
+    _charset_decoded,
+    columns,
+    is_warc,
+    iter_pages,
+    response_record,
+)
 
 NAMES = {"blog-1", "blog-2", "news-1", "tide-pools", "wrong-charset", "latin-1"}
 
@@ -140,11 +147,12 @@ def test_is_warc(crawl, tmp_path):
 
 def test_site_memory_by_record_url_in_clean_and_in_the_spark_partitions(tmp_path,
                                                                          flawed_model):
+    from warchelpers import FIXTURE_PAGES
+
     from casebase.cli import cli as casebase_cli
     from casebase.reuse import PageMemories
     from noisecbr_apps.crawl.pool import CleanSettings
     from noisecbr_apps.crawl.spark import clean_partition
-    from warchelpers import FIXTURE_PAGES
 
     fixture = FIXTURE_PAGES.parent
     db = tmp_path / "cb.sqlite"
