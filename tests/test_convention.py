@@ -91,3 +91,17 @@ def test_an_unknown_favor_is_refused():
         Cleaner(favor="bold")
     with pytest.raises(ValueError, match="a threshold set is one of"):
         Thresholds.of(Cleaner().model, "auto")
+
+
+def test_declarations_written_in_the_body_are_read_and_their_tails_kept():
+    html = _page(body='<div>Before <script type="Application/LD+JSON">{"@type": "NewsArticle", '
+                      '"headline": "The declared headline"}</script>after the script. <meta '
+                      'property="og:type" content="article">After the meta.</div>'
+                      '<meta itemprop="datePublished" content="2001-01-01">' + LISTING_BODY)
+    cleaner = Cleaner()
+    page = cleaner.prepare(html)
+    assert page.mode == "precision" and page.metadata.title == "The declared headline"
+    assert page.metadata.date is None  # a microdata meta describes its box, not the page
+    text = " ".join(page.body.itertext())
+    assert "Before after the script. After the meta." in " ".join(text.split())
+    assert "NewsArticle" not in text
