@@ -98,18 +98,27 @@ def test_documentation_sections_are_never_comments():
         assert clause in result.text
 
 
+_WORDS = " ".join(["word"] * 12)
+
+
+def _comment_evidence(boxes: str):
+    """The element table of a body of ``boxes`` and its comment evidence."""
+    from noisecbr.discussion import comment_evidence
+
+    table = build_table(etree.HTML(f"<html><body>{boxes}</body></html>").find("body"))
+    return table, comment_evidence(table)
+
+
 def test_a_comment_score_needs_a_threads_markup():
-    from noisecbr.discussion import comment_evidence, without_unfounded_comments
+    from noisecbr.discussion import without_unfounded_comments
     from noisecbr.result import COMMENT
 
-    words = " ".join(["word"] * 12)
-    body = etree.HTML(
-        f"<html><body><div class='refsect2'><p>{words}</p></div>"
+    words = _WORDS
+    table, evidence = _comment_evidence(
+        f"<div class='refsect2'><p>{words}</p></div>"
         f"<ol class='commentlist'><li><p>{words}</p></li></ol>"
         f"<div id='disqus_thread'><div><div><div><p>{words}</p></div></div></div></div>"
-        "<div class='comments'><p>No comments yet.</p></div></body></html>").find("body")
-    table = build_table(body)
-    evidence = comment_evidence(table)
+        "<div class='comments'><p>No comments yet.</p></div>")
     by_tag = {(tag, i): bool(evidence[i]) for i, tag in enumerate(table.tags)}
     assert not evidence[table.tags.index("div")]  # a documentation section
     assert evidence[table.tags.index("ol")] and evidence[table.tags.index("li")]
@@ -126,16 +135,12 @@ def test_a_comment_score_needs_a_threads_markup():
 
 
 def test_a_responsive_layout_is_no_discussion():
-    from noisecbr.discussion import comment_evidence
-
-    words = " ".join(["word"] * 12)
-    body = etree.HTML(
-        f"<html><body><div class='table-responsive'><p>{words}</p></div>"
+    words = _WORDS
+    table, evidence = _comment_evidence(
+        f"<div class='table-responsive'><p>{words}</p></div>"
         f"<div id='respond' class='comment-respond'><p>{words}</p></div>"
         f"<ol class='responses'><li><p>{words}</p></li></ol>"
-        f"<div class='byline__correspondent'><p>{words}</p></div></body></html>").find("body")
-    table = build_table(body)
-    evidence = comment_evidence(table)
+        f"<div class='byline__correspondent'><p>{words}</p></div>")
     divs = [i for i, tag in enumerate(table.tags) if tag == "div"]
     assert not evidence[divs[0]] and not evidence[divs[2]]
     assert evidence[divs[1]] and evidence[table.tags.index("ol")]
