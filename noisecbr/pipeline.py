@@ -170,7 +170,8 @@ class Decisions:
     decision (−1 inside a decided subtree, else a LABELS index); whether the walk fell back;
     with a site memory, what it recalled (−1 or a label per element) and the ids of the stored
     cases behind each recall; with site evidence, which subtrees recur on the site's other
-    pages."""
+    pages; the mode of the thresholds the walk used (``precision``, ``balanced``, ``recall``,
+    None for a set made by hand)."""
 
     proba: np.ndarray
     decision: np.ndarray
@@ -178,6 +179,7 @@ class Decisions:
     recalled: np.ndarray | None = None
     stored: list | None = None
     templates: np.ndarray | None = None
+    mode: str | None = None
 
 
 def decide(page: Page, proba: np.ndarray, thresholds: Thresholds, *,
@@ -208,7 +210,8 @@ def decide(page: Page, proba: np.ndarray, thresholds: Thresholds, *,
         # metadata; but not where the site's stored cases decided.
         decision[orphaned_headings(table, decision, recalled)] = NOISE
         decision[datelines(table, decision, recalled)] = NOISE
-    return Decisions(proba, decision, root is not None, recalled, stored, templates)
+    return Decisions(proba, decision, root is not None, recalled, stored, templates,
+                     thresholds.mode)
 
 
 def _fallback_root(page: Page, proba: np.ndarray, decision: np.ndarray) -> int | None:
@@ -258,7 +261,7 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False) -> Clean
     later = _OnDemand(page, decisions, sorted(removed_at), metadata, thread, comments)
     return CleanResult(html=later.html, text=text, decisions=later.decisions, url=page.url,
                        comments=thread, metadata=metadata, fallback=decisions.fell_back,
-                       markdown=later.markdown)
+                       markdown=later.markdown, mode=decisions.mode)
 
 
 class _Thread:

@@ -71,6 +71,7 @@ class CleanResult:
         metadata: Any = None,
         fallback: bool = False,
         markdown: str | Callable[..., str] = "",
+        mode: str | None = None,
     ) -> None:
         self._html = html
         self._markdown = markdown
@@ -84,6 +85,10 @@ class CleanResult:
         #: True when the walk kept almost nothing and the subtree with the most data mass was
         #: kept instead (:mod:`noisecbr.fallback`)
         self.fallback = fallback
+        #: the walk's mode on this page: ``precision``, ``balanced`` or ``recall`` (under
+        #: ``favor="auto"`` the page's convention's, :mod:`noisecbr.convention`), None for
+        #: thresholds made by hand
+        self.mode = mode
         #: the headline, author, publication date and language the page declares
         #: (:class:`noisecbr.metadata.PageMetadata`)
         self.title: str | None = getattr(metadata, "title", None)
@@ -147,6 +152,7 @@ class CleanResult:
             "markdown": self.markdown,
             "comments": self.comments,
             "fallback": self.fallback,
+            "mode": self.mode,
             "html": self.html,
             # Probabilities by class name: a bare list would not say which class each is for.
             "decisions": [{**asdict(decision),

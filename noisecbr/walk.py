@@ -46,11 +46,13 @@ FAVOR = (AUTO, *MODES)
 
 @dataclasses.dataclass(frozen=True)
 class Thresholds:
-    """The walk's three thresholds (see the module docstring)."""
+    """The walk's three thresholds (see the module docstring), and the name of the mode they
+    are the set of (None for a set made by hand)."""
 
     noise: float
     keep: float
     leaf: float
+    mode: str | None = None
 
     @classmethod
     def of(cls, model: Model, favor: str = "balanced", **given: float | None) -> Thresholds:
@@ -64,7 +66,7 @@ class Thresholds:
         stored = modes.get(favor) or (model.thresholds if favor == "balanced" else {})
         chosen = {**DEFAULT_MODES[favor], **stored}
         chosen.update({name: value for name, value in given.items() if value is not None})
-        return cls(noise=chosen["noise"], keep=chosen["keep"], leaf=chosen["leaf"])
+        return cls(noise=chosen["noise"], keep=chosen["keep"], leaf=chosen["leaf"], mode=favor)
 
 
 def walk(table: ElementTable, proba: np.ndarray, thresholds: Thresholds, *,

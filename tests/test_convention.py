@@ -105,3 +105,20 @@ def test_declarations_written_in_the_body_are_read_and_their_tails_kept():
     text = " ".join(page.body.itertext())
     assert "Before after the script. After the meta." in " ".join(text.split())
     assert "NewsArticle" not in text
+
+
+def test_the_result_says_which_mode_walked_the_page():
+    import json
+
+    article = _page('<meta property="og:type" content="article">', ARTICLE_BODY)
+    result = noisecbr.clean(article)
+    assert result.mode == "precision" and json.loads(result.to_json())["mode"] == "precision"
+    assert noisecbr.clean(_page(body=LISTING_BODY)).mode == "recall"
+    assert Cleaner(favor="balanced").clean(article).mode == "balanced"
+    # Thresholds made by hand name no mode.
+    cleaner = Cleaner()
+    page = cleaner.prepare(article)
+    from noisecbr.pipeline import decide
+
+    by_hand = decide(page, cleaner.predict_proba(page), Thresholds(0.5, 0.9, 0.5))
+    assert cleaner.render(page, by_hand).mode is None

@@ -244,7 +244,7 @@ def review_job(page: bytes | str, url: str | None, k: int) -> dict:
     out = {"url": url, "decisions": [asdict(d) for d in decisions],
            "text": result.text[:REVIEW_TEXT_CHARS],
            "frame": draw_page(prepared.body, decisions), "casebase": "casebase" in _state,
-           "memory_pages": memory.pages if memory else 0}
+           "memory_pages": memory.pages if memory else 0, "mode": decided.mode}
     if "casebase" in _state:
         out["neighbours"] = _neighbours(prepared, decided, url, k)
         out["stored"] = _stored(page)
