@@ -1202,19 +1202,13 @@ def long_tags(str text, Py_ssize_t min_chars, Py_ssize_t start=0):
 # ---------------------------------------------------------------------------------------------
 # Hidden elements (tidy._remove_invisible): the elements that carry a hiding attribute.
 
-cdef bint _holds_word(const_xmlChar* text, const char* word) noexcept nogil:
-    """Whether ``text`` holds ``word`` (lower-case ASCII letters) in any ASCII case."""
-    cdef size_t i, k, length = strlen(word)
-    cdef const unsigned char* data = <const unsigned char*>text
-    i = 0
-    while data[i] != 0:
-        k = 0
-        while k < length and data[i + k] != 0 and (data[i + k] | 32) == <unsigned char>word[k]:
-            k += 1
-        if k == length:
-            return True
-        i += 1
-    return False
+#: What a style that hides holds in some ASCII case (see _style_may_hide).
+cdef const unsigned char* HIDING_WORDS[2]
+HIDING_WORDS[0] = <const unsigned char*>b"none"
+HIDING_WORDS[1] = <const unsigned char*>b"dden"
+cdef Py_ssize_t HIDING_LENGTHS[2]
+HIDING_LENGTHS[0] = 4
+HIDING_LENGTHS[1] = 4
 
 
 cdef bint _style_may_hide(xmlAttr* attribute) noexcept nogil:
@@ -1226,7 +1220,8 @@ cdef bint _style_may_hide(xmlAttr* attribute) noexcept nogil:
         return False  # an empty value
     if value.next is not NULL or value.type != XML_TEXT_NODE or value.content is NULL:
         return True
-    return _holds_word(value.content, b"none") or _holds_word(value.content, b"dden")
+    return _holds_any(<const unsigned char*>value.content, strlen(<const char*>value.content),
+                      HIDING_WORDS, HIDING_LENGTHS, 2)
 
 
 cdef bint _carries_hiding_attribute(xmlNode* node, bint hiding_styles) noexcept nogil:
