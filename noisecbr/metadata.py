@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,13 +109,13 @@ def _positions(tags: list[object]) -> list[int]:
     return np.flatnonzero(looked_up(tags, _TAG_NUMBERS, -1) >= 0).tolist()
 
 
-def _meta(metas: list[etree._Element]) -> dict[str, str]:
-    """``<meta>`` contents by lower-cased name or property, for the keys read (the first of
-    each wins)."""
+def _meta(metas: list[etree._Element], keys: Collection[str] = _META_KEYS) -> dict[str, str]:
+    """``<meta>`` contents by lower-cased name or property, for ``keys`` (the first non-empty
+    of each wins)."""
     found: dict[str, str] = {}
     for meta in metas:
         key = (meta.get("property") or meta.get("name") or meta.get("itemprop") or "").lower()
-        if key in _META_KEYS and key not in found:
+        if key in keys and key not in found:
             content = _clean(meta.get("content"))
             if content:
                 found[key] = content
@@ -148,9 +148,7 @@ def declared_types(elements: dict[str, list[etree._Element]], objects: list[dict
                    ) -> tuple[str | None, list[str]]:
     """What the page says it is: its ``og:type`` (None if absent) and the ``@type`` of each of
     its JSON-LD ``objects`` (:func:`json_ld`)."""
-    og_type = next((_clean(meta.get("content")) for meta in elements["meta"]
-                    if (meta.get("property") or meta.get("name") or "").lower() == "og:type"),
-                   None)
+    og_type = _meta(elements["meta"], ("og:type",)).get("og:type")
     types: list[str] = []
     for item in objects:
         value = item.get("@type")
