@@ -325,10 +325,10 @@ class SiteMemory:
             # network: the markup is the same, the text is not.
             if verdict in (NOISE, COMMENT) and tally.outgrown(key, int(words[i])):
                 verdict = -1
+            pair = (tally is self._full, key)  # a full and a short hash may coincide
             if verdict in (NOISE, COMMENT):
-                totals[tally is self._full, key] = (totals.get((tally is self._full, key), 0)
-                                                    + int(words[i]))
-            looked_up.append((tally, key))
+                totals[pair] = totals.get(pair, 0) + int(words[i])
+            looked_up.append(pair)
             if verdict is not None and i > 0:
                 recalled[i] = verdict
             cases.append(tuple(tally.cases.get(key, ())))
@@ -338,8 +338,8 @@ class SiteMemory:
         outgrown = {pair for pair, count in totals.items()
                     if (self._full if pair[0] else self._short).outgrown_in_total(pair[1], count)}
         if outgrown:
-            for i, (tally, key) in enumerate(looked_up):
-                if (tally is self._full, key) in outgrown and recalled[i] in (NOISE, COMMENT):
+            for i, pair in enumerate(looked_up):
+                if pair in outgrown and recalled[i] in (NOISE, COMMENT):
                     recalled[i] = -1
         return recalled, cases
 
