@@ -35,8 +35,10 @@ def orphaned_headings(table: ElementTable, decision: np.ndarray,
         return np.zeros(0, dtype=np.int64)
     index = np.arange(n)
     following = np.where(table.end < n, table.end, 0)
+    next_decision = decision[following]
+    # Two comparisons, not np.isin (which sorts: 12 µs against 1.4 on a page's 800 elements).
     removed_next = ((table.end < n) & (table.parent[following] == table.parent)
-                    & np.isin(decision[following], (NOISE, COMMENT)))
+                    & ((next_decision == NOISE) | (next_decision == COMMENT)))
     words = table.subtree(table.piece_words)
     free = recalled < 0 if recalled is not None else True
     candidates = index[(decision == DATA) & removed_next & (words > 0)

@@ -237,7 +237,8 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False) -> Clean
     metadata = page.metadata
     decided = np.flatnonzero(decision >= 0)
     elements = table.elements
-    removed_at = set(decided[np.isin(decision[decided], (NOISE, COMMENT))].tolist())
+    verdict = decision[decided]
+    removed_at = set(decided[(verdict == NOISE) | (verdict == COMMENT)].tolist())
     comment_roots = [elements[i] for i in decided[decision[decided] == COMMENT].tolist()]
     if page.headline is not None:
         removed_at.add(page.headline)
