@@ -1772,6 +1772,32 @@ cdef int _related(_Page page, int relation, long long[::1] out) except -1:
     return 0
 
 
+cdef bint _bit_or_one_hot(const _Raw* r, Schema schema, Py_ssize_t c, Py_ssize_t start,
+                         Py_ssize_t stop, float[:, ::1] out) noexcept:
+    """Column c of rows [start, stop) written straight into ``out`` when it is a keyword bit
+    or a one-hot of a quantity (91 and 26 of the 221 columns; passing their 0s and 1s through
+    _column's buffers made vector_floats 0.30 ms a dragnet page instead of 0.24); False for
+    any other column.
+    The values are _column's: a bit is 1 where the mask has it, a one-hot 1 where the
+    quantity equals the index."""
+    cdef int transform = schema.transform[c], of = schema.of[c], index = schema.index[c]
+    cdef Py_ssize_t i
+    cdef const unsigned long long* masks
+    cdef const double* row
+    cdef double target = <double>index
+    if transform == BIT and (of == OWN_MASKS or of == ANCESTOR_MASKS):
+        masks = r.own if of == OWN_MASKS else r.inherited
+        for i in range(start, stop):
+            out[i, c] = <float>((masks[i] >> index) & 1)
+        return True
+    if transform == ONE_HOT and of < N_ROWS:
+        row = r.q + of * r.n
+        for i in range(start, stop):
+            out[i, c] = 1.0 if row[i] == target else 0.0
+        return True
+    return False
+
+
 cdef int _fill(float[:, ::1] out, _Page page, Schema schema) except -1:
     """Every column into ``out``, a block of rows at a time; then the AT and RELATIVE columns,
     from the whole of the column each reads."""
@@ -1783,10 +1809,11 @@ cdef int _fill(float[:, ::1] out, _Page page, Schema schema) except -1:
     for start in range(0, page.n, BLOCK):
         stop = start + BLOCK if start + BLOCK < page.n else page.n
         for c in range(schema.n_columns):
-            if not _relational(schema, c):
-                _column(&raw, schema, c, start, stop, values)
-                for i in range(start, stop):
-                    out[i, c] = <float>values[i - start]
+            if _relational(schema, c) or _bit_or_one_hot(&raw, schema, c, start, stop, out):
+                continue
+            _column(&raw, schema, c, start, stop, values)
+            for i in range(start, stop):
+                out[i, c] = <float>values[i - start]
     for c in range(schema.n_columns):
         if not _relational(schema, c):
             continue
