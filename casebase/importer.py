@@ -133,11 +133,13 @@ _SQLITE_INSERT = (f"INSERT INTO cases ({', '.join(CASE_COLUMNS)}) "
 
 def _insert_page(session: Session, html: bytes, digest: str, *, url: str, source: str,
                  external_id: str | None, host: str, truth: str | None, parser: str,
-                 site_cache: dict[str, int] | None = None) -> int:
+                 declared_article: bool | None, site_cache: dict[str, int] | None = None
+                 ) -> int:
     """Insert one page row (its compressed stored HTML) and return its id."""
     result = session.execute(insert(Page).values(
         site_id=site_id(session, host, site_cache), url=url or "", source=source,
-        external_id=external_id, content_hash=digest, parser=parser, html=html, truth=truth))
+        external_id=external_id, content_hash=digest, parser=parser, html=html, truth=truth,
+        declared_article=declared_article))
     return int(result.inserted_primary_key[0])
 
 
@@ -190,7 +192,8 @@ def add_page(
                        t_data=t_data, t_noise=t_noise, max_coverage=max_coverage)
     host = site or site_of(url, f"{source}/{external_id or digest[:16]}")
     page_id = _insert_page(session, cases.page.html, digest, url=url, source=source,
-                           external_id=external_id, host=host, truth=truth, parser=parser)
+                           external_id=external_id, host=host, truth=truth, parser=parser,
+                           declared_article=cases.page.declared_article)
     rows = case_rows(cases.page, page_id, cases.labels, label_source or "", cases.indices)
     insert_cases(session, rows)
     added = AddedPage(page_id, unknown_paths=cases.unknown_paths)
@@ -233,6 +236,7 @@ class _Prepared:
     """A labelled page made ready in a worker: what the main process needs to store it."""
 
     html: bytes | None = None  # compressed stored HTML
+    declared_article: bool | None = None  # whether the page's head declared it an article
     rows: list[tuple] = field(default_factory=list)  # case rows with page_id 0
     score: PageScore | None = None  # oracle ceiling
     error: str | None = None  # the InputError, when the page could not be read
@@ -256,7 +260,8 @@ def _prepare_labelled(raw: bytes, truth: str, digest: str, parser: str,
         kept = render_text(page.body, {elements[i] for i in removed},
                            {elements[i] for i in dropped_text})
         score = score_page(kept, truth)
-    return _Prepared(html=page.html, rows=rows, score=score)
+    return _Prepared(html=page.html, rows=rows, score=score,
+                     declared_article=page.declared_article)
 
 
 def _ignore_sigint() -> None:
@@ -401,7 +406,8 @@ class _DatasetImport:
             page_id = _insert_page(
                 self.session, prepared.html, digest, url=labelled.url, source=self.source,
                 external_id=labelled.id, host=labelled.site, truth=labelled.truth,
-                parser=self.parser, site_cache=self.site_cache)
+                parser=self.parser, declared_article=prepared.declared_article,
+                site_cache=self.site_cache)
             report.cases.update(row[4] for row in prepared.rows)
             self.pending.extend((page_id, *row[1:]) for row in prepared.rows)
             if len(self.pending) >= self.batch_rows:
@@ -518,7 +524,8 @@ def import_site(
                 continue
             page_id = _insert_page(session, page.html, digest, url="", source=source,
                                    external_id=path.name, host=host, truth=None,
-                                   parser=parser, site_cache=site_cache)
+                                   parser=parser, declared_article=page.declared_article,
+                                   site_cache=site_cache)
             position = {p: i for i, p in enumerate(page.paths)}
             chosen = sorted(position[p] for p, is_template in template.items()
                             if is_template and p in position)

@@ -18,6 +18,7 @@ from datetime import datetime
 
 import numpy as np
 from sqlalchemy import (
+    Boolean,
     CheckConstraint,
     DateTime,
     ForeignKey,
@@ -119,6 +120,10 @@ class Page(Base):
     html: Mapped[bytes] = mapped_column(LargeBinary)
     #: The ground-truth main content, when the page came from a labelled dataset.
     truth: Mapped[str | None] = mapped_column(Text)
+    #: Whether the page's head declared it an article (``og:type``, a JSON-LD article type):
+    #: the stored body keeps no head, and a declared article is walked in the precision mode
+    #: (:mod:`noisecbr.convention`). NULL for pages stored before revision 0004.
+    declared_article: Mapped[bool | None] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.current_timestamp())
 
     site: Mapped[Site] = relationship(back_populates="pages")

@@ -26,6 +26,7 @@ from lxml import html as lxml_html
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from noisecbr.convention import page_declares_article
 from noisecbr.result import LABELS
 from noisecbr.subtrees import ElementTable, build_table
 from noisecbr.tidy import tidy
@@ -107,6 +108,8 @@ class PreparedPage:
     body: etree._Element  # the stored body parsed again (:func:`parse_stored`)
     table: ElementTable  # the element table of ``body``: one row per case
     html: bytes  # compressed tidied body (what ``Page.html`` stores)
+    #: whether the page's head declared it an article (what ``Page.declared_article`` stores)
+    declared_article: bool | None = None
 
     @property
     def paths(self) -> list[str]:
@@ -123,7 +126,8 @@ def prepare_page(raw: bytes | str, parser: str = "lxml", digest: str | None = No
     serialised = lxml_html.tostring(tidied, encoding="unicode", with_tail=False)
     body = parse_stored(serialised)
     table = build_table(body)
-    return PreparedPage(digest or content_hash(raw), body, table, compress_html(serialised))
+    return PreparedPage(digest or content_hash(raw), body, table, compress_html(serialised),
+                        page_declares_article(tidied))
 
 
 @dataclass

@@ -60,19 +60,21 @@ def site_memory(casebase: CaseBase, host: str) -> SiteMemory:
     return memory
 
 
-def stored_page(casebase: CaseBase, page_id: int) -> tuple[ElementTable, str]:
+def stored_page(casebase: CaseBase, page_id: int) -> tuple[ElementTable, str, bool | None]:
     """The element table of the stored page ``page_id`` (in which its cases' positions and paths
-    were taken; its body is ``table.elements[0]``) and its site's host. :class:`NotFoundError`
+    were taken; its body is ``table.elements[0]``), its site's host and whether its head
+    declared it an article (None: stored before that was recorded). :class:`NotFoundError`
     when there is no such page, :class:`CaseBaseError` when it cannot be read back."""
     with casebase.reading() as session:
-        row = session.execute(select(Page.html, Site.host).join(Site, Page.site_id == Site.id)
+        row = session.execute(select(Page.html, Site.host, Page.declared_article)
+                              .join(Site, Page.site_id == Site.id)
                               .where(Page.id == page_id)).first()
     if row is None:
         raise NotFoundError(f"no page with id {page_id}")
     table = stored_table(row.html)
     if table is None:
         raise CaseBaseError(f"the stored page {page_id} cannot be read back")
-    return table, row.host
+    return table, row.host, row.declared_article
 
 
 def site_tables(casebase: CaseBase, host: str, limit: int, exclude: int | None = None

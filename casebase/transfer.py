@@ -7,7 +7,8 @@ both directions stream with memory bounded by one page):
     {"type": "site", "id": 1, "host": "example.com"}                          every site
     {"type": "page", "id": 7, "site": "example.com", "url": ..., "source": ...,
      "external_id": ..., "content_hash": ..., "parser": "lxml", "html": "<body>…</body>",
-     "truth": ..., "created_at": ...}
+     "truth": ..., "declared_article": true, "created_at": ...}
+                                         (declared_article: absent before revision 0004)
     {"type": "case", "id": 42, "page": 7, "path": ..., "position": ..., "tag": ..., "label": ...,
      "label_source": ..., "text": ..., "vector": "<base64 of float32 LE bytes>",
      "schema_version": 1, "count": 1, "created_at": ..., "updated_at": ...}
@@ -73,6 +74,7 @@ def export_jsonl(cb: CaseBase, out: IO[str]) -> Counter:
                 "source": page.source, "external_id": page.external_id,
                 "content_hash": page.content_hash, "parser": page.parser,
                 "html": decompress_html(page.html), "truth": page.truth,
+                "declared_article": page.declared_article,
                 "created_at": _time(page.created_at),
             }))
             session.expunge(page)
@@ -197,6 +199,8 @@ class _JsonlImport:
             "parser": record["parser"],
             "html": compress_html(record["html"]),
             "truth": record["truth"],
+            # Absent from exports made before revision 0004: not known.
+            "declared_article": record.get("declared_article"),
             "created_at": _parse_time(record["created_at"]),
         }
         if self.keep_ids:

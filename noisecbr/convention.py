@@ -23,11 +23,14 @@ import re
 from collections.abc import Iterable
 
 import numpy as np
+from lxml import etree
 
+from .metadata import declared_types, json_ld, page_elements
 from .settings import PROSE_MIN_SHARE, PROSE_PIECE_CHARS
 from .subtrees import ElementTable
 
-__all__ = ["ARTICLE_TYPES", "declares_article", "page_mode", "prose_share"]
+__all__ = ["ARTICLE_TYPES", "declares_article", "page_declares_article", "page_mode",
+           "prose_share"]
 
 #: schema.org types of an article: Article, NewsArticle and its kinds (AnalysisNewsArticle,
 #: ReportageNewsArticle…), BlogPosting, LiveBlogPosting, Report.
@@ -40,6 +43,13 @@ def declares_article(og_type: str | None, ld_types: Iterable[str]) -> bool:
     if og_type and og_type.strip().lower().startswith("article"):
         return True
     return any(ARTICLE_TYPES.fullmatch(name.rsplit("/", 1)[-1]) for name in ld_types)
+
+
+def page_declares_article(body: etree._Element) -> bool:
+    """Whether the page whose tidied ``body`` this is (its head still in the tree) declares
+    itself an article: what a stored page, which keeps its body only, records of its head."""
+    elements = page_elements(body)
+    return declares_article(*declared_types(elements, json_ld(elements["script"])))
 
 
 def prose_share(table: ElementTable) -> float:

@@ -66,11 +66,14 @@ NoiseEvidence = Callable[[ElementTable], "set[int] | np.ndarray"]
 @dataclasses.dataclass(frozen=True, eq=False)
 class Page:
     """A page ready to be decided: its tidied ``<body>``, its element table and URL; its
-    metadata and headline are read once, when first asked for."""
+    metadata and headline are read once, when first asked for. ``declared``: whether the
+    page's head declares it an article, for a page whose head is not in the tree (a stored
+    page keeps its body only); None: read from the page."""
 
     body: etree._Element
     table: ElementTable
     url: str | None = None
+    declared: bool | None = None
 
     @functools.cached_property
     def metadata(self) -> PageMetadata:
@@ -87,8 +90,15 @@ class Page:
         """The walk's mode of the page's convention, for ``favor="auto"``
         (:func:`noisecbr.convention.page_mode`: ``precision`` for a declared article,
         ``recall`` for a page with little prose, else ``balanced``)."""
-        og_type, types = declared_types(self._elements, self._json_ld)
-        return page_mode(declares_article(og_type, types), prose_share(self.table))
+        return page_mode(self.declares_article, prose_share(self.table))
+
+    @functools.cached_property
+    def declares_article(self) -> bool:
+        """Whether the page declares itself an article (``og:type``, a JSON-LD article type:
+        :func:`noisecbr.convention.declares_article`), or ``declared`` when given."""
+        if self.declared is not None:
+            return self.declared
+        return declares_article(*declared_types(self._elements, self._json_ld))
 
     @functools.cached_property
     def _elements(self) -> dict[str, list[etree._Element]]:

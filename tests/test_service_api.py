@@ -388,6 +388,23 @@ def test_the_review_answer_offers_an_unsure_box_first(readonly):
     assert answer.status_code == 503 and "--db" in _one_line(answer)
 
 
+def test_the_queue_of_a_stored_page_walks_it_in_the_mode_of_what_its_head_declared(served):
+    # A stored page keeps its body only: whether its head declared an article is recorded
+    # when it is stored, so its queue is walked in the precision mode, as the review page is.
+    html = _page("news-1").decode()
+    article = html.replace('<meta charset="utf-8">',
+                           '<meta charset="utf-8"><meta property="og:type" content="article">')
+    url = TRUTH["news-1"]["url"]
+    modes = {}
+    for name, page in (("declared", article), ("plain", html)):
+        stored = served.post("/pages", headers=AUTH, json={
+            "html": page, "url": url, "labels": {}, "source": name}).json()
+        modes[name] = served.get(f"/pages/{stored['page_id']}/queue").json()["mode"]
+        review = served.post("/review", headers=AUTH, json={"html": page, "url": url}).json()
+        assert review["mode"] == modes[name]
+    assert modes["declared"] == "precision" and modes["plain"] != "precision"
+
+
 def test_the_queue_of_a_stored_page_leaves_out_what_the_site_already_decides(served):
     url1, url2 = TRUTH["news-1"]["url"], TRUTH["news-2"]["url"]
     stored = served.post("/pages", headers=AUTH, json={

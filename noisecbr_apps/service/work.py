@@ -297,17 +297,19 @@ def queue_job(page_id: int, limit: int) -> dict:
     """The correction queue of a stored page: its boxes where one click changes its site's
     most text, best first (:mod:`noisecbr.queue`), decided with the site memory as the review
     page decides it, the markup counted on the site's other stored pages. A stored page keeps
-    its body only: what its head declares is not known here, so a declared article is walked
-    in the mode of its prose (:mod:`noisecbr.convention`), not the precision mode."""
+    its body only: whether its head declared it an article was recorded when it was stored
+    (a page stored before that is walked in the mode of its prose, :mod:`noisecbr.convention`)."""
     from casebase.reuse import site_memory, stored_page
 
     casebase = _casebase()
-    table, host = stored_page(casebase, page_id)
+    table, host, declared = stored_page(casebase, page_id)
     memory = site_memory(casebase, host)
-    decided = _cleaner().predict(Page(table.elements[0], table), memory=memory)
+    decided = _cleaner().predict(Page(table.elements[0], table, declared=declared),
+                                 memory=memory)
     recurrence = _site_recurrence(host, page_id)
     return {"page_id": page_id, "site": host, "site_pages": recurrence.pages,
-            "memory_pages": memory.pages, "boxes": _queue(table, decided, recurrence, limit)}
+            "memory_pages": memory.pages, "mode": decided.mode,
+            "boxes": _queue(table, decided, recurrence, limit)}
 
 
 # -- storing ------------------------------------------------------------------------------------
