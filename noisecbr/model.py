@@ -57,10 +57,23 @@ def _activate(x: np.ndarray, name: str) -> np.ndarray:
     if name == "tanh":
         return np.tanh(x)
     if name == "softmax":
-        shifted = x - x.max(axis=1, keepdims=True)
-        e = np.exp(shifted)
-        return e / e.sum(axis=1, keepdims=True)
+        return _softmax(x)
     return x
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    """Row-wise softmax, its max and sum taken column by column: numpy's reductions along a
+    row of 3 or 4 classes cost four times as much (800 rows: 44 µs against 12). The sum adds
+    the columns left to right, as numpy's row sum does: the same floats."""
+    top = x[:, 0].copy()
+    for j in range(1, x.shape[1]):
+        np.maximum(top, x[:, j], out=top)
+    e = np.exp(x - top[:, None])
+    total = e[:, 0].copy()
+    for j in range(1, x.shape[1]):
+        total += e[:, j]
+    e /= total[:, None]
+    return e
 
 
 def _check_layers(weights: list[np.ndarray], biases: list[np.ndarray], columns: np.ndarray,

@@ -237,3 +237,17 @@ def test_save_model_round_trip_keeps_validating(tmp_path):
     model = default_model()
     path = save_model(model, tmp_path / "m.safetensors")
     assert load_model(path).thresholds == model.thresholds
+
+
+@pytest.mark.parametrize("classes", [3, 4])
+def test_the_softmax_gives_numpys_row_formula_bit_for_bit(classes):
+    from noisecbr.model import _activate
+
+    rng = np.random.default_rng(classes)
+    x = (rng.normal(size=(500, classes)) * 20).astype(np.float32)
+    x[0] = 80.0  # a row of ties, and large values that would overflow without the shift
+    expected = np.exp(x - x.max(axis=1, keepdims=True))
+    expected = expected / expected.sum(axis=1, keepdims=True)
+    out = _activate(x.copy(), "softmax")
+    assert out.dtype == np.float32 and np.array_equal(out, expected)
+    assert np.allclose(out.sum(axis=1), 1.0) and np.allclose(out[0], 1.0 / classes)
