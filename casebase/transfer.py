@@ -108,6 +108,16 @@ def export_jsonl(cb: CaseBase, out: IO[str]) -> Counter:
     return counts
 
 
+def _declared(number: int, record: dict) -> bool | None:
+    """A page record's ``declared_article``: absent from exports made before revision 0004
+    (not known)."""
+    value = record.get("declared_article")
+    if value is not None and not isinstance(value, bool):
+        raise CaseBaseError(f"line {number}: declared_article {value!r} is not true, false or "
+                            "null")
+    return value
+
+
 def _records(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -199,8 +209,7 @@ class _JsonlImport:
             "parser": record["parser"],
             "html": compress_html(record["html"]),
             "truth": record["truth"],
-            # Absent from exports made before revision 0004: not known.
-            "declared_article": record.get("declared_article"),
+            "declared_article": _declared(number, record),
             "created_at": _parse_time(record["created_at"]),
         }
         if self.keep_ids:

@@ -1403,12 +1403,21 @@ cdef int _check_schema(Schema schema) except -1:
                       and (per >= 0 or schema.transform[c] not in (SHARE, CAPPED)))
         if not usable:
             raise ValueError(f"column {c} of the feature table is not one the kernel can read")
-    # The candidate's score is damped before the log1p block exists (_candidate_quantities).
+    # The candidate's score is damped before the log1p block and the later rows exist
+    # (_candidate_quantities runs after _element_quantities only).
     c = schema.link_density
-    if not 0 <= c < schema.n_columns or _relational(schema, c) or schema.transform[c] == LOG:
-        raise ValueError("the link density column must be a plain quantity's, not a LOG, AT or "
-                         "RELATIVE column")
+    if (not 0 <= c < schema.n_columns or _relational(schema, c) or schema.transform[c] == LOG
+            or not _filled_early(schema.of[c])
+            or (schema.per[c] >= 0 and not _filled_early(schema.per[c]))):
+        raise ValueError("the link density column must be a plain column of quantities the "
+                         "element rows hold (not LOG, AT or RELATIVE)")
     return 0
+
+
+cdef inline bint _filled_early(int of) noexcept:
+    """Whether a quantity is filled before the candidate's rows: the element rows
+    (_element_quantities) and the families, read off the page's own arrays."""
+    return of <= PAGE_CHARS or of == SENTENCES or of == LINK_PIECES or of >= LEAF_COUNTS
 
 
 cdef class _Page:
@@ -1736,12 +1745,13 @@ cdef void _column(const _Raw* r, Schema schema, Py_ssize_t c, Py_ssize_t start,
             v[i - start] = row[i] / scale
         return
     _gather(r, schema, c, start, stop, v)
-    row = r.q + per * r.n
     if transform == SHARE:
+        row = r.q + per * r.n
         for i in range(start, stop):
             k = i - start
             v[k] = v[k] / _at_least(row[i], floor)
     elif transform == CAPPED:
+        row = r.q + per * r.n
         for i in range(start, stop):
             k = i - start
             v[k] = _at_most(v[k] / _at_least(row[i], floor) * weight, cap)

@@ -249,7 +249,7 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False) -> Clean
     elements = table.elements
     verdict = decision[decided]
     removed_at = set(decided[(verdict == NOISE) | (verdict == COMMENT)].tolist())
-    comment_roots = [elements[i] for i in decided[decision[decided] == COMMENT].tolist()]
+    comment_roots = [elements[i] for i in decided[verdict == COMMENT].tolist()]
     if page.headline is not None:
         removed_at.add(page.headline)
     if len(table):

@@ -135,14 +135,20 @@ def test_comment_label_needs_0003_and_blocks_its_downgrade(db_url):
 def test_what_a_page_declared_is_stored_exported_and_dropped_only_by_a_downgrade(db_url):
     import io
 
+    import pytest
+
+    from casebase.store import CaseBaseError
     from casebase.transfer import export_jsonl, import_jsonl
 
     page = ('<html><head>{}<title>t</title></head><body><article><p>{}</p></article>'
             '</body></html>')
     words = "The harbour wall will be repaired in spring, the council said today. " * 4
     cb = CaseBase.open(db_url)
-    cb.add_page(page.format('<meta property="og:type" content="article">', words), source="a")
+    added = cb.add_page(page.format('<meta property="og:type" content="article">', words),
+                        source="a", labels={"//article": "data", "//p": "data"})
     cb.add_page(page.format("", words), source="b")
+    case = cb.list_cases(page_id=added.page_id, limit=10)[0]
+    cb.relabel(case.id, "mixture", note="history to keep")
     # A page read from an export made before the column existed: not known.
     exported = io.StringIO()
     export_jsonl(cb, exported)
@@ -152,6 +158,9 @@ def test_what_a_page_declared_is_stored_exported_and_dropped_only_by_a_downgrade
            for line in lines if '"source":"a"' in line or '"type":"casebase"' in line]
     assert len(old) == 2 and "declared_article" not in old[1]
     import_jsonl(cb, old)
+    with pytest.raises(CaseBaseError, match="declared_article 'yes'"):
+        import_jsonl(cb, [old[0], old[1].replace('"source":"c"', '"source":"d"')
+                          .replace('"truth"', '"declared_article":"yes","truth"')])
     with cb.engine.connect() as connection:
         stored = dict(connection.execute(text("SELECT source, declared_article FROM pages")).all())
     assert {k: (None if v is None else bool(v)) for k, v in stored.items()} == {
@@ -159,9 +168,12 @@ def test_what_a_page_declared_is_stored_exported_and_dropped_only_by_a_downgrade
     cb.close()
     engine = _create_engine(db_url)
     migrate(engine, "0003_comment_label", downgrade=True)
-    with engine.connect() as connection:  # the pages and their cases are all still there
+    with engine.connect() as connection:  # the pages, their cases and history are all there
         assert connection.execute(text("SELECT COUNT(*) FROM pages")).scalar() == 3
-        assert connection.execute(text("SELECT COUNT(*) FROM cases")).scalar() == 0
+        assert connection.execute(text("SELECT COUNT(*) FROM cases")).scalar() == 2
+        assert connection.execute(text(
+            "SELECT new_label FROM label_history WHERE note = 'history to keep'")).all() == [
+            ("mixture",)]
         assert "declared_article" not in {c["name"] for c in inspect(connection).get_columns(
             "pages")}
     migrate(engine)

@@ -361,11 +361,14 @@ def test_the_kernel_reads_the_quantities_the_table_names_and_refuses_others():
         columns[field][leaf] = value
         with pytest.raises(ValueError, match="not one the kernel can read"):
             _kernel.Schema(columns, parameters)
-    # the candidate's score is damped by the link density before the log1p block is made
-    columns, parameters = schema_arrays()
-    columns["transform"][parameters["link_density"]] = _kernel.Transform.LOG
-    with pytest.raises(ValueError, match="link density column"):
-        _kernel.Schema(columns, parameters)
+    # the candidate's score is damped by the link density before the log1p block and the
+    # page's and candidate's rows are made
+    for field, value in (("transform", _kernel.Transform.LOG), ("of", _kernel.CONTENT_SCORE),
+                         ("per", _kernel.WORDS_BEFORE)):
+        columns, parameters = schema_arrays()
+        columns[field][parameters["link_density"]] = value
+        with pytest.raises(ValueError, match="link density column"):
+            _kernel.Schema(columns, parameters)
 
 
 # The text renderer's walk in C (render.render_text) against the Python walk it replaces.

@@ -239,7 +239,7 @@ def test_save_model_round_trip_keeps_validating(tmp_path):
     assert load_model(path).thresholds == model.thresholds
 
 
-@pytest.mark.parametrize("classes", [3, 4])
+@pytest.mark.parametrize("classes", [2, 3, 4, 7, 8, 17])
 def test_the_softmax_gives_numpys_row_formula_bit_for_bit(classes):
     from noisecbr.model import _activate
 
