@@ -1386,7 +1386,7 @@ cdef int _check_schema(Schema schema) except -1:
     """Refuse a table the loops (which do not check bounds) would misread: an unknown
     transform, quantity or relation, a family index beyond its family, a share without a
     divisor, an AT or RELATIVE column that reads another such column, a link density column
-    read from the log1p block."""
+    that reads what is not computed yet when the candidate's score is damped."""
     cdef dict width = {LEAF_COUNTS: schema.n_leaf_types, OWN_MASKS: 64, ANCESTOR_MASKS: 64,
                        VOCABULARY_TOKENS: schema.n_vocabularies,
                        HEAD_VOCABULARY_TOKENS: schema.n_vocabularies}
@@ -1673,7 +1673,8 @@ cdef int _log_block(_Page page, Schema schema) except -1:
 cdef struct _Raw:
     # The page's arrays as the column loops read them: raw pointers taken once per page. A
     # memoryview assigned to a local acquires a reference and releases it on return (an atomic
-    # count each way); taken per column and block of rows, that was 9 % of a dragnet page's CPU.
+    # count each way); taken per column and block of rows, that was 9 % of py-spy's samples of
+    # a dragnet page.
     Py_ssize_t n, leaf_width, sums_width
     const double* q  # N_ROWS × n
     const double* logs  # n_logs × n (NULL before the log1p block is made)
