@@ -159,6 +159,12 @@ def _signature_pairs(table: ElementTable) -> tuple[list[int], list[int]]:
     return _chains(steps, parent, None), _chains(steps, parent, SHORT_STEPS)
 
 
+def _beyond(stored: int | None, words: int) -> bool:
+    """Whether ``words`` are far more than the ``stored`` words held as noise
+    (:data:`~noisecbr.settings.MEMORY_NOISE_GROWTH`); False when none are known."""
+    return stored is not None and words > MEMORY_NOISE_GROWTH * max(stored, MEMORY_MIN_WORDS)
+
+
 class _Tally:
     """Label counts, a few case ids and the words of the largest box stored as noise (or
     comments), by signature."""
@@ -215,16 +221,12 @@ class _Tally:
         """Whether a box of ``words`` words holds far more text than any box stored as noise
         under ``signature`` (:data:`~noisecbr.settings.MEMORY_NOISE_GROWTH`); False when none
         was stored with its words (a memory saved before they were kept)."""
-        stored = self.removed_words.get(signature)
-        return stored is not None and words > MEMORY_NOISE_GROWTH * max(stored,
-                                                                        MEMORY_MIN_WORDS)
+        return _beyond(self.removed_words.get(signature), words)
 
     def outgrown_in_total(self, signature: int, words: int) -> bool:
         """:meth:`outgrown` for all of a page's boxes under ``signature`` together (their
         ``words``) against the most one stored page held there."""
-        stored = self.removed_totals.get(signature)
-        return stored is not None and words > MEMORY_NOISE_GROWTH * max(stored,
-                                                                        MEMORY_MIN_WORDS)
+        return _beyond(self.removed_totals.get(signature), words)
 
     def to_dict(self) -> dict[str, Any]:
         return {"counts": {f"{s:016x}": row for s, row in self.counts.items()},

@@ -137,12 +137,7 @@ def settled_boxes(size: int, recalled: np.ndarray | None = None,
 
 def _removed_words(table: ElementTable, decision: np.ndarray) -> np.ndarray:
     """Per element: the words of its subtree the decisions remove (noise or comment)."""
-    roots = np.flatnonzero((decision == NOISE) | (decision == COMMENT))
-    pieces = len(table.piece_words)
-    # +1 where a removed subtree's pieces start, −1 where they end.
-    marks = (np.bincount(table.piece_start[roots], minlength=pieces + 1)
-             - np.bincount(table.piece_end[roots], minlength=pieces + 1))
-    removed = np.cumsum(marks[:-1]) > 0
+    removed = table.pieces_within(np.flatnonzero((decision == NOISE) | (decision == COMMENT)))
     return table.subtree(np.where(removed, table.piece_words, 0)).astype(np.float64)
 
 
