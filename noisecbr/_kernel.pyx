@@ -1135,7 +1135,7 @@ cdef Py_ssize_t _first_long_tag(const _unit* data, Py_ssize_t n, Py_ssize_t min_
                                 Py_ssize_t i, Py_ssize_t* end) noexcept nogil:
     """From ``i`` on, the start of the first long tag (-1: none); ``end`` receives where its
     run of characters other than ``<`` and ``>`` ends (where ``re.finditer`` goes on)."""
-    cdef Py_ssize_t j
+    cdef Py_ssize_t j, stop
     cdef const void* found
     while i < n:
         if _unit is uint8_t:  # one byte per character: memchr skips the text between tags
@@ -1145,6 +1145,16 @@ cdef Py_ssize_t _first_long_tag(const _unit* data, Py_ssize_t n, Py_ssize_t min_
             i = <const uint8_t*>found - data
         if data[i] == 60 and i + 1 < n and (65 <= data[i + 1] <= 90 or 97 <= data[i + 1] <= 122):
             j = i + 2
+            if _unit is uint8_t:
+                # The tag's run ends at its ">" or an earlier "<": memchr finds each within
+                # the run's first min_chars + 1 bytes (the loop below, byte by byte, was 1 % of
+                # a dragnet page's instructions); a longer run is followed to its end below.
+                stop = j + min_chars + 1 if j + min_chars + 1 < n else n
+                found = memchr(data + j, 62, stop - j)
+                if found is not NULL:
+                    stop = <const uint8_t*>found - data
+                found = memchr(data + j, 60, stop - j)
+                j = stop if found is NULL else <const uint8_t*>found - data
             while j < n and data[j] != 60 and data[j] != 62:
                 j += 1
             if j - i - 2 >= min_chars:
@@ -1264,6 +1274,76 @@ def hiding_carriers(cetree._Element root, list noscripts=None, list iframes=None
                     noscripts.append(cetree.elementFactory(root._doc, node))
                 elif iframes is not None and strcmp(<const char*>node.name, b"iframe") == 0:
                     iframes.append(cetree.elementFactory(root._doc, node))
+        node = _next_node(node, top)
+    return out
+
+
+#: What ``tidy._DECLARATIONS`` compares a script's normalised, lower-cased type with.
+cdef const char* LD_JSON = b"application/ld+json"
+
+
+cdef inline bint _xml_space(unsigned char c) noexcept nogil:
+    return c == 32 or c == 9 or c == 13 or c == 10
+
+
+cdef int _is_ld_json(xmlAttr* attribute) noexcept nogil:
+    """Whether a ``type`` value, whitespace-normalised and A-Z lower-cased as the XPath
+    ``translate(normalize-space(@type), …)`` does, is ``application/ld+json``: 1 or 0; −1 for a
+    value that is not one text node (the caller asks the XPath)."""
+    cdef xmlNode* value = attribute.children
+    if value is NULL:
+        return 0
+    if value.next is not NULL or value.type != XML_TEXT_NODE or value.content is NULL:
+        return -1
+    cdef const unsigned char* text = <const unsigned char*>value.content
+    cdef Py_ssize_t start = 0, end = strlen(<const char*>text), k
+    while start < end and _xml_space(text[start]):
+        start += 1
+    while end > start and _xml_space(text[end - 1]):
+        end -= 1
+    if end - start != 19:  # the name has no space inside: a value with one is another name
+        return 0
+    for k in range(19):
+        if (text[start + k] + 32 if 65 <= text[start + k] <= 90 else text[start + k]) != (
+                <const unsigned char*>LD_JSON)[k]:
+            return 0
+    return 1
+
+
+def declarations(cetree._Element root, list unsure):
+    """The JSON-LD scripts and named metas below ``root`` in document order, as
+    ``tidy._DECLARATIONS`` finds them, in one walk over the nodes (no attribute string made):
+    ``script`` elements whose normalised ``type`` is ``application/ld+json``, ``meta``
+    elements with a ``property`` or a ``name`` (in no namespace). ``unsure`` receives the
+    scripts whose ``type`` is not one text node (in document order among themselves), for the
+    caller to test."""
+    cdef xmlNode* top = root._c_node
+    cdef xmlNode* node = top.children
+    cdef xmlAttr* attribute
+    cdef list out = []
+    cdef int found
+    while node is not NULL:
+        if node.type == XML_ELEMENT_NODE and node.ns is NULL and node.properties is not NULL:
+            if strcmp(<const char*>node.name, b"script") == 0:
+                attribute = node.properties
+                while attribute is not NULL:
+                    if attribute.ns is NULL and strcmp(<const char*>attribute.name, b"type") == 0:
+                        found = _is_ld_json(attribute)
+                        if found > 0:
+                            out.append(cetree.elementFactory(root._doc, node))
+                        elif found < 0:
+                            unsure.append(cetree.elementFactory(root._doc, node))
+                        break
+                    attribute = attribute.next
+            elif strcmp(<const char*>node.name, b"meta") == 0:
+                attribute = node.properties
+                while attribute is not NULL:
+                    if attribute.ns is NULL and (
+                            strcmp(<const char*>attribute.name, b"property") == 0
+                            or strcmp(<const char*>attribute.name, b"name") == 0):
+                        out.append(cetree.elementFactory(root._doc, node))
+                        break
+                    attribute = attribute.next
         node = _next_node(node, top)
     return out
 

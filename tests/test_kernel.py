@@ -622,3 +622,43 @@ def test_discussion_marks_are_those_the_pattern_finds():
     assert expected[:19].tolist() == [False, False, True, True, True, True, True, False, True,
                                       True, True, True, True, True, True, False, False, False,
                                       False]
+
+
+@compiled_only
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=_TAG_ALPHABET, max_size=80), min_chars=st.integers(0, 6))
+def test_the_first_long_tag_is_where_the_regex_finds_it(text, min_chars):
+    import re
+
+    for data, pattern in ((text, rf"<[a-zA-Z][^<>]{{{min_chars},}}"),
+                          (text.encode(), rb"<[a-zA-Z][^<>]{%d,}" % min_chars)):
+        match = re.search(pattern, data)
+        assert _kernel.first_long_tag(data, min_chars) == (-1 if match is None
+                                                           else match.start())
+
+
+@compiled_only
+def test_declarations_are_those_the_xpath_finds():
+    tidy_module = sys.modules["noisecbr.tidy"]  # the package exports the function as tidy
+    page = """<body><script type=" Application/LD+JSON\n" id="1">{}</script><meta name="a"
+        id="2"/><script type="text/javascript" id="no"/><script type="application/ld+json x"
+        id="no2"/><div><meta property="og:type" id="3"/><meta itemprop="x" id="no3"/><y:script
+        xmlns:y="urn:y" type="application/ld+json" id="ns"/><script id="no4"/><SCRIPT
+        type="application/ld+json" id="upper"/><script TYPE="application/ld+json" id="upper2"
+        /><script type="application/ld&#43;json" id="4"/></div></body>"""
+    body = etree.fromstring(page)
+    unsure: list = []
+    found = _kernel.declarations(body, unsure)
+    assert [e.get("id") for e in found] == ["1", "2", "3", "4"]
+    assert found == tidy_module._DECLARATIONS(body) and unsure == []
+    # A type that is not one text node is the XPath's to test, in document order.
+    doc = etree.fromstring('<!DOCTYPE body [<!ENTITY t "ld+json">]><body><meta name="m"/>'
+                           '<script type="application/&t;" id="e"/><meta name="n"/></body>',
+                           etree.XMLParser(resolve_entities=False))
+    unsure = []
+    assert [e.get("name") for e in _kernel.declarations(doc, unsure)] == ["m", "n"]
+    assert len(unsure) == 1
+    assert tidy_module._declarations_compiled(doc) == tidy_module._declarations_pure(doc)
+    for html in fixture_pages():
+        root = etree.HTML(html)
+        assert _kernel.declarations(root, []) == tidy_module._DECLARATIONS(root)
