@@ -1512,7 +1512,7 @@ cdef class _Page:
     cdef const long long[::1] previous, following
     cdef Py_ssize_t n, m, first_h1
     cdef double[:, ::1] q, logs
-    cdef long long[::1] token_offset
+    cdef long long[::1] token_offset, every_row, log_at
     cdef int[:, ::1] token_sums
 
     def __init__(self, object table, dict inputs):
@@ -1531,17 +1531,26 @@ cdef class _Page:
         self.first_h1 = inputs["first_h1"]
         self.n, self.m = self.parent.shape[0], self.owner.shape[0]
         self.q = np.empty((N_ROWS, self.n), dtype=np.float64)
+        self.every_row = np.arange(self.n, dtype=np.int64)
 
 
-def vector_floats(float[:, ::1] out, Schema schema, object table, dict inputs):
+def vector_floats(float[:, ::1] out, Schema schema, object table, dict inputs,
+                  object rows=None):
     """Fill every column of ``out`` (elements × features, float32) as ``schema`` says, from the
     element table and the integer aggregates the caller computed (``inputs``: leaf counts, tag
     groups, keyword masks, token codes, signature counts, sibling links, the first h1), as
     ``features.vectors``'s pure path does: the same float64 operations in the same order. The
-    vocabulary counts are those of ``tokens.vocabulary_quantities``, counted here."""
+    vocabulary counts are those of ``tokens.vocabulary_quantities``, counted here. ``rows``:
+    as :func:`fill_rows`."""
+    fill_rows(out, schema, page_quantities(schema, table, inputs), rows)
+
+
+def page_quantities(Schema schema, object table, dict inputs):
+    """The quantities every column of a page reads (an opaque handle for :func:`fill_rows`),
+    from the element table and the caller's integer aggregates (see :func:`vector_floats`)."""
     cdef _Page page = _Page(table, inputs)
     if page.n == 0:
-        return
+        return page
     if page.leaf.shape[1] != schema.n_leaf_types:
         raise ValueError(f"{page.leaf.shape[1]} leaf types, where the table has "
                          f"{schema.n_leaf_types}")
@@ -1551,8 +1560,27 @@ def vector_floats(float[:, ::1] out, Schema schema, object table, dict inputs):
     _candidate_quantities(page, schema)
     _page_quantities(page, cum)
     _vocabulary_quantities(page)
-    _log_block(page, schema)
-    _fill(out, page, schema)
+    return page
+
+
+def fill_rows(float[:, ::1] out, Schema schema, _Page page, object rows=None):
+    """The vectors of a page's elements (its :func:`page_quantities`) into ``out``: every
+    element's, or with ``rows`` (distinct element indices, int64) only theirs, ``out``'s row k
+    that of element ``rows[k]``: their columns and the logarithms those read are computed, and
+    each value is the one the whole page's vectors hold (every cell's operations are the
+    same)."""
+    if page.n == 0:
+        return
+    cdef const long long[::1] chosen = page.every_row if rows is None else rows
+    if out.shape[0] != chosen.shape[0] or out.shape[1] != schema.n_columns:
+        raise ValueError(f"an output of {out.shape[0]} × {out.shape[1]} for {chosen.shape[0]} "
+                         f"elements of {schema.n_columns} columns")
+    cdef Py_ssize_t k
+    for k in range(chosen.shape[0]):
+        if not 0 <= chosen[k] < page.n:
+            raise ValueError(f"row {chosen[k]} of a page of {page.n} elements")
+    _log_block(page, schema, _log_rows(page, schema, chosen))
+    _fill(out, page, schema, chosen)
 
 
 cdef int _count_tokens(_Page page, Schema schema) except -1:
@@ -1670,7 +1698,7 @@ cdef int _candidate_quantities(_Page page, Schema schema) except -1:
         if parent[i] >= 0 and parent[parent[i]] >= 0:
             score[parent[parent[i]]] += paragraph[i] / schema.grandparent_divisor
     cdef _Raw raw = _raw(page, False)
-    _column(&raw, schema, schema.link_density, 0, n, &density[0])
+    _column(&raw, schema, schema.link_density, &page.every_row[0], n, &density[0])
     for i in range(n):
         score[i] *= 1.0 - density[i]
         if score[i] > score[top]:
@@ -1730,21 +1758,53 @@ cdef void _vocabulary_quantities(_Page page) noexcept:
         q[PIECES, i] = <double>(page.piece_end[i] - page.piece_start[i])
 
 
-cdef int _log_block(_Page page, Schema schema) except -1:
-    """The arguments of every LOG column (the quantity, divided by ``per`` where it has one),
-    then numpy's log1p over the whole block at once."""
-    cdef Py_ssize_t c, i, r
-    logs = np.empty((schema.n_logs, page.n), dtype=np.float64)
+cdef long long[::1] _log_rows(_Page page, Schema schema, const long long[::1] chosen):
+    """The rows whose logarithms the chosen rows' columns read (ascending): the chosen rows,
+    and the rows their relational columns read. Every row when all are chosen."""
+    if chosen.shape[0] == page.n:
+        return page.every_row
+    cdef Py_ssize_t c, k
+    cdef long long g
+    needed_array = np.zeros(page.n, dtype=np.uint8)
+    cdef unsigned char[::1] needed = needed_array
+    cdef bint seen[FIRST_H1 + 1]
+    for c in range(FIRST_H1 + 1):
+        seen[c] = False
+    for k in range(chosen.shape[0]):
+        needed[chosen[k]] = 1
+    for c in range(schema.n_columns):
+        if not _relational(schema, c) or seen[schema.at[c]]:
+            continue
+        seen[schema.at[c]] = True
+        for k in range(chosen.shape[0]):
+            g = _related(page, schema.at[c], chosen[k])
+            if g >= 0:
+                needed[g] = 1
+    return np.flatnonzero(needed_array).astype(np.int64)
+
+
+cdef int _log_block(_Page page, Schema schema, const long long[::1] rows) except -1:
+    """The arguments of every LOG column (the quantity, divided by ``per`` where it has one)
+    at ``rows``, then numpy's log1p over the whole block at once; ``page.log_at``: each row's
+    position in the block (−1: not computed)."""
+    cdef Py_ssize_t c, p, r, m = rows.shape[0]
+    logs = np.empty((schema.n_logs, m), dtype=np.float64)
     page.logs = logs
+    if m == page.n:
+        page.log_at = page.every_row
+    else:
+        page.log_at = np.full(page.n, -1, dtype=np.int64)
+        for p in range(m):
+            page.log_at[rows[p]] = p
     cdef _Raw raw = _raw(page, True)
     for c in range(schema.n_columns):
         r = schema.log_row[c]
         if r < 0:
             continue
-        _gather(&raw, schema, c, 0, page.n, &page.logs[r, 0])
+        _gather(&raw, schema, c, &rows[0], m, &page.logs[r, 0])
         if schema.per[c] >= 0:
-            for i in range(page.n):
-                page.logs[r, i] = page.logs[r, i] / _at_least(page.q[schema.per[c], i],
+            for p in range(m):
+                page.logs[r, p] = page.logs[r, p] / _at_least(page.q[schema.per[c], rows[p]],
                                                                schema.floor[c])
     np.log1p(logs, out=logs)
     return 0
@@ -1755,9 +1815,10 @@ cdef struct _Raw:
     # memoryview assigned to a local acquires a reference and releases it on return (an atomic
     # count each way); taken per column and block of rows, that was 9 % of py-spy's samples of
     # a dragnet page.
-    Py_ssize_t n, leaf_width, sums_width
+    Py_ssize_t n, leaf_width, sums_width, log_width
     const double* q  # N_ROWS × n
-    const double* logs  # n_logs × n (NULL before the log1p block is made)
+    const double* logs  # n_logs × log_width (NULL before the log1p block is made)
+    const long long* log_at  # per row, its column of the log1p block
     const int* leaf  # n × leaf_width
     const unsigned long long* own
     const unsigned long long* inherited
@@ -1773,7 +1834,9 @@ cdef _Raw _raw(_Page page, bint logs):
     cdef _Raw r
     r.n, r.leaf_width, r.sums_width = page.n, page.leaf.shape[1], page.token_sums.shape[1]
     r.q = &page.q[0, 0]
-    r.logs = &page.logs[0, 0] if logs else NULL
+    r.logs = &page.logs[0, 0] if logs and page.logs.shape[1] else NULL
+    r.log_width = page.logs.shape[1] if logs else 0
+    r.log_at = &page.log_at[0] if logs else NULL
     r.leaf = &page.leaf[0, 0]
     r.own, r.inherited = &page.own[0], &page.inherited[0]
     r.piece_start, r.piece_end = &page.piece_start[0], &page.piece_end[0]
@@ -1781,143 +1844,154 @@ cdef _Raw _raw(_Page page, bint logs):
     return r
 
 
-cdef void _gather(const _Raw* r, Schema schema, Py_ssize_t c, Py_ssize_t start,
-                  Py_ssize_t stop, double* v) noexcept:
-    """Column c's quantity (a family's at the column's index) of rows [start, stop) into v."""
+cdef void _gather(const _Raw* r, Schema schema, Py_ssize_t c, const long long* rows,
+                  Py_ssize_t count, double* v) noexcept:
+    """Column c's quantity (a family's at the column's index) of the ``count`` rows ``rows``
+    into v."""
     cdef int of = schema.of[c], index = schema.index[c]
-    cdef Py_ssize_t i, head = schema.head_words, n = r.n, width = r.sums_width
+    cdef Py_ssize_t i, k, head = schema.head_words, n = r.n, width = r.sums_width
     cdef long long first, last
     cdef const unsigned long long* masks
     cdef const double* row
     if of < N_ROWS:
         row = r.q + of * n
-        for i in range(start, stop):
-            v[i - start] = row[i]
+        for k in range(count):
+            v[k] = row[rows[k]]
     elif of == LEAF_COUNTS:
-        for i in range(start, stop):
-            v[i - start] = <double>r.leaf[i * r.leaf_width + index]
+        for k in range(count):
+            v[k] = <double>r.leaf[rows[k] * r.leaf_width + index]
     elif of == OWN_MASKS or of == ANCESTOR_MASKS:
         masks = r.own if of == OWN_MASKS else r.inherited
-        for i in range(start, stop):
-            v[i - start] = <double>((masks[i] >> index) & 1)
+        for k in range(count):
+            v[k] = <double>((masks[rows[k]] >> index) & 1)
     else:  # VOCABULARY_TOKENS, HEAD_VOCABULARY_TOKENS: over the subtree, or its head
-        for i in range(start, stop):
+        for k in range(count):
+            i = rows[k]
             first = r.token_offset[r.piece_start[i]]
             last = r.token_offset[r.piece_end[i]]
             if of == HEAD_VOCABULARY_TOKENS and first + head < last:
                 last = first + head
-            v[i - start] = <double>(r.token_sums[last * width + T_VOCABULARIES + index]
-                                    - r.token_sums[first * width + T_VOCABULARIES + index])
+            v[k] = <double>(r.token_sums[last * width + T_VOCABULARIES + index]
+                            - r.token_sums[first * width + T_VOCABULARIES + index])
 
 
-cdef void _column(const _Raw* r, Schema schema, Py_ssize_t c, Py_ssize_t start,
-                  Py_ssize_t stop, double* v) noexcept:
-    """Column c (not an AT or RELATIVE one) of rows [start, stop) into v, in float64: the
-    arithmetic of the schema module's docstring, operation by operation."""
+cdef void _column(const _Raw* r, Schema schema, Py_ssize_t c, const long long* rows,
+                  Py_ssize_t count, double* v) noexcept:
+    """Column c (not an AT or RELATIVE one) of the ``count`` rows ``rows`` into v, in
+    float64: the arithmetic of the schema module's docstring, operation by operation."""
     cdef int transform = schema.transform[c], per = schema.per[c]
     cdef double floor = schema.floor[c], scale = schema.scale[c]
     cdef double weight = schema.weight[c], cap = schema.cap[c]
     cdef double index = <double>schema.index[c]
-    cdef Py_ssize_t i, k
+    cdef Py_ssize_t k
     cdef const double* row
     if transform == LOG:
-        row = r.logs + schema.log_row[c] * r.n
-        for i in range(start, stop):
-            v[i - start] = row[i] / scale
+        row = r.logs + schema.log_row[c] * r.log_width
+        for k in range(count):
+            v[k] = row[r.log_at[rows[k]]] / scale
         return
-    _gather(r, schema, c, start, stop, v)
+    _gather(r, schema, c, rows, count, v)
     if transform == SHARE:
         row = r.q + per * r.n
-        for i in range(start, stop):
-            k = i - start
-            v[k] = v[k] / _at_least(row[i], floor)
+        for k in range(count):
+            v[k] = v[k] / _at_least(row[rows[k]], floor)
     elif transform == CAPPED:
         row = r.q + per * r.n
-        for i in range(start, stop):
-            k = i - start
-            v[k] = _at_most(v[k] / _at_least(row[i], floor) * weight, cap)
+        for k in range(count):
+            v[k] = _at_most(v[k] / _at_least(row[rows[k]], floor) * weight, cap)
     elif transform == BIT:
-        for k in range(stop - start):
+        for k in range(count):
             v[k] = 1.0 if v[k] > 0.0 else 0.0
     elif transform == ONE_HOT:
-        for k in range(stop - start):
+        for k in range(count):
             v[k] = 1.0 if v[k] == index else 0.0
     # VALUE: the quantity as it is
 
 
-cdef int _related(_Page page, int relation, long long[::1] out) except -1:
-    """Per element, the element whose column an AT or RELATIVE column reads (−1: none)."""
-    cdef Py_ssize_t i
-    cdef const int[::1] parent = page.parent
-    cdef const long long[::1] sibling
+cdef inline long long _related(_Page page, int relation, Py_ssize_t i) noexcept:
+    """The element whose column an AT or RELATIVE column of element i reads (−1: none)."""
     if relation == PARENT:
-        for i in range(page.n):
-            out[i] = parent[i]
-    elif relation == PREVIOUS or relation == NEXT:
-        sibling = page.previous if relation == PREVIOUS else page.following
-        for i in range(page.n):
-            out[i] = sibling[i]
-    else:
-        for i in range(page.n):
-            out[i] = 0 if relation == ROOT else page.first_h1
-    return 0
+        return page.parent[i]
+    if relation == PREVIOUS:
+        return page.previous[i]
+    if relation == NEXT:
+        return page.following[i]
+    return 0 if relation == ROOT else page.first_h1
 
 
-cdef bint _bit_or_one_hot(const _Raw* r, Schema schema, Py_ssize_t c, Py_ssize_t start,
-                         Py_ssize_t stop, float[:, ::1] out) noexcept:
-    """Column c of rows [start, stop) written straight into ``out`` when it is a keyword bit
-    or a one-hot of a quantity (91 and 26 of the 221 columns; passing their 0s and 1s through
-    _column's buffers made vector_floats 0.30 ms a dragnet page instead of 0.24); False for
-    any other column.
+cdef bint _bit_or_one_hot(const _Raw* r, Schema schema, Py_ssize_t c, const long long* rows,
+                         Py_ssize_t start, Py_ssize_t stop, float[:, ::1] out) noexcept:
+    """Column c of output rows [start, stop) (elements ``rows[start:stop]``) written straight
+    into ``out`` when it is a keyword bit or a one-hot of a quantity (91 and 26 of the 221
+    columns; passing their 0s and 1s through _column's buffers made vector_floats 0.30 ms a
+    dragnet page instead of 0.24); False for any other column.
     The values are _column's: a bit is 1 where the mask has it, a one-hot 1 where the
     quantity equals the index."""
     cdef int transform = schema.transform[c], of = schema.of[c], index = schema.index[c]
-    cdef Py_ssize_t i
+    cdef Py_ssize_t k
     cdef const unsigned long long* masks
     cdef const double* row
     cdef double target = <double>index
     if transform == BIT and (of == OWN_MASKS or of == ANCESTOR_MASKS):
         masks = r.own if of == OWN_MASKS else r.inherited
-        for i in range(start, stop):
-            out[i, c] = <float>((masks[i] >> index) & 1)
+        for k in range(start, stop):
+            out[k, c] = <float>((masks[rows[k]] >> index) & 1)
         return True
     if transform == ONE_HOT and of < N_ROWS:
         row = r.q + of * r.n
-        for i in range(start, stop):
-            out[i, c] = 1.0 if row[i] == target else 0.0
+        for k in range(start, stop):
+            out[k, c] = 1.0 if row[rows[k]] == target else 0.0
         return True
     return False
 
 
-cdef int _fill(float[:, ::1] out, _Page page, Schema schema) except -1:
-    """Every column into ``out``, a block of rows at a time; then the AT and RELATIVE columns,
-    from the whole of the column each reads."""
+cdef int _fill(float[:, ::1] out, _Page page, Schema schema,
+               const long long[::1] chosen) except -1:
+    """Every column of the ``chosen`` rows into ``out`` (its row k: element ``chosen[k]``), a
+    block of rows at a time; then the AT and RELATIVE columns, from the column each reads at
+    the chosen rows and at the rows they relate to."""
     cdef double values[BLOCK]
-    cdef double[::1] source = np.empty(page.n)
-    cdef long long[::1] related = np.empty(page.n, dtype=np.int64)
-    cdef Py_ssize_t start, stop, c, i, g
+    cdef Py_ssize_t m = chosen.shape[0]
+    if m == 0:
+        return 0
+    cdef double[::1] source = np.empty(m), at_related = np.empty(m)
+    cdef long long[::1] related = np.empty(m, dtype=np.int64)
+    cdef long long[::1] targets = np.empty(m, dtype=np.int64)
+    cdef Py_ssize_t start, stop, c, k, g, found
+    cdef const long long* rows = &chosen[0]
     cdef _Raw raw = _raw(page, True)
-    for start in range(0, page.n, BLOCK):
-        stop = start + BLOCK if start + BLOCK < page.n else page.n
+    for start in range(0, m, BLOCK):
+        stop = start + BLOCK if start + BLOCK < m else m
         for c in range(schema.n_columns):
-            if _relational(schema, c) or _bit_or_one_hot(&raw, schema, c, start, stop, out):
+            if _relational(schema, c) or _bit_or_one_hot(&raw, schema, c, rows, start, stop,
+                                                         out):
                 continue
-            _column(&raw, schema, c, start, stop, values)
-            for i in range(start, stop):
-                out[i, c] = <float>values[i - start]
+            _column(&raw, schema, c, rows + start, stop - start, values)
+            for k in range(start, stop):
+                out[k, c] = <float>values[k - start]
     for c in range(schema.n_columns):
         if not _relational(schema, c):
             continue
-        _column(&raw, schema, schema.of[c], 0, page.n, &source[0])
-        _related(page, schema.at[c], related)
-        for i in range(page.n):
-            g = related[i]
+        found = 0
+        for k in range(m):
+            related[k] = _related(page, schema.at[c], rows[k])
+            if related[k] >= 0:
+                targets[found] = related[k]
+                found += 1
+        _column(&raw, schema, schema.of[c], rows, m, &source[0])
+        if found:
+            _column(&raw, schema, schema.of[c], &targets[0], found, &at_related[0])
+        found = 0
+        for k in range(m):
+            g = related[k]
             if g < 0:
-                out[i, c] = 0.0
-            elif schema.transform[c] == AT:
-                out[i, c] = <float>source[g]
+                out[k, c] = 0.0
+                continue
+            if schema.transform[c] == AT:
+                out[k, c] = <float>at_related[found]
             else:
-                out[i, c] = <float>(source[i] - source[g])
+                out[k, c] = <float>(source[k] - at_related[found])
+            found += 1
     return 0
 
 
@@ -1971,50 +2045,79 @@ cdef inline void _mean_into(float[:, ::1] out, Py_ssize_t i, Py_ssize_t at,
 
 def pool_fields(float[:, ::1] out, object inputs, const int[::1] text_rows,
                 const double[:, ::1] text_vectors, const int[::1] attr_rows,
-                const double[:, ::1] attr_vectors, Py_ssize_t head_words):
+                const double[:, ::1] attr_vectors, Py_ssize_t head_words,
+                object rows=None):
     """The five pooled fields of every element of a page's ``inputs``
     (features.lexical.LexicalInputs) into ``out`` (elements × 5·dim, float32): own attribute
-    tokens, the ancestors', the first ``head_words`` words, all words, the page's words."""
+    tokens, the ancestors', the first ``head_words`` words, all words, the page's words.
+    ``rows``: as :func:`pool_rows`."""
+    pool_rows(out, inputs, pool_sums(inputs, text_rows, text_vectors, attr_rows, attr_vectors),
+              head_words, rows)
+
+
+def pool_sums(object inputs, const int[::1] text_rows, const double[:, ::1] text_vectors,
+              const int[::1] attr_rows, const double[:, ::1] attr_vectors):
+    """What every element's pooled fields read (for :func:`pool_rows`): the cumulative sums of
+    the words' vectors and counts, and each element's own attribute tokens' sum and count."""
     cdef const long long[::1] text = inputs.text, attr = inputs.attr
-    cdef const long long[::1] text_start = inputs.text_start, text_end = inputs.text_end
     cdef const long long[::1] attr_start = inputs.attr_start, attr_end = inputs.attr_end
-    cdef const long long[:, ::1] ancestors = inputs.ancestors
-    cdef Py_ssize_t n = out.shape[0], dim = text_vectors.shape[1], i, j, k, a, head
-    cdef double[:, ::1] text_sum = np.empty((text.shape[0] + 1, dim))
-    cdef double[::1] text_count = np.empty(text.shape[0] + 1)
-    cdef double[:, ::1] attr_sum = np.empty((attr.shape[0] + 1, dim))
-    cdef double[::1] attr_count = np.empty(attr.shape[0] + 1)
-    cdef double[:, ::1] own = np.empty((n, dim))
-    cdef double[::1] own_count = np.empty(n)
-    cdef double around[64]
-    cdef double around_count
-    if dim > 64 or attr_vectors.shape[1] != dim or out.shape[1] != 5 * dim:
+    cdef Py_ssize_t n = attr_start.shape[0], dim = text_vectors.shape[1], i, j
+    if dim > 64 or attr_vectors.shape[1] != dim:
         raise ValueError("the lexical fields' widths disagree")
+    text_sum, text_count = np.empty((text.shape[0] + 1, dim)), np.empty(text.shape[0] + 1)
+    attr_sum, attr_count = np.empty((attr.shape[0] + 1, dim)), np.empty(attr.shape[0] + 1)
+    own, own_count = np.empty((n, dim)), np.empty(n)
     _prefix(text_rows, text, text_vectors, text_sum, text_count)
     _prefix(attr_rows, attr, attr_vectors, attr_sum, attr_count)
+    cdef double[:, ::1] total = attr_sum, mine = own
+    cdef double[::1] count = attr_count, mine_count = own_count
     for i in range(n):
+        for j in range(dim):
+            mine[i, j] = total[attr_end[i], j] - total[attr_start[i], j]
+        mine_count[i] = count[attr_end[i]] - count[attr_start[i]]
+    return text_sum, text_count, own, own_count
+
+
+def pool_rows(float[:, ::1] out, object inputs, tuple sums, Py_ssize_t head_words,
+              object rows=None):
+    """The pooled fields (see :func:`pool_fields`) from a page's :func:`pool_sums`: every
+    element's, or with ``rows`` (distinct element indices, int64) only theirs, ``out``'s row
+    k that of element ``rows[k]``, each the same as the whole page's."""
+    cdef const long long[::1] text_start = inputs.text_start, text_end = inputs.text_end
+    cdef const long long[:, ::1] ancestors = inputs.ancestors
+    cdef const double[:, ::1] text_sum = sums[0], own = sums[2]
+    cdef const double[::1] text_count = sums[1], own_count = sums[3]
+    cdef Py_ssize_t n = own.shape[0], dim = own.shape[1], i, j, k, a, head
+    cdef const long long[::1] chosen = (np.arange(n, dtype=np.int64) if rows is None
+                                        else rows)
+    cdef Py_ssize_t m = chosen.shape[0]
+    cdef double around[64]
+    cdef double around_count
+    if out.shape[1] != 5 * dim or out.shape[0] != m:
+        raise ValueError(f"an output of {out.shape[0]} × {out.shape[1]} for {m} elements' "
+                         f"fields of {dim}")
+    for k in range(m):
+        if not 0 <= chosen[k] < n:
+            raise ValueError(f"row {chosen[k]} of a page of {n} elements")
+    for k in range(m):
+        i = chosen[k]
         head = text_start[i] + head_words
-        _mean_into(out, i, 2 * dim, text_sum, text_count, text_start[i],
+        _mean_into(out, k, 2 * dim, text_sum, text_count, text_start[i],
                    head if head < text_end[i] else text_end[i])
-        _mean_into(out, i, 3 * dim, text_sum, text_count, text_start[i], text_end[i])
-        _mean_into(out, i, 4 * dim, text_sum, text_count, text_start[0], text_end[0])
+        _mean_into(out, k, 3 * dim, text_sum, text_count, text_start[i], text_end[i])
+        _mean_into(out, k, 4 * dim, text_sum, text_count, text_start[0], text_end[0])
         for j in range(dim):
-            own[i, j] = attr_sum[attr_end[i], j] - attr_sum[attr_start[i], j]
-        own_count[i] = attr_count[attr_end[i]] - attr_count[attr_start[i]]
-        for j in range(dim):
-            out[i, j] = <float>(own[i, j] / (own_count[i] if own_count[i] > 1.0 else 1.0))
-    for i in range(n):
+            out[k, j] = <float>(own[i, j] / (own_count[i] if own_count[i] > 1.0 else 1.0))
         for j in range(dim):
             around[j] = 0.0
         around_count = 0.0
-        for k in range(ancestors.shape[1]):
-            a = ancestors[i, k]
-            if a >= 0:
+        for a in range(ancestors.shape[1]):
+            if ancestors[i, a] >= 0:
                 for j in range(dim):
-                    around[j] = around[j] + own[a, j]
-                around_count = around_count + own_count[a]
+                    around[j] = around[j] + own[ancestors[i, a], j]
+                around_count = around_count + own_count[ancestors[i, a]]
         for j in range(dim):
-            out[i, dim + j] = <float>(around[j] / (around_count if around_count > 1.0 else 1.0))
+            out[k, dim + j] = <float>(around[j] / (around_count if around_count > 1.0 else 1.0))
 
 
 cdef extern from *:

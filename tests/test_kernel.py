@@ -268,6 +268,45 @@ def test_xml_pages_give_the_same_vectors(name):
     assert vectors.tobytes() == _pure_vectors(table).tobytes()
 
 
+def _subsets(n: int, rng: random.Random) -> list[np.ndarray]:
+    """Row sets of a page of ``n`` elements as the lazy walk asks for them: the first row,
+    scattered rows in any order, the last, all, none."""
+    rows = list(range(n))
+    return [np.array(pick, dtype=np.int64) for pick in (
+        [0], rng.sample(rows, min(n, 7)), [n - 1], rows[::-1], [])]
+
+
+@in_use
+@pytest.mark.parametrize("page", range(len(fixture_pages())))
+def test_the_vectors_of_some_rows_are_the_whole_pages(page):
+    from noisecbr.features.vectors import row_vectors
+
+    table = subtrees.build_table(tidy(fixture_pages()[page]))
+    whole = vectorize(table)
+    rows_of = row_vectors(table)
+    for rows in _subsets(len(table), random.Random(page)):
+        assert rows_of(rows).tobytes() == whole[rows].tobytes()
+        assert vectorize(table, rows).tobytes() == whole[rows].tobytes()
+    with BACKEND.pure():
+        assert vectorize(table, [len(table) - 1, 0]).tobytes() == whole[[-1, 0]].tobytes()
+    for wrong in ([len(table)], [-1]):
+        with pytest.raises(ValueError, match="row"):
+            rows_of(np.array(wrong))
+
+
+@in_use
+@on_generated_pages(40)
+def test_generated_pages_give_the_same_vectors_row_by_row(seed, family):
+    from noisecbr.features.vectors import row_vectors
+
+    for root in generated_roots(seed, family):
+        table = subtrees.build_table(root)
+        whole = vectorize(table)
+        rows_of = row_vectors(table)
+        for rows in _subsets(len(table), random.Random(seed)):
+            assert rows_of(rows).tobytes() == whole[rows].tobytes()
+
+
 @compiled_only
 def test_dev_pages_give_the_same_table(modernweb_dev):
     # Fifty real pages of one set (the whole dev data: benchmarks/identity.py).

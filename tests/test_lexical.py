@@ -167,6 +167,15 @@ def test_the_kernel_pools_the_fields_as_numpy_does(monkeypatch, article_html):
         compiled = lexicon.pool(inputs)
         with BACKEND.pure():
             assert compiled.tobytes() == lexicon.pool(inputs).tobytes()
+        # A few rows at a time (the lazy walk's rounds): each row as the whole page's.
+        pooled = lexicon.pooler(inputs)
+        for rows in (np.arange(len(inputs))[::-3], np.array([len(inputs) - 1, 0]),
+                     np.zeros(0, dtype=np.int64)):
+            assert pooled(rows).tobytes() == compiled[rows].tobytes()
+            with BACKEND.pure():
+                assert lexicon.pool(inputs, rows).tobytes() == compiled[rows].tobytes()
+        with pytest.raises(ValueError, match="row"):
+            pooled(np.array([len(inputs)]))
 
 
 def test_the_kernel_splits_attribute_values_as_the_pattern_does():

@@ -11,6 +11,7 @@ column position or feature scale is written in the kernel itself.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from .schema import AT, FEATURE_NAMES, FEATURES, RELATIVE
 from .tags import LEAF_TYPES, TEXT_LEAF, tag_columns
 from .tokens import DIGIT, HEAD_WORDS, STOP, TITLE, VOCABULARIES, VOCABULARY_SHIFT, token_codes
 
-__all__ = ["kernel_schema", "schema_arrays", "vectorize_compiled"]
+__all__ = ["compiled_rows", "kernel_schema", "schema_arrays"]
 
 
 def _code(names, name: str | None) -> int:
@@ -74,15 +75,16 @@ def schema_arrays() -> tuple[dict[str, np.ndarray], dict[str, int | float]]:
          "max_length_points": MAX_LENGTH_POINTS, "grandparent_divisor": GRANDPARENT_DIVISOR})
 
 
-def vectorize_compiled(table: ElementTable) -> np.ndarray:
-    """:func:`~noisecbr.features.vectorize` by the compiled kernel (a page of at least one
-    element). benchmarks/identity.py and tests/test_kernel.py compare the two paths' vectors
-    bit for bit."""
-    out = np.empty((len(table), len(FEATURES)), dtype=np.float32)
+def compiled_rows(table: ElementTable) -> Callable[[np.ndarray | None], np.ndarray]:
+    """:func:`~noisecbr.features.vectors.row_vectors` by the compiled kernel (a page of at
+    least one element): the page's quantities computed once, then a function of int64 row
+    indices (None: every row) that fills their vectors. benchmarks/identity.py and
+    tests/test_kernel.py compare the two paths' vectors bit for bit."""
     leaf_types, tag_groups, landmarks = tag_columns(table.tags)
     own = own_masks(table, landmark_bits(landmarks))
     signatures, signature_siblings, previous, following = repeats(table)
-    BACKEND.kernel.vector_floats(out, kernel_schema(), table, {
+    schema = kernel_schema()
+    page = BACKEND.kernel.page_quantities(schema, table, {
         "leaf_counts": BACKEND.kernel.leaf_counts(
             table.parent, table.n_children, np.ascontiguousarray(leaf_types, np.int64),
             table.piece_owner, len(LEAF_TYPES), TEXT_LEAF),
@@ -91,4 +93,11 @@ def vectorize_compiled(table: ElementTable) -> np.ndarray:
         "codes": np.ascontiguousarray(token_codes(table), np.int64),
         "signatures": signatures, "signature_siblings": signature_siblings,
         "previous": previous, "next": following, "first_h1": first_h1(table)})
-    return out
+
+    def fill(rows: np.ndarray | None = None) -> np.ndarray:
+        out = np.empty((len(table) if rows is None else len(rows), len(FEATURES)),
+                       dtype=np.float32)
+        BACKEND.kernel.fill_rows(out, schema, page, rows)
+        return out
+
+    return fill

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -222,31 +223,61 @@ class Lexicon:
             found = self.__dict__["_row_tables"] = tuple(found)
         return found
 
-    def pool(self, inputs: LexicalInputs) -> np.ndarray:
-        """The pooled fields of every element (float32, elements × len(FIELDS)·dim); by the
+    def pool(self, inputs: LexicalInputs, rows: np.ndarray | None = None) -> np.ndarray:
+        """The pooled fields of every element (float32, elements × len(FIELDS)·dim), or of the
+        elements ``rows`` only (distinct indices), each the same as the whole page's; by the
         compiled kernel in one pass when it is in use (the same operations: tests/
         test_lexical.py compares the two)."""
-        n = len(inputs)
-        out = np.zeros((n, len(FIELDS) * self.dim), dtype=np.float32)
-        if n == 0:
+        return self.pooler(inputs)(rows)
+
+    def pooler(self, inputs: LexicalInputs) -> Callable[[np.ndarray | None], np.ndarray]:
+        """:meth:`pool` row by row: what every element's fields read (the words' running
+        sums) found once, then each call pools the rows asked (None: all)."""
+        width = len(FIELDS) * self.dim
+        if len(inputs) == 0:
+            return lambda rows=None: np.zeros((0 if rows is None else len(rows), width),
+                                              dtype=np.float32)
+        fill = _pooler(self, inputs)
+
+        def pooled(rows: np.ndarray | None = None) -> np.ndarray:
+            if rows is not None:
+                rows = np.ascontiguousarray(rows, dtype=np.int64)
+            out = np.zeros((len(inputs) if rows is None else len(rows), width),
+                           dtype=np.float32)
+            if len(out):
+                fill(out, rows)
             return out
-        text_rows, attr_rows = self._rows()
-        _pool(self, inputs, text_rows, attr_rows, out)
-        return out
+
+        return pooled
 
 
-def _pool_compiled(lexicon: Lexicon, inputs: LexicalInputs, text_rows: np.ndarray,
-                   attr_rows: np.ndarray, out: np.ndarray) -> None:
+def _pooler_compiled(lexicon: Lexicon, inputs: LexicalInputs) -> Callable:
     if lexicon.dim > 64:  # the kernel pools vectors of up to 64 numbers
-        _pool_pure(lexicon, inputs, text_rows, attr_rows, out)
-        return
+        return _pooler_pure(lexicon, inputs)
+    text_rows, attr_rows = lexicon._rows()
     text64, attr64 = lexicon._float64()
-    BACKEND.kernel.pool_fields(out, inputs, text_rows, text64, attr_rows, attr64, HEAD_WORDS)
+    sums = BACKEND.kernel.pool_sums(inputs, text_rows, text64, attr_rows, attr64)
+    return lambda out, rows: BACKEND.kernel.pool_rows(out, inputs, sums, HEAD_WORDS, rows)
+
+
+def _pooler_pure(lexicon: Lexicon, inputs: LexicalInputs) -> Callable:
+    """The pooled fields of every element with numpy (the reference of the kernel's), then
+    those of the rows asked."""
+    every = np.zeros((len(inputs), len(FIELDS) * lexicon.dim), dtype=np.float32)
+    _pool_pure(lexicon, inputs, *lexicon._rows(), every)
+
+    def fill(out: np.ndarray, rows: np.ndarray | None) -> None:
+        out[:] = every if rows is None else every[rows]
+
+    return fill
+
+
+_pooler = BACKEND.dispatch(_pooler_pure, _pooler_compiled)
 
 
 def _pool_pure(lexicon: Lexicon, inputs: LexicalInputs, text_rows: np.ndarray,
                attr_rows: np.ndarray, out: np.ndarray) -> None:
-    """:meth:`Lexicon.pool` in numpy into ``out``: the reference of the kernel's."""
+    """Every element's pooled fields in numpy into ``out``: the reference of the kernel's."""
     n, dim = len(inputs), lexicon.dim
     text_sum, text_count = _prefix(text_rows, lexicon.text_vectors, inputs.text)
     head_end = np.minimum(inputs.text_start + HEAD_WORDS, inputs.text_end)
@@ -268,8 +299,6 @@ def _pool_pure(lexicon: Lexicon, inputs: LexicalInputs, text_rows: np.ndarray,
         around_count[has] += own_count[ancestor[has]]
     out[:, dim:2 * dim] = around / np.maximum(around_count, 1)[:, None]
 
-
-_pool = BACKEND.dispatch(_pool_pure, _pool_compiled)
 
 
 def _prefix(rows: np.ndarray, vectors: np.ndarray, tokens: np.ndarray

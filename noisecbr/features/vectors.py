@@ -9,18 +9,20 @@ same in C; the pure path is its reference and fallback, and both give the same b
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..backend import BACKEND
 from ..subtrees import ElementTable
-from .compiled import vectorize_compiled
+from .compiled import compiled_rows
 from .page import page_quantities
 from .quantities import candidate_quantities, element_quantities
 from .schema import AT, BIT, CAPPED, FEATURES, LOG, ONE_HOT, RELATIVE, SHARE, Feature
 from .tags import tag_columns
 from .tokens import token_codes, vocabulary_quantities
 
-__all__ = ["Columns", "page_columns", "vectorize"]
+__all__ = ["Columns", "page_columns", "row_vectors", "vectorize"]
 
 _BY_NAME = {feature.name: feature for feature in FEATURES}
 
@@ -84,15 +86,42 @@ def page_columns(table: ElementTable) -> Columns:
     return columns
 
 
-def vectorize(table: ElementTable) -> np.ndarray:
-    """The full float32 vector of every subtree of the page (rows in document order)."""
+def vectorize(table: ElementTable, rows: np.ndarray | None = None) -> np.ndarray:
+    """The full float32 vector of every subtree of the page (rows in document order), or of
+    the subtrees ``rows`` only (distinct element indices), each the same as in the whole
+    page's vectors."""
+    return row_vectors(table)(rows)
+
+
+def row_vectors(table: ElementTable) -> Callable[[np.ndarray | None], np.ndarray]:
+    """The page's vectors row by row: what every row's columns read is computed once, then
+    each call gives the vectors of the rows asked (distinct element indices; None: all), the
+    same as in the whole page's vectors. The walk reads the scores of a tenth to a third of a
+    page's subtrees (:func:`noisecbr.walk.walk_lazily`)."""
     if len(table) == 0:
-        return np.zeros((0, len(FEATURES)), dtype=np.float32)
-    return _vectors(table)
+        return _no_rows
+    fill = _row_filler(table)
+
+    def vectors(rows: np.ndarray | None = None) -> np.ndarray:
+        if rows is None:
+            return fill(None)
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        if len(rows) == 0:
+            return np.zeros((0, len(FEATURES)), dtype=np.float32)
+        return fill(rows)
+
+    return vectors
+
+
+def _no_rows(rows: np.ndarray | None = None) -> np.ndarray:
+    """The vectors of a page without elements."""
+    if rows is not None and len(rows):
+        raise ValueError("rows of a page without elements")
+    return np.zeros((0, len(FEATURES)), dtype=np.float32)
 
 
 def _vectors_pure(table: ElementTable) -> np.ndarray:
-    """:func:`vectorize` with numpy: the reference of the kernel's."""
+    """Every subtree's vector with numpy: the reference of the kernel's."""
     n = len(table)
     columns = page_columns(table)
     # Each column is computed in float64 and written straight into the float32 result (the
@@ -103,4 +132,10 @@ def _vectors_pure(table: ElementTable) -> np.ndarray:
     return out
 
 
-_vectors = BACKEND.dispatch(_vectors_pure, vectorize_compiled)
+def _pure_rows(table: ElementTable) -> Callable[[np.ndarray | None], np.ndarray]:
+    """:func:`row_vectors` by the pure path: the whole page's vectors, then the rows asked."""
+    every = _vectors_pure(table)
+    return lambda rows: every if rows is None else every[rows]
+
+
+_row_filler = BACKEND.dispatch(_pure_rows, compiled_rows)
