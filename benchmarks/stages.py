@@ -5,10 +5,14 @@
     python benchmarks/stages.py ../shared/data/dragnet --against main   # before → after
 
 The stages as ``Cleaner.clean`` runs them: tidy (decode + parse + remove the invisible), the
-element table, the vectors, the lexical fields' inputs (a revision from before them: 0), the
-network (scores, with the cleaner's one BLAS thread, pooling the lexical fields), the walk
-(with the fallback), the page's metadata and headline, the text (the comments too where the
-revision renders them eagerly), and freeing the page's tree and table. Every page is cleaned once
+element table, the scores' page-wide inputs, the walk, the page's metadata and headline, the
+text (the comments too where the revision renders them eagerly), and freeing the page's tree and
+table. Since the walk scores only the subtrees it reaches (2026-11-26,
+``noisecbr.pipeline.score_and_decide``), "scores" is what every row's scores read, found once
+(the page's quantities, the lexical fields' inputs and running sums) and "walk" the walk with
+its rows' vectors, pooled fields and network (with the cleaner's one BLAS thread), the fallback
+and the rules; for a revision before it, "scores" is the vectors, the lexical inputs and the
+network over every subtree, and "walk" the walk (with the fallback). Every page is cleaned once
 to warm the caches, then timed (``time.process_time``) a second time.
 
 ``--against REV`` also times the ``noisecbr`` package of git revision REV (extracted and
@@ -34,7 +38,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-STAGES = ("tidy", "table", "vectors", "lexical", "network", "walk", "metadata", "text", "free")
+STAGES = ("tidy", "table", "scores", "walk", "metadata", "text", "free")
 #: What a caller asks of the result afterwards, timed apart (not in the total: rendered on
 #: demand): the Markdown (0 for a revision without it).
 ON_DEMAND = ("markdown",)
@@ -66,6 +70,12 @@ def load_api(package: str) -> SimpleNamespace:
         return _legacy_api(api, package)
     backend = importlib.import_module(f"{package}.backend").BACKEND
     api.kernel = backend.name
+    api.lazy = getattr(pipeline, "score_and_decide", None) is not None
+    if api.lazy:
+        api.Page = pipeline.Page
+        api.row_scores = lambda cleaner, page: pipeline.RowScores(page, cleaner.model)
+        api.lazy_decide = lambda cleaner, page, scores: pipeline.score_and_decide(
+            page, cleaner.model, _thresholds(cleaner, page), scores=scores)
     api.blas = pipeline._blas_controller
     api.score = lambda cleaner, body, table: _scored(pipeline, cleaner, body, table)
     api.decide = lambda cleaner, page, proba: pipeline.decide(page, proba, _thresholds(cleaner,
@@ -137,33 +147,27 @@ def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
     ms: dict[str, float] = {}
     start = clock()
 
-    def lap(stage: str) -> None:
+    def lap(stage: str | None) -> None:
+        """The time since the last lap is ``stage``'s (None: untimed)."""
         nonlocal start
         now = clock()
-        ms[stage] = (now - start) * 1000
+        if stage is not None:
+            ms[stage] = (now - start) * 1000
         start = now
 
     body = api.tidy(html)
     lap("tidy")
     table = api.build_table(body)
     lap("table")
-    vectors = api.vectorize(table)
-    lap("vectors")
-    lexical = None
-    if getattr(cleaner.model, "lexicon", None) is not None:
-        lexical = api.lexical_inputs(table)
-    lap("lexical")
-    with api.blas().limit(limits=1, user_api="blas"):
-        if lexical is None:
-            cleaner.model.predict_proba(vectors)
-        else:
-            cleaner.model.predict_proba(vectors, lexical)
-    lap("network")
-    # The padded scores the cleaner walks (computed again: untimed).
-    page, proba = api.score(cleaner, body, table)
-    start = clock()
-    decided = api.decide(cleaner, page, proba)
-    lap("walk")
+    if getattr(api, "lazy", False):
+        page = api.Page(body, table)
+        scores = api.row_scores(cleaner, page)
+        lap("scores")
+        decided = api.lazy_decide(cleaner, page, scores)
+        lap("walk")
+        vectors = proba = scores
+    else:
+        vectors, proba, page, decided = _full_scores_and_walk(api, cleaner, body, table, lap)
     found = api.metadata(page)
     lap("metadata")
     result = api.render(cleaner, page, decided, found)
@@ -179,6 +183,27 @@ def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
     ms["total"] = sum(ms[stage] for stage in STAGES)
     ms["markdown"] = markdown
     return ms
+
+
+def _full_scores_and_walk(api: SimpleNamespace, cleaner, body, table, lap) -> tuple:
+    """A revision from before the lazy walk: its vectors, lexical inputs and network over
+    every subtree ("scores"), then its walk ("walk")."""
+    vectors = api.vectorize(table)
+    lexical = None
+    if getattr(cleaner.model, "lexicon", None) is not None and api.lexical_inputs is not None:
+        lexical = api.lexical_inputs(table)
+    with api.blas().limit(limits=1, user_api="blas"):
+        if lexical is None:
+            cleaner.model.predict_proba(vectors)
+        else:
+            cleaner.model.predict_proba(vectors, lexical)
+    lap("scores")
+    # The padded scores the cleaner walks (computed again: untimed).
+    page, proba = api.score(cleaner, body, table)
+    lap(None)
+    decided = api.decide(cleaner, page, proba)
+    lap("walk")
+    return vectors, proba, page, decided
 
 
 def extract_revision(revision: str, folder: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 
 import numpy as np
 
@@ -99,16 +100,21 @@ def comment_evidence(table: ElementTable) -> np.ndarray:
     return evidence & (table.subtree(table.piece_words) >= THREAD_MIN_WORDS)
 
 
-def without_unfounded_comments(table: ElementTable, proba: np.ndarray) -> np.ndarray:
+def without_unfounded_comments(table: ElementTable, proba: np.ndarray,
+                               rows: np.ndarray | None = None, *,
+                               evidence: Callable[[], np.ndarray] | None = None) -> np.ndarray:
     """``proba`` with the comment score (of at least MIN_COMMENT_SCORE) of every subtree
     without :func:`comment_evidence` set aside (the row's other scores renormalised);
-    ``proba`` itself when there is none."""
+    ``proba`` itself when there is none. ``rows``: the elements ``proba``'s rows score (every
+    element by default); ``evidence``: gives the table's :func:`comment_evidence` (a caller
+    scoring a page's rows a few at a time finds it once), asked only when a row needs it."""
     if proba.shape[1] <= COMMENT or not len(proba):
         return proba
     scored = proba[:, COMMENT] >= MIN_COMMENT_SCORE
     if not scored.any():
         return proba
-    unfounded = scored & ~comment_evidence(table)
+    founded = comment_evidence(table) if evidence is None else evidence()
+    unfounded = scored & ~(founded if rows is None else founded[rows])
     if not unfounded.any():
         return proba
     out = proba.copy()

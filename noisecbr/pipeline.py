@@ -30,11 +30,11 @@ from lxml import etree
 from .byline import find_byline
 from .convention import declares_article, page_mode, prose_share
 from .datelines import datelines
-from .discussion import without_unfounded_comments
+from .discussion import comment_evidence, without_unfounded_comments
 from .evidence import SiteEvidence
 from .fallback import fall_back, fallback_subtree, kept_pieces, kept_words
-from .features import vectorize
 from .features.lexical import lexical_inputs
+from .features.vectors import row_vectors
 from .markdown import render_markdown
 from .memory import SiteMemory
 from .metadata import (
@@ -52,9 +52,10 @@ from .result import COMMENT, DATA, LABELS, NOISE, CleanResult, Decision
 from .settings import FALLBACK_MIN_WORDS, MAX_HEADLINE_WORDS, TEMPLATE_MAX_DATA
 from .subtrees import ElementTable, build_table
 from .tidy import Parser, drop_elements, printable, tidy
-from .walk import Thresholds, walk
+from .walk import Thresholds, walk, walk_lazily
 
-__all__ = ["Decisions", "NoiseEvidence", "Page", "decide", "prepare", "render", "score"]
+__all__ = ["Decisions", "NoiseEvidence", "Page", "RowScores", "decide", "prepare", "render",
+           "score", "score_and_decide"]
 
 #: Extra evidence from outside the network (e.g. a site style tree's noisy nodes): given a page's
 #: table, the indices of the subtrees it marks as noise.
@@ -139,22 +140,47 @@ def score(page: Page, model: Model, *, smooth: float | None = None) -> np.ndarra
     subtree without a thread's markup, see :mod:`noisecbr.discussion`). ``smooth``: the
     isotonic smoothing's penalty (:func:`noisecbr.smoothing.isotonic_smooth`), none by
     default."""
-    table = page.table
-    proba = np.zeros((len(table), len(LABELS)), dtype=np.float32)
-    if len(table) == 0:
-        return proba
-    vectors = vectorize(table)
-    lexical = lexical_inputs(table) if model.lexicon is not None else None
+    if len(page.table) == 0:
+        return np.zeros((0, len(LABELS)), dtype=np.float32)
     # One BLAS thread: a page's matrices are small, and OpenBLAS's thread hand-offs cost
     # more than they save (measured 16 → 2.4 ms per page on the 2-core machine under load).
     with _blas_controller().limit(limits=1, user_api="blas"):
-        out = model.predict_proba(vectors, lexical)
-    if smooth:
-        out = _smoothed(table, out, smooth)
-    proba[:, :out.shape[1]] = out
-    # A comment needs a thread's markup (documentation sections, bios and teasers were
-    # filed as comments): elsewhere its score is set aside.
-    return without_unfounded_comments(table, proba)
+        return RowScores(page, model, smooth=smooth)(None)
+
+
+class RowScores:
+    """The class scores of a page's elements, all or a few at a time, as :func:`score` gives
+    them (the lazy walk asks for the elements it reaches): what every row's scores read (the
+    page's quantities, its lexical inputs and their running sums, its comment evidence) is
+    found once. ``smooth``: as in :func:`score`, for the whole page's scores only (smoothing
+    reads every subtree's). The caller limits BLAS's threads."""
+
+    def __init__(self, page: Page, model: Model, *, smooth: float | None = None) -> None:
+        self.table, self.model, self.smooth = page.table, model, smooth
+        self.vectors = row_vectors(page.table)
+        self.pooled = (None if model.lexicon is None
+                       else model.lexicon.pooler(lexical_inputs(page.table)))
+        self._evidence: np.ndarray | None = None
+
+    def __call__(self, rows: np.ndarray | None) -> np.ndarray:
+        """The scores of the elements ``rows`` (distinct indices; None: every element)."""
+        if self.smooth and rows is not None:
+            raise ValueError("smoothed scores are the whole page's (rows=None)")
+        pooled = None if self.pooled is None else self.pooled(rows)
+        out = self.model.predict_proba(self.vectors(rows), pooled)
+        if self.smooth:
+            out = _smoothed(self.table, out, self.smooth)
+        proba = np.zeros((len(out), len(LABELS)), dtype=np.float32)
+        proba[:, :out.shape[1]] = out
+        # A comment needs a thread's markup (documentation sections, bios and teasers were
+        # filed as comments): elsewhere its score is set aside.
+        return without_unfounded_comments(self.table, proba, rows, evidence=self.evidence)
+
+    def evidence(self) -> np.ndarray:
+        """The page's :func:`~noisecbr.discussion.comment_evidence`, found when first asked."""
+        if self._evidence is None:
+            self._evidence = comment_evidence(self.table)
+        return self._evidence
 
 
 def _smoothed(table: ElementTable, proba: np.ndarray, c: float) -> np.ndarray:
@@ -177,7 +203,8 @@ def _smoothed(table: ElementTable, proba: np.ndarray, c: float) -> np.ndarray:
 @dataclasses.dataclass(frozen=True, eq=False)
 class Decisions:
     """What was decided for a page: per element (document order) its class probabilities and
-    decision (−1 inside a decided subtree, else a LABELS index); whether the walk fell back;
+    decision (−1 inside a decided subtree, else a LABELS index; the scores of the subtrees a
+    lazy walk never reached are 0: :func:`score_and_decide`); whether the walk fell back;
     with a site memory, what it recalled (−1 or a label per element) and the ids of the stored
     cases behind each recall; with site evidence, which subtrees recur on the site's other
     pages; the mode of the thresholds the walk used (``precision``, ``balanced``, ``recall``,
@@ -224,17 +251,46 @@ def decide(page: Page, proba: np.ndarray, thresholds: Thresholds, *,
                      thresholds.mode)
 
 
+def score_and_decide(page: Page, model: Model, thresholds: Thresholds, *,
+                     scores: RowScores | None = None) -> Decisions:
+    """``decide(page, score(page, model), thresholds)`` (no memory, site or smoothing),
+    scoring only the subtrees the walk reaches (:func:`noisecbr.walk.walk_lazily`: a tenth to
+    a third of a page's): the cleaner's path. Where the walk keeps too little and the fallback
+    weighs every subtree, the whole page is scored and decided. The result's scores of the
+    subtrees the walk never reached are 0. A score is the whole page's up to the last bits of
+    the matrix product (BLAS blocks the rows of a product by their number), so a score within
+    rounding of a threshold may go the other way than in :func:`decide`. ``scores``: the
+    page's :class:`RowScores` when the caller made them (benchmarks/stages.py times that
+    apart)."""
+    if not len(page.table):
+        return decide(page, score(page, model), thresholds)
+    # One BLAS thread: see score.
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        decision, proba = walk_lazily(page.table, scores or RowScores(page, model), thresholds)
+    if _kept_too_little(page, decision):
+        return decide(page, score(page, model), thresholds)
+    decision[orphaned_headings(page.table, decision, None)] = NOISE
+    decision[datelines(page.table, decision, None)] = NOISE
+    return Decisions(proba, decision, False, mode=thresholds.mode)
+
+
 def _fallback_root(page: Page, proba: np.ndarray, decision: np.ndarray) -> int | None:
     """The subtree the fallback keeps when the walk kept almost nothing of a page that has
     text, else None."""
-    if kept_words(page.table, decision) >= FALLBACK_MIN_WORDS + 2 * MAX_HEADLINE_WORDS:
+    if not _kept_too_little(page, decision):
         return None
+    return fallback_subtree(page.table, proba, page.headline)
+
+
+def _kept_too_little(page: Page, decision: np.ndarray) -> bool:
+    """Whether the walk's ``decision`` kept too few words of the page's text (the fallback's
+    cue)."""
+    if kept_words(page.table, decision) >= FALLBACK_MIN_WORDS + 2 * MAX_HEADLINE_WORDS:
+        return False
     # A result this small may be little more than the headline, which the text leaves out
     # (it is the result's title; up to 40 distinct words, so twice that many tokens is
     # ample): count only the words the text will show.
-    if kept_words(page.table, decision, page.headline) >= FALLBACK_MIN_WORDS:
-        return None
-    return fallback_subtree(page.table, proba, page.headline)
+    return kept_words(page.table, decision, page.headline) < FALLBACK_MIN_WORDS
 
 
 # -- render -------------------------------------------------------------------------------------

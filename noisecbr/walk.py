@@ -25,16 +25,16 @@ removed, and none that holds one is kept whole.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 import numpy as np
 
 from .model import Model
-from .result import COMMENT, DATA, MIXTURE, NOISE
-from .settings import DEFAULT_MODES
+from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE
+from .settings import DEFAULT_MODES, WALK_LOOKAHEAD
 from .subtrees import ElementTable
 
-__all__ = ["AUTO", "FAVOR", "MODES", "Thresholds", "walk"]
+__all__ = ["AUTO", "FAVOR", "MODES", "Thresholds", "walk", "walk_lazily"]
 
 #: The walk's modes: which way to lean where the scores are unsure.
 MODES = tuple(DEFAULT_MODES)
@@ -101,17 +101,92 @@ def walk(table: ElementTable, proba: np.ndarray, thresholds: Thresholds, *,
     return np.fromiter(decision, dtype=np.int8, count=n)
 
 
+def walk_lazily(table: ElementTable, score_rows: Callable[[np.ndarray], np.ndarray],
+                thresholds: Thresholds, *, lookahead: int = WALK_LOOKAHEAD
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`walk` over the whole page, scoring only the subtrees it reaches: the decisions
+    and the scores (rows it never reached: 0). ``score_rows`` gives the class scores (LABELS
+    order) of the elements of an int64 array.
+
+    The walk decides an element from its own scores once every element above it is a
+    mixture, so it goes level by level: each round scores the elements it has reached and,
+    ``lookahead`` − 1 levels below them, the elements it may reach next (one round per level
+    would pay the network's per-call cost ten times a page), then decides what those scores
+    decide. The decisions are :func:`walk`'s with the same scores."""
+    if lookahead < 1:
+        raise ValueError(f"the walk scores at least one level a round, not {lookahead}")
+    n = len(table)
+    proba = np.zeros((n, len(LABELS)), dtype=np.float32)
+    decision = [-1] * n
+    if n == 0:
+        return np.zeros(0, dtype=np.int8), proba
+    end = table.end.tolist()
+    leaf = table.n_children == 0
+    tested: dict[int, tuple[bool, bool, bool]] = {}
+    frontier = [0]
+    while frontier:
+        rows = _within_reach(table, frontier, lookahead)
+        scores = score_rows(rows)
+        proba[rows] = scores
+        noisy, keep, comment = _row_tests(leaf[rows], scores, thresholds)
+        tested.update(zip(rows.tolist(), zip(noisy.tolist(), keep.tolist(), comment.tolist())))
+        reached, frontier = frontier, []
+        while reached:
+            i = reached.pop()
+            if i not in tested:
+                frontier.append(i)
+                continue
+            noisy_i, keep_i, comment_i = tested[i]
+            if noisy_i and i > 0:
+                decision[i] = COMMENT if comment_i else NOISE
+            elif keep_i or leaf[i]:
+                decision[i] = DATA
+            else:
+                decision[i] = MIXTURE
+                child = i + 1
+                while child < end[i]:
+                    reached.append(child)
+                    child = end[child]
+    return np.fromiter(decision, dtype=np.int8, count=n), proba
+
+
+def _within_reach(table: ElementTable, frontier: list[int], lookahead: int) -> np.ndarray:
+    """The elements of the subtrees of ``frontier`` (disjoint, none scored yet) down to
+    ``lookahead`` − 1 levels below their roots, ascending."""
+    roots = np.asarray(frontier, dtype=np.int64)
+    ends = table.end[roots]
+    # Each subtree's span marked by +1 at its root and −1 at its end, and the depth it is
+    # scored to spread over it the same way (disjoint spans: the roots are distinct, and so
+    # are the ends).
+    inside = np.zeros(len(table) + 1, dtype=np.int64)
+    inside[roots] += 1
+    inside[ends] -= 1
+    limit = np.zeros(len(table) + 1, dtype=np.int64)
+    limit[roots] += table.depth[roots] + lookahead
+    limit[ends] -= table.depth[roots] + lookahead
+    reach = (np.cumsum(inside[:-1]) > 0) & (table.depth < np.cumsum(limit[:-1]))
+    return np.flatnonzero(reach)
+
+
+def _row_tests(leaf: np.ndarray, proba: np.ndarray, thresholds: Thresholds
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The network's three tests on the rows of ``proba`` (``leaf``: whether each row's
+    element has no element children): removed, kept whole, a comment if removed."""
+    removal = proba[:, NOISE] + proba[:, COMMENT]
+    noisy = np.where(leaf, _reaches(removal, thresholds.leaf),
+                     _reaches(removal, thresholds.noise))
+    keep = _reaches(proba[:, DATA], thresholds.keep)
+    comment = proba[:, COMMENT] > proba[:, NOISE]
+    return noisy, keep, comment
+
+
 def _tests(table: ElementTable, proba: np.ndarray, thresholds: Thresholds,
            recalled: np.ndarray | None, templates: np.ndarray | None
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The walk's three tests on every element at once (then the walk reads plain Python
     lists: indexing numpy arrays element by element costs more than the walk itself): whether
     it is removed, kept whole, and a comment if removed."""
-    removal = proba[:, NOISE] + proba[:, COMMENT]
-    noisy = np.where(table.n_children == 0, _reaches(removal, thresholds.leaf),
-                     _reaches(removal, thresholds.noise))
-    keep = _reaches(proba[:, DATA], thresholds.keep)
-    comment = proba[:, COMMENT] > proba[:, NOISE]
+    noisy, keep, comment = _row_tests(table.n_children == 0, proba, thresholds)
     if recalled is not None:
         hit = recalled >= 0
         noisy = np.where(hit, (recalled == NOISE) | (recalled == COMMENT), noisy)
