@@ -161,11 +161,10 @@ def time_page(api: SimpleNamespace, cleaner, html: bytes) -> dict[str, float]:
     lap("table")
     if getattr(api, "lazy", False):
         page = api.Page(body, table)
-        scores = api.row_scores(cleaner, page)
+        vectors = proba = api.row_scores(cleaner, page)  # freed with the page ("free")
         lap("scores")
-        decided = api.lazy_decide(cleaner, page, scores)
+        decided = api.lazy_decide(cleaner, page, proba)
         lap("walk")
-        vectors = proba = scores
     else:
         vectors, proba, page, decided = _full_scores_and_walk(api, cleaner, body, table, lap)
     found = api.metadata(page)
