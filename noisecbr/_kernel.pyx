@@ -2,9 +2,10 @@
 """The compiled kernel: the element table of :func:`noisecbr.subtrees.build_table` filled in one
 C pass over libxml2's nodes (``fill_table``), the integer loops of the vectors
 (``text_codes``, ``own_masks``, ``lookup``, ``ids``, ``inherited``, ``leaf_counts``,
-``siblings``, ``signature_counts``) and their float columns (``vector_floats``: every column as
-the feature table says, by the pure path's float64 operations in its order; the logarithms still
-numpy's). :mod:`noisecbr.backend` chooses
+``siblings``, ``signature_counts``) and their float columns (``page_quantities`` and
+``fill_rows``: every column as the feature table says, by the pure path's float64 operations in
+its order, for every row or the rows the walk reads; the logarithms still numpy's), the lexical
+fields pooled (``pool_sums``, ``pool_rows``). :mod:`noisecbr.backend` chooses
 it or the pure Python path, which is the reference: every output here must equal the pure path's
 bit for bit.
 
@@ -1169,8 +1170,9 @@ cdef Py_ssize_t _first_long_tag(const _unit* data, Py_ssize_t n, Py_ssize_t min_
 def first_long_tag(object text, Py_ssize_t min_chars):
     """Where ``<[a-zA-Z][^<>]{min_chars,}`` first matches in ``text`` (a start tag with at least
     ``min_chars`` characters before the next ``<`` or ``>``), or -1. ``text`` may be bytes:
-    then the pattern is matched on bytes."""
+    then the pattern is matched on bytes. A negative ``min_chars`` counts as 0."""
     cdef Py_ssize_t end
+    min_chars = min_chars if min_chars > 0 else 0
     if isinstance(text, bytes):
         return _first_long_tag(<const uint8_t*>PyBytes_AS_STRING(text), len(text), min_chars,
                                0, &end)
@@ -1511,9 +1513,10 @@ cdef class _Page:
     cdef const long long[::1] codes, tag_group, signatures, signature_siblings
     cdef const long long[::1] previous, following
     cdef Py_ssize_t n, m, first_h1
-    cdef double[:, ::1] q, logs
-    cdef long long[::1] token_offset, every_row, log_at
+    cdef double[:, ::1] q
+    cdef long long[::1] token_offset, every_row
     cdef int[:, ::1] token_sums
+    cdef Schema schema  # the one its quantities were computed by
 
     def __init__(self, object table, dict inputs):
         self.parent, self.end, self.depth = table.parent, table.end, table.depth
@@ -1534,26 +1537,28 @@ cdef class _Page:
         self.every_row = np.arange(self.n, dtype=np.int64)
 
 
-def vector_floats(float[:, ::1] out, Schema schema, object table, dict inputs,
-                  object rows=None):
-    """Fill every column of ``out`` (elements × features, float32) as ``schema`` says, from the
-    element table and the integer aggregates the caller computed (``inputs``: leaf counts, tag
-    groups, keyword masks, token codes, signature counts, sibling links, the first h1), as
-    ``features.vectors``'s pure path does: the same float64 operations in the same order. The
-    vocabulary counts are those of ``tokens.vocabulary_quantities``, counted here. ``rows``:
-    as :func:`fill_rows`."""
-    fill_rows(out, schema, page_quantities(schema, table, inputs), rows)
-
-
-def page_quantities(Schema schema, object table, dict inputs):
+def page_quantities(Schema schema not None, object table, dict inputs):
     """The quantities every column of a page reads (an opaque handle for :func:`fill_rows`),
-    from the element table and the caller's integer aggregates (see :func:`vector_floats`)."""
+    from the element table and the integer aggregates the caller computed (``inputs``: leaf
+    counts, tag groups, keyword masks, token codes, signature counts, sibling links, the first
+    h1), as ``features.vectors``'s pure path computes them: the same float64 operations in the
+    same order. The vocabulary counts are those of ``tokens.vocabulary_quantities``, counted
+    here."""
     cdef _Page page = _Page(table, inputs)
+    page.schema = schema
     if page.n == 0:
         return page
     if page.leaf.shape[1] != schema.n_leaf_types:
         raise ValueError(f"{page.leaf.shape[1]} leaf types, where the table has "
                          f"{schema.n_leaf_types}")
+    cdef Py_ssize_t i
+    # The relations the columns read are indices the loops follow unchecked.
+    if (page.previous.shape[0] != page.n or page.following.shape[0] != page.n
+            or not -1 <= page.first_h1 < page.n):
+        raise ValueError("sibling links and the first h1 must be elements of the page or -1")
+    for i in range(page.n):
+        if not (-1 <= page.previous[i] < page.n and -1 <= page.following[i] < page.n):
+            raise ValueError("sibling links and the first h1 must be elements of the page or -1")
     _count_tokens(page, schema)
     cdef long long[:, ::1] cum = _piece_sums(page, schema)
     _element_quantities(page, cum)
@@ -1563,13 +1568,19 @@ def page_quantities(Schema schema, object table, dict inputs):
     return page
 
 
-def fill_rows(float[:, ::1] out, Schema schema, _Page page, object rows=None):
-    """The vectors of a page's elements (its :func:`page_quantities`) into ``out``: every
-    element's, or with ``rows`` (distinct element indices, int64) only theirs, ``out``'s row k
-    that of element ``rows[k]``: their columns and the logarithms those read are computed, and
-    each value is the one the whole page's vectors hold (every cell's operations are the
-    same)."""
+def fill_rows(float[:, ::1] out, Schema schema not None, _Page page not None,
+              object rows=None):
+    """Fill the columns of ``out`` (float32) as ``schema`` says with the vectors of a page's
+    elements (its :func:`page_quantities`, made by the same schema): every element's, or with
+    ``rows`` (distinct element indices, int64) only theirs, ``out``'s row k that of element
+    ``rows[k]``: their columns and the logarithms those read are computed, and each value is the
+    one the whole page's vectors hold (every cell's operations are the same). The page is only
+    read: threads may fill rows of one page at once."""
+    if schema is not page.schema:
+        raise ValueError("the page's quantities were computed by another feature table")
     if page.n == 0:
+        if out.shape[0] != (0 if rows is None else len(rows)):
+            raise ValueError("rows of a page without elements")
         return
     cdef const long long[::1] chosen = page.every_row if rows is None else rows
     if out.shape[0] != chosen.shape[0] or out.shape[1] != schema.n_columns:
@@ -1579,8 +1590,20 @@ def fill_rows(float[:, ::1] out, Schema schema, _Page page, object rows=None):
     for k in range(chosen.shape[0]):
         if not 0 <= chosen[k] < page.n:
             raise ValueError(f"row {chosen[k]} of a page of {page.n} elements")
-    _log_block(page, schema, _log_rows(page, schema, chosen))
-    _fill(out, page, schema, chosen)
+    cdef const long long[::1] log_rows = _log_rows(page, schema, chosen)
+    cdef long long[::1] log_at = (page.every_row if log_rows.shape[0] == page.n
+                                  else np.full(page.n, -1, dtype=np.int64))
+    if log_rows.shape[0] != page.n:
+        for k in range(log_rows.shape[0]):
+            log_at[log_rows[k]] = k
+    logs = np.empty((schema.n_logs, log_rows.shape[0]), dtype=np.float64)
+    cdef double[:, ::1] block = logs
+    cdef _Raw raw = _raw(page)
+    raw.log_width, raw.log_at = log_rows.shape[0], &log_at[0]
+    _log_block(&raw, page, schema, log_rows, block)
+    np.log1p(logs, out=logs)
+    raw.logs = &block[0, 0] if block.shape[0] and block.shape[1] else NULL
+    _fill(out, &raw, page, schema, chosen, rows is None)
 
 
 cdef int _count_tokens(_Page page, Schema schema) except -1:
@@ -1697,7 +1720,7 @@ cdef int _candidate_quantities(_Page page, Schema schema) except -1:
     for i in range(n):
         if parent[i] >= 0 and parent[parent[i]] >= 0:
             score[parent[parent[i]]] += paragraph[i] / schema.grandparent_divisor
-    cdef _Raw raw = _raw(page, False)
+    cdef _Raw raw = _raw(page)  # the link density is no LOG column (Schema checks it)
     _column(&raw, schema, schema.link_density, &page.every_row[0], n, &density[0])
     for i in range(n):
         score[i] *= 1.0 - density[i]
@@ -1783,30 +1806,23 @@ cdef long long[::1] _log_rows(_Page page, Schema schema, const long long[::1] ch
     return np.flatnonzero(needed_array).astype(np.int64)
 
 
-cdef int _log_block(_Page page, Schema schema, const long long[::1] rows) except -1:
+cdef int _log_block(const _Raw* raw, _Page page, Schema schema, const long long[::1] rows,
+                    double[:, ::1] logs) except -1:
     """The arguments of every LOG column (the quantity, divided by ``per`` where it has one)
-    at ``rows``, then numpy's log1p over the whole block at once; ``page.log_at``: each row's
-    position in the block (−1: not computed)."""
+    at ``rows`` into ``logs`` (one row per LOG column, one column per row), for numpy's log1p
+    over the whole block at once."""
     cdef Py_ssize_t c, p, r, m = rows.shape[0]
-    logs = np.empty((schema.n_logs, m), dtype=np.float64)
-    page.logs = logs
-    if m == page.n:
-        page.log_at = page.every_row
-    else:
-        page.log_at = np.full(page.n, -1, dtype=np.int64)
-        for p in range(m):
-            page.log_at[rows[p]] = p
-    cdef _Raw raw = _raw(page, True)
+    if m == 0:
+        return 0
     for c in range(schema.n_columns):
         r = schema.log_row[c]
         if r < 0:
             continue
-        _gather(&raw, schema, c, &rows[0], m, &page.logs[r, 0])
+        _gather(raw, schema, c, &rows[0], m, &logs[r, 0])
         if schema.per[c] >= 0:
             for p in range(m):
-                page.logs[r, p] = page.logs[r, p] / _at_least(page.q[schema.per[c], rows[p]],
-                                                               schema.floor[c])
-    np.log1p(logs, out=logs)
+                logs[r, p] = logs[r, p] / _at_least(page.q[schema.per[c], rows[p]],
+                                                    schema.floor[c])
     return 0
 
 
@@ -1828,15 +1844,13 @@ cdef struct _Raw:
     const int* token_sums  # (tokens + 1) × sums_width
 
 
-cdef _Raw _raw(_Page page, bint logs):
-    """The raw pointers of ``page``'s arrays (which it keeps alive; ``logs``: the log1p block
-    is made); ``page.n`` > 0."""
+cdef _Raw _raw(_Page page):
+    """The raw pointers of ``page``'s arrays (which it keeps alive; ``page.n`` > 0); the
+    log1p block's are set by its maker (fill_rows, which keeps the block alive)."""
     cdef _Raw r
     r.n, r.leaf_width, r.sums_width = page.n, page.leaf.shape[1], page.token_sums.shape[1]
     r.q = &page.q[0, 0]
-    r.logs = &page.logs[0, 0] if logs and page.logs.shape[1] else NULL
-    r.log_width = page.logs.shape[1] if logs else 0
-    r.log_at = &page.log_at[0] if logs else NULL
+    r.logs, r.log_at, r.log_width = NULL, NULL, 0
     r.leaf = &page.leaf[0, 0]
     r.own, r.inherited = &page.own[0], &page.inherited[0]
     r.piece_start, r.piece_end = &page.piece_start[0], &page.piece_end[0]
@@ -1923,7 +1937,7 @@ cdef bint _bit_or_one_hot(const _Raw* r, Schema schema, Py_ssize_t c, const long
                          Py_ssize_t start, Py_ssize_t stop, float[:, ::1] out) noexcept:
     """Column c of output rows [start, stop) (elements ``rows[start:stop]``) written straight
     into ``out`` when it is a keyword bit or a one-hot of a quantity (91 and 26 of the 221
-    columns; passing their 0s and 1s through _column's buffers made vector_floats 0.30 ms a
+    columns; passing their 0s and 1s through _column's buffers made the float columns 0.30 ms a
     dragnet page instead of 0.24); False for any other column.
     The values are _column's: a bit is 1 where the mask has it, a one-hot 1 where the
     quantity equals the index."""
@@ -1945,28 +1959,28 @@ cdef bint _bit_or_one_hot(const _Raw* r, Schema schema, Py_ssize_t c, const long
     return False
 
 
-cdef int _fill(float[:, ::1] out, _Page page, Schema schema,
-               const long long[::1] chosen) except -1:
+cdef int _fill(float[:, ::1] out, const _Raw* raw, _Page page, Schema schema,
+               const long long[::1] chosen, bint every) except -1:
     """Every column of the ``chosen`` rows into ``out`` (its row k: element ``chosen[k]``), a
     block of rows at a time; then the AT and RELATIVE columns, from the column each reads at
-    the chosen rows and at the rows they relate to."""
+    the rows they relate to (and, for RELATIVE, at the chosen rows). ``every``: the chosen
+    rows are the page's elements in order (row k is element k: a column is read in place)."""
     cdef double values[BLOCK]
     cdef Py_ssize_t m = chosen.shape[0]
     if m == 0:
         return 0
-    cdef double[::1] source = np.empty(m), at_related = np.empty(m)
+    cdef double[::1] source = np.empty(page.n if every else m), at_related = np.empty(m)
     cdef long long[::1] related = np.empty(m, dtype=np.int64)
     cdef long long[::1] targets = np.empty(m, dtype=np.int64)
     cdef Py_ssize_t start, stop, c, k, g, found
     cdef const long long* rows = &chosen[0]
-    cdef _Raw raw = _raw(page, True)
     for start in range(0, m, BLOCK):
         stop = start + BLOCK if start + BLOCK < m else m
         for c in range(schema.n_columns):
-            if _relational(schema, c) or _bit_or_one_hot(&raw, schema, c, rows, start, stop,
+            if _relational(schema, c) or _bit_or_one_hot(raw, schema, c, rows, start, stop,
                                                          out):
                 continue
-            _column(&raw, schema, c, rows + start, stop - start, values)
+            _column(raw, schema, c, rows + start, stop - start, values)
             for k in range(start, stop):
                 out[k, c] = <float>values[k - start]
     for c in range(schema.n_columns):
@@ -1978,16 +1992,23 @@ cdef int _fill(float[:, ::1] out, _Page page, Schema schema,
             if related[k] >= 0:
                 targets[found] = related[k]
                 found += 1
-        _column(&raw, schema, schema.of[c], rows, m, &source[0])
-        if found:
-            _column(&raw, schema, schema.of[c], &targets[0], found, &at_related[0])
+        if every:
+            _column(raw, schema, schema.of[c], rows, m, &source[0])
+        else:
+            if schema.transform[c] == RELATIVE:
+                _column(raw, schema, schema.of[c], rows, m, &source[0])
+            if found:
+                _column(raw, schema, schema.of[c], &targets[0], found, &at_related[0])
         found = 0
         for k in range(m):
             g = related[k]
             if g < 0:
                 out[k, c] = 0.0
                 continue
-            if schema.transform[c] == AT:
+            if every:
+                out[k, c] = <float>(source[g] if schema.transform[c] == AT
+                                    else source[k] - source[g])
+            elif schema.transform[c] == AT:
                 out[k, c] = <float>at_related[found]
             else:
                 out[k, c] = <float>(source[k] - at_related[found])
@@ -2043,18 +2064,6 @@ cdef inline void _mean_into(float[:, ::1] out, Py_ssize_t i, Py_ssize_t at,
         out[i, at + j] = <float>((total[end, j] - total[start, j]) / (known if known > 1.0 else 1.0))
 
 
-def pool_fields(float[:, ::1] out, object inputs, const int[::1] text_rows,
-                const double[:, ::1] text_vectors, const int[::1] attr_rows,
-                const double[:, ::1] attr_vectors, Py_ssize_t head_words,
-                object rows=None):
-    """The five pooled fields of every element of a page's ``inputs``
-    (features.lexical.LexicalInputs) into ``out`` (elements × 5·dim, float32): own attribute
-    tokens, the ancestors', the first ``head_words`` words, all words, the page's words.
-    ``rows``: as :func:`pool_rows`."""
-    pool_rows(out, inputs, pool_sums(inputs, text_rows, text_vectors, attr_rows, attr_vectors),
-              head_words, rows)
-
-
 def pool_sums(object inputs, const int[::1] text_rows, const double[:, ::1] text_vectors,
               const int[::1] attr_rows, const double[:, ::1] attr_vectors):
     """What every element's pooled fields read (for :func:`pool_rows`): the cumulative sums of
@@ -2080,9 +2089,11 @@ def pool_sums(object inputs, const int[::1] text_rows, const double[:, ::1] text
 
 def pool_rows(float[:, ::1] out, object inputs, tuple sums, Py_ssize_t head_words,
               object rows=None):
-    """The pooled fields (see :func:`pool_fields`) from a page's :func:`pool_sums`: every
-    element's, or with ``rows`` (distinct element indices, int64) only theirs, ``out``'s row
-    k that of element ``rows[k]``, each the same as the whole page's."""
+    """The five pooled fields of a page's elements (features.lexical.LexicalInputs ``inputs``)
+    into ``out`` (elements × 5·dim, float32): own attribute tokens, the ancestors', the first
+    ``head_words`` words, all words, the page's words; from the page's :func:`pool_sums`.
+    Every element's, or with ``rows`` (distinct element indices, int64) only theirs, ``out``'s
+    row k that of element ``rows[k]``, each the same as the whole page's."""
     cdef const long long[::1] text_start = inputs.text_start, text_end = inputs.text_end
     cdef const long long[:, ::1] ancestors = inputs.ancestors
     cdef const double[:, ::1] text_sum = sums[0], own = sums[2]
@@ -2093,12 +2104,23 @@ def pool_rows(float[:, ::1] out, object inputs, tuple sums, Py_ssize_t head_word
     cdef Py_ssize_t m = chosen.shape[0]
     cdef double around[64]
     cdef double around_count
+    # What the loops read unchecked: sums made by pool_sums from these inputs.
+    if (dim > 64 or text_sum.shape[1] != dim or text_count.shape[0] != text_sum.shape[0]
+            or own_count.shape[0] != n or text_start.shape[0] != n or text_end.shape[0] != n
+            or ancestors.shape[0] != n):
+        raise ValueError("the pooled fields' sums are not those of these inputs")
     if out.shape[1] != 5 * dim or out.shape[0] != m:
         raise ValueError(f"an output of {out.shape[0]} × {out.shape[1]} for {m} elements' "
                          f"fields of {dim}")
     for k in range(m):
         if not 0 <= chosen[k] < n:
             raise ValueError(f"row {chosen[k]} of a page of {n} elements")
+    for i in range(n):
+        if not (0 <= text_start[i] <= text_end[i] < text_sum.shape[0]):
+            raise ValueError("the pooled fields' sums are not those of these inputs")
+        for a in range(ancestors.shape[1]):
+            if not -1 <= ancestors[i, a] < n:
+                raise ValueError("an ancestor that is not an element of the page")
     for k in range(m):
         i = chosen[k]
         head = text_start[i] + head_words

@@ -179,12 +179,15 @@ class Cleaner:
     def _scores_lazily(self, memory: SiteMemory | None, site: SiteEvidence | None,
                        extra_noise: NoiseEvidence | None) -> bool:
         """Whether :meth:`clean` scores only the subtrees the walk reaches (a tenth to a third
-        of a page's: :func:`noisecbr.pipeline.score_and_decide`): not with a site memory, site
-        evidence, another method's noise or smoothing, which read every subtree, nor in a
-        subclass that scores or decides pages its own way (``predict_proba``, ``predict``)."""
-        own = type(self)
-        return (memory is None and site is None and extra_noise is None and not self.smooth
-                and own.predict_proba is Cleaner.predict_proba and own.predict is Cleaner.predict)
+        of a page's: :func:`noisecbr.pipeline.score_and_decide`): not with a site memory or site
+        evidence that holds pages, another method's noise or smoothing, which read every
+        subtree, nor where a subclass or the instance scores or decides pages its own way
+        (``predict_proba``, ``predict``)."""
+        own = (type(self).predict_proba is Cleaner.predict_proba
+               and type(self).predict is Cleaner.predict
+               and not {"predict_proba", "predict"} & vars(self).keys())
+        return (own and (memory is None or not len(memory)) and (site is None or not len(site))
+                and extra_noise is None and not self.smooth)
 
     def site_evidence(self, pages: Iterable[str | bytes]) -> SiteEvidence:
         """The :class:`~noisecbr.evidence.SiteEvidence` of unlabelled pages of one site (the

@@ -5,9 +5,11 @@
     decisions = decide(page, proba, thresholds)       # the walk, the fallback, the rules
     result = render(page, decisions)                  # text, Markdown, HTML, comments, metadata
 
-:class:`~noisecbr.cleaner.Cleaner` composes them with one model and its settings; a caller that
-needs a stage alone (the thresholds' search of :mod:`training.modes` walks one page's scores
-under many thresholds, the review page explains the decisions it renders) calls that stage.
+:class:`~noisecbr.cleaner.Cleaner` composes them with one model and its settings (its ``clean``
+fuses the middle two: :func:`score_and_decide` scores only the subtrees the walk reaches, with
+the same decisions); a caller that needs a stage alone (the thresholds' search of
+:mod:`training.modes` walks one page's scores under many thresholds, the review page explains
+the decisions it renders) calls that stage.
 
 After the walk (:mod:`noisecbr.walk`): when it kept almost nothing of a page that has text,
 :mod:`noisecbr.fallback` keeps the subtree with the most data mass instead, and the result says
@@ -243,17 +245,24 @@ def decide(page: Page, proba: np.ndarray, thresholds: Thresholds, *,
                       templates=templates)
         decision = fall_back(table, walked, root, without=page.headline)
     else:
-        # A furniture heading goes with the box the walk removed, and a dateline is
-        # metadata; but not where the site's stored cases decided.
-        decision[orphaned_headings(table, decision, recalled)] = NOISE
-        decision[datelines(table, decision, recalled)] = NOISE
+        _after_walk(table, decision, recalled)
     return Decisions(proba, decision, root is not None, recalled, stored, templates,
                      thresholds.mode)
 
 
+def _after_walk(table: ElementTable, decision: np.ndarray,
+                recalled: np.ndarray | None) -> None:
+    """The rules after a walk that kept enough, on ``decision`` in place: a furniture heading
+    goes with the box the walk removed, and a dateline is metadata; but not where the site's
+    stored cases decided (``recalled``)."""
+    decision[orphaned_headings(table, decision, recalled)] = NOISE
+    decision[datelines(table, decision, recalled)] = NOISE
+
+
 def score_and_decide(page: Page, model: Model, thresholds: Thresholds, *,
                      scores: RowScores | None = None) -> Decisions:
-    """``decide(page, score(page, model), thresholds)`` (no memory, site or smoothing),
+    """``decide(page, score(page, model), thresholds)`` (no memory, site, other evidence or
+    smoothing),
     scoring only the subtrees the walk reaches (:func:`noisecbr.walk.walk_lazily`: a tenth to
     a third of a page's): the cleaner's path. Where the walk keeps too little and the fallback
     weighs every subtree, the whole page is scored and decided. The result's scores of the
@@ -264,13 +273,13 @@ def score_and_decide(page: Page, model: Model, thresholds: Thresholds, *,
     apart)."""
     if not len(page.table):
         return decide(page, score(page, model), thresholds)
+    scores = scores if scores is not None else RowScores(page, model)
     # One BLAS thread: see score.
     with _blas_controller().limit(limits=1, user_api="blas"):
-        decision, proba = walk_lazily(page.table, scores or RowScores(page, model), thresholds)
-    if _kept_too_little(page, decision):
-        return decide(page, score(page, model), thresholds)
-    decision[orphaned_headings(page.table, decision, None)] = NOISE
-    decision[datelines(page.table, decision, None)] = NOISE
+        decision, proba = walk_lazily(page.table, scores, thresholds)
+        if _kept_too_little(page, decision):
+            return decide(page, scores(None), thresholds)
+    _after_walk(page.table, decision, None)
     return Decisions(proba, decision, False, mode=thresholds.mode)
 
 

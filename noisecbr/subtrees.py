@@ -197,6 +197,22 @@ def subtree_sum(values: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.nd
     return cumulative[end] - cumulative[start]
 
 
+def element_rows(rows, n: int) -> np.ndarray | None:
+    """``rows`` as the int64 indices of elements of a page of ``n`` elements (None stays None);
+    a ValueError for what is not: booleans, fractions, indices outside the page."""
+    if rows is None:
+        return None
+    array = np.asarray(rows)
+    if array.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"rows are a 1-D array of element indices, not {array.dtype} of shape "
+                         f"{array.shape}")
+    if array.min() < 0 or array.max() >= n:
+        raise ValueError(f"a row outside the page's {n} elements")
+    return np.ascontiguousarray(array, dtype=np.int64)
+
+
 def build_table(body: etree._Element) -> ElementTable:
     """Walk ``body`` once and fill the aggregate table (by the compiled kernel when it is in
     use, else by :func:`python_fields`)."""

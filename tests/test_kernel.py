@@ -23,7 +23,7 @@ import noisecbr
 from noisecbr import backend, subtrees
 from noisecbr.backend import BACKEND
 from noisecbr.cleaner import Cleaner
-from noisecbr.features import vectorize
+from noisecbr.features import FEATURE_NAMES, vectorize
 from noisecbr.fields import python_fields
 from noisecbr.tidy import InputError, tidy
 
@@ -701,3 +701,33 @@ def test_declarations_are_those_the_xpath_finds():
     for html in fixture_pages():
         root = etree.HTML(html)
         assert _kernel.declarations(root, []) == tidy_module._DECLARATIONS(root)
+
+
+@in_use
+def test_the_row_fillers_refuse_what_their_page_was_not_made_of():
+    from noisecbr.features.compiled import kernel_schema, page_inputs, schema_arrays
+    from noisecbr.features.lexical import Lexicon, lexical_inputs
+
+    table = subtrees.build_table(tidy(fixture_pages()[0]))
+    page = _kernel.page_quantities(kernel_schema(), table, page_inputs(table))
+    out = np.empty((len(table), len(FEATURE_NAMES)), dtype=np.float32)
+    _kernel.fill_rows(out, kernel_schema(), page, None)
+    assert out.tobytes() == vectorize(table).tobytes()
+    other = _kernel.Schema(*schema_arrays())  # an equal table, but not the page's
+    with pytest.raises(ValueError, match="another feature table"):
+        _kernel.fill_rows(out, other, page, None)
+    with pytest.raises(TypeError):
+        _kernel.fill_rows(out, kernel_schema(), None, None)
+    wrong_links = {**page_inputs(table), "next": np.full(len(table), len(table))}
+    with pytest.raises(ValueError, match="sibling links"):
+        _kernel.page_quantities(kernel_schema(), table, wrong_links)
+    inputs = lexical_inputs(table)
+    buckets = np.unique(inputs.text)[:3]
+    lexicon = Lexicon(buckets, np.ones((3, 8), np.float32), buckets, np.ones((3, 8), np.float32))
+    text_rows, attr_rows = lexicon._rows()
+    text64, attr64 = lexicon._float64()
+    sums = _kernel.pool_sums(inputs, text_rows, text64, attr_rows, attr64)
+    wide = (np.ones((sums[0].shape[0], 80)), sums[1], np.ones((len(table), 80)), sums[3])
+    with pytest.raises(ValueError, match="sums"):
+        _kernel.pool_rows(np.empty((len(table), 400), np.float32), inputs, wide, 6, None)
+    assert _kernel.first_long_tag(b"<a b>", -5) == _kernel.first_long_tag(b"<a b>", 0) == 0

@@ -73,7 +73,7 @@ def test_the_lazy_walk_scores_a_part_of_a_page_level_by_level():
 
 
 @pytest.mark.parametrize("page", range(len(PAGES)))
-def test_the_cleaner_decides_as_decide_over_every_score(page, monkeypatch):
+def test_the_cleaner_decides_as_decide_over_every_score(page):
     cleaner = Cleaner()
     prepared = cleaner.prepare(PAGES[page])
     expected = pipeline.decide(prepared, cleaner.predict_proba(prepared),
@@ -94,24 +94,25 @@ def test_the_cleaner_decides_as_decide_over_every_score(page, monkeypatch):
 def test_clean_scores_no_page_whole_unless_the_walk_keeps_too_little(monkeypatch,
                                                                       article_html):
     whole: list[int] = []
-    score = pipeline.score
+    scores_of = pipeline.RowScores.__call__
 
-    def counted(page, model, **options):
-        whole.append(len(page.table))
-        return score(page, model, **options)
+    def counted(self, rows):
+        if rows is None:
+            whole.append(len(self.table))
+        return scores_of(self, rows)
 
-    monkeypatch.setattr(pipeline, "score", counted)
+    monkeypatch.setattr(pipeline.RowScores, "__call__", counted)
     cleaner = Cleaner()
     text = cleaner.clean(article_html).text
     assert "Anemones open like flowers" in text
     assert whole == []
-    # Rows scored noise: the lazy walk keeps nothing, and the page is then scored whole and
-    # decided as decide() decides it (here: the model's scores keep the article).
+    # Rows scored noise: the lazy walk keeps nothing, and the page is then scored whole (by
+    # the same row scorer) and decided as decide() decides it: here the model's scores keep
+    # the article.
     noise = np.zeros((1, len(LABELS)), dtype=np.float32)
     noise[0, 0] = 1.0
-    scores_of = pipeline.RowScores.__call__
     monkeypatch.setattr(pipeline.RowScores, "__call__", lambda self, rows: (
-        scores_of(self, rows) if rows is None else np.repeat(noise, len(rows), axis=0)))
+        counted(self, rows) if rows is None else np.repeat(noise, len(rows), axis=0)))
     result = cleaner.clean(article_html)
     assert whole == [len(cleaner.prepare(article_html).table)]
     assert result.text == text
@@ -130,3 +131,35 @@ def test_a_subclass_that_scores_pages_its_own_way_is_heard(article_html):
     result = _EverySubtreeNoise().clean(article_html)
     assert result.fallback or result.text == ""
     assert result.text != Cleaner().clean(article_html).text
+
+
+class _DecidesItsOwnWay(Cleaner):
+    """A cleaner whose decisions are its own: everything below the body removed."""
+
+    def predict(self, page, **evidence):
+        decisions = super().predict(page, **evidence)
+        decision = np.full(len(page.table), -1, dtype=np.int8)
+        decision[0] = LABELS.index("mixture")
+        decision[page.table.parent == 0] = LABELS.index("noise")
+        return pipeline.Decisions(decisions.proba, decision, mode=decisions.mode)
+
+
+def test_a_subclass_or_an_instance_that_decides_its_own_way_is_heard(article_html):
+    assert _DecidesItsOwnWay().clean(article_html).text == ""
+    cleaner = Cleaner()
+    cleaner.predict_proba = _EverySubtreeNoise.predict_proba.__get__(cleaner)
+    assert cleaner.clean(article_html).text != Cleaner().clean(article_html).text
+
+
+def test_rows_that_are_not_elements_of_the_page_are_refused(article_html):
+    from noisecbr.features.lexical import lexical_inputs
+    from noisecbr.features.vectors import row_vectors
+
+    cleaner = Cleaner()
+    table = cleaner.prepare(article_html).table
+    pooled = cleaner.model.lexicon.pooler(lexical_inputs(table))
+    for rows_of in (row_vectors(table), pooled):
+        for wrong in ([len(table)], [-1], np.ones(len(table), dtype=bool), [0.5]):
+            with pytest.raises(ValueError, match="row"):
+                rows_of(np.array(wrong))
+        assert rows_of([]).shape[0] == 0

@@ -1,6 +1,7 @@
 """The vectors by the compiled kernel: the integer aggregates as in the pure path, then every
-float column in one C pass (``_kernel.vector_floats``: the same float64 operations, numpy's
-log1p), instead of a few hundred numpy calls on arrays of a few hundred values.
+float column in one C pass (``_kernel.page_quantities`` once a page, ``_kernel.fill_rows`` for
+all its rows or the rows asked: the same float64 operations, numpy's log1p), instead of a few
+hundred numpy calls on arrays of a few hundred values.
 
 The kernel reads the feature table (:mod:`.schema`) as arrays, one entry per column
 (:func:`kernel_schema`): its transform, the quantity it is made of (by the kernel's names for
@@ -29,7 +30,7 @@ from .schema import AT, FEATURE_NAMES, FEATURES, RELATIVE
 from .tags import LEAF_TYPES, TEXT_LEAF, tag_columns
 from .tokens import DIGIT, HEAD_WORDS, STOP, TITLE, VOCABULARIES, VOCABULARY_SHIFT, token_codes
 
-__all__ = ["compiled_rows", "kernel_schema", "schema_arrays"]
+__all__ = ["compiled_rows", "kernel_schema", "page_inputs", "schema_arrays"]
 
 
 def _code(names, name: str | None) -> int:
@@ -80,19 +81,8 @@ def compiled_rows(table: ElementTable) -> Callable[[np.ndarray | None], np.ndarr
     least one element): the page's quantities computed once, then a function of int64 row
     indices (None: every row) that fills their vectors. benchmarks/identity.py and
     tests/test_kernel.py compare the two paths' vectors bit for bit."""
-    leaf_types, tag_groups, landmarks = tag_columns(table.tags)
-    own = own_masks(table, landmark_bits(landmarks))
-    signatures, signature_siblings, previous, following = repeats(table)
     schema = kernel_schema()
-    page = BACKEND.kernel.page_quantities(schema, table, {
-        "leaf_counts": BACKEND.kernel.leaf_counts(
-            table.parent, table.n_children, np.ascontiguousarray(leaf_types, np.int64),
-            table.piece_owner, len(LEAF_TYPES), TEXT_LEAF),
-        "tag_group": np.ascontiguousarray(tag_groups, np.int64),
-        "own_masks": own, "ancestor_masks": inherited_masks(table, own),
-        "codes": np.ascontiguousarray(token_codes(table), np.int64),
-        "signatures": signatures, "signature_siblings": signature_siblings,
-        "previous": previous, "next": following, "first_h1": first_h1(table)})
+    page = BACKEND.kernel.page_quantities(schema, table, page_inputs(table))
 
     def fill(rows: np.ndarray | None = None) -> np.ndarray:
         out = np.empty((len(table) if rows is None else len(rows), len(FEATURES)),
@@ -101,3 +91,21 @@ def compiled_rows(table: ElementTable) -> Callable[[np.ndarray | None], np.ndarr
         return out
 
     return fill
+
+
+def page_inputs(table: ElementTable) -> dict[str, np.ndarray | int]:
+    """The integer aggregates the kernel's quantities are made of, as the pure path counts
+    them: leaf counts, tag groups, keyword masks, token codes, signature counts, sibling
+    links, the first h1."""
+    leaf_types, tag_groups, landmarks = tag_columns(table.tags)
+    own = own_masks(table, landmark_bits(landmarks))
+    signatures, signature_siblings, previous, following = repeats(table)
+    return {
+        "leaf_counts": BACKEND.kernel.leaf_counts(
+            table.parent, table.n_children, np.ascontiguousarray(leaf_types, np.int64),
+            table.piece_owner, len(LEAF_TYPES), TEXT_LEAF),
+        "tag_group": np.ascontiguousarray(tag_groups, np.int64),
+        "own_masks": own, "ancestor_masks": inherited_masks(table, own),
+        "codes": np.ascontiguousarray(token_codes(table), np.int64),
+        "signatures": signatures, "signature_siblings": signature_siblings,
+        "previous": previous, "next": following, "first_h1": first_h1(table)}

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..backend import BACKEND
 from ..settings import LEXICAL_ANCESTORS
-from ..subtrees import ElementTable
+from ..subtrees import ElementTable, element_rows
 from .hashing import BUCKET_BITS, BUCKET_MASK, bucket
 from .tokens import HEAD_WORDS, token_buckets
 
@@ -226,24 +226,19 @@ class Lexicon:
     def pool(self, inputs: LexicalInputs, rows: np.ndarray | None = None) -> np.ndarray:
         """The pooled fields of every element (float32, elements × len(FIELDS)·dim), or of the
         elements ``rows`` only (distinct indices), each the same as the whole page's; by the
-        compiled kernel in one pass when it is in use (the same operations: tests/
-        test_lexical.py compares the two)."""
+        compiled kernel when it is in use (the same operations: tests/test_lexical.py compares
+        the two)."""
         return self.pooler(inputs)(rows)
 
     def pooler(self, inputs: LexicalInputs) -> Callable[[np.ndarray | None], np.ndarray]:
         """:meth:`pool` row by row: what every element's fields read (the words' running
         sums) found once, then each call pools the rows asked (None: all)."""
-        width = len(FIELDS) * self.dim
-        if len(inputs) == 0:
-            return lambda rows=None: np.zeros((0 if rows is None else len(rows), width),
-                                              dtype=np.float32)
-        fill = _pooler(self, inputs)
+        width, n = len(FIELDS) * self.dim, len(inputs)
+        fill = _pooler(self, inputs) if n else None
 
         def pooled(rows: np.ndarray | None = None) -> np.ndarray:
-            if rows is not None:
-                rows = np.ascontiguousarray(rows, dtype=np.int64)
-            out = np.zeros((len(inputs) if rows is None else len(rows), width),
-                           dtype=np.float32)
+            rows = element_rows(rows, n)
+            out = np.zeros((n if rows is None else len(rows), width), dtype=np.float32)
             if len(out):
                 fill(out, rows)
             return out

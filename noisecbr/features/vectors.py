@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..backend import BACKEND
-from ..subtrees import ElementTable
+from ..subtrees import ElementTable, element_rows
 from .compiled import compiled_rows
 from .page import page_quantities
 from .quantities import candidate_quantities, element_quantities
@@ -98,26 +98,16 @@ def row_vectors(table: ElementTable) -> Callable[[np.ndarray | None], np.ndarray
     each call gives the vectors of the rows asked (distinct element indices; None: all), the
     same as in the whole page's vectors. The walk reads the scores of a tenth to a third of a
     page's subtrees (:func:`noisecbr.walk.walk_lazily`)."""
-    if len(table) == 0:
-        return _no_rows
-    fill = _row_filler(table)
+    n = len(table)
+    fill = _row_filler(table) if n else None
 
     def vectors(rows: np.ndarray | None = None) -> np.ndarray:
-        if rows is None:
-            return fill(None)
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
-        if len(rows) == 0:
+        rows = element_rows(rows, n)
+        if fill is None or (rows is not None and len(rows) == 0):
             return np.zeros((0, len(FEATURES)), dtype=np.float32)
         return fill(rows)
 
     return vectors
-
-
-def _no_rows(rows: np.ndarray | None = None) -> np.ndarray:
-    """The vectors of a page without elements."""
-    if rows is not None and len(rows):
-        raise ValueError("rows of a page without elements")
-    return np.zeros((0, len(FEATURES)), dtype=np.float32)
 
 
 def _vectors_pure(table: ElementTable) -> np.ndarray:
@@ -135,7 +125,7 @@ def _vectors_pure(table: ElementTable) -> np.ndarray:
 def _pure_rows(table: ElementTable) -> Callable[[np.ndarray | None], np.ndarray]:
     """:func:`row_vectors` by the pure path: the whole page's vectors, then the rows asked."""
     every = _vectors_pure(table)
-    return lambda rows: every if rows is None else every[rows]
+    return lambda rows: every.copy() if rows is None else every[rows]
 
 
 _row_filler = BACKEND.dispatch(_pure_rows, compiled_rows)
