@@ -2017,6 +2017,33 @@ cdef int _fill(float[:, ::1] out, const _Raw* raw, _Page page, Schema schema,
 
 
 # ---------------------------------------------------------------------------------------------
+# The lazy walk's reach (walk._within_reach).
+
+def rows_within(const int[::1] end, const int[::1] depth, list frontier, Py_ssize_t lookahead):
+    """The elements of the subtrees of ``frontier`` (disjoint subtrees' roots, ascending) down
+    to ``lookahead`` − 1 levels below their roots, ascending (int64): each subtree walked in
+    document order, skipping what lies deeper (a deeper element's subtree is deeper still)."""
+    cdef Py_ssize_t n = end.shape[0], f, k, i, stop, last = -1
+    cdef long long limit
+    cdef list out = []
+    if depth.shape[0] != n:
+        raise ValueError("the table's end and depth arrays differ in length")
+    for k in range(len(frontier)):
+        f = frontier[k]
+        if not last < f < n or end[f] > n:
+            raise ValueError("the frontier's roots must be ascending elements of the page")
+        limit, stop, i = depth[f] + lookahead, end[f], f
+        while i < stop:
+            if depth[i] < limit:
+                out.append(i)
+                i += 1
+            else:
+                i = end[i] if end[i] > i else i + 1
+        last = stop - 1
+    return np.array(out, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
 # The element limit (limits.check_elements).
 
 def count_elements(cetree._Element element):

@@ -29,6 +29,7 @@ from collections.abc import Callable, Collection
 
 import numpy as np
 
+from .backend import BACKEND
 from .model import Model
 from .result import COMMENT, DATA, LABELS, MIXTURE, NOISE
 from .settings import DEFAULT_MODES, WALK_LOOKAHEAD
@@ -150,7 +151,7 @@ def walk_lazily(table: ElementTable, score_rows: Callable[[np.ndarray], np.ndarr
     return np.fromiter(decision, dtype=np.int8, count=n), proba
 
 
-def _within_reach(table: ElementTable, frontier: list[int], lookahead: int) -> np.ndarray:
+def _within_reach_pure(table: ElementTable, frontier: list[int], lookahead: int) -> np.ndarray:
     """The elements of the subtrees of ``frontier`` (disjoint, none scored yet) down to
     ``lookahead`` − 1 levels below their roots, ascending."""
     roots = np.asarray(frontier, dtype=np.int64)
@@ -166,6 +167,17 @@ def _within_reach(table: ElementTable, frontier: list[int], lookahead: int) -> n
     limit[ends] -= table.depth[roots] + lookahead
     reach = (np.cumsum(inside[:-1]) > 0) & (table.depth < np.cumsum(limit[:-1]))
     return np.flatnonzero(reach)
+
+
+def _within_reach_compiled(table: ElementTable, frontier: list[int], lookahead: int
+                           ) -> np.ndarray:
+    # A walk over the reached elements only: the numpy marks above cost 15 µs a round.
+    return BACKEND.kernel.rows_within(np.asarray(table.end, dtype=np.int32),
+                                      np.asarray(table.depth, dtype=np.int32),
+                                      sorted(frontier), lookahead)
+
+
+_within_reach = BACKEND.dispatch(_within_reach_pure, _within_reach_compiled)
 
 
 def _row_tests(leaf: np.ndarray, proba: np.ndarray, thresholds: Thresholds

@@ -163,3 +163,26 @@ def test_rows_that_are_not_elements_of_the_page_are_refused(article_html):
             with pytest.raises(ValueError, match="row"):
                 rows_of(np.array(wrong))
         assert rows_of([]).shape[0] == 0
+
+
+@pytest.mark.skipif(__import__("noisecbr.backend").backend.BACKEND.kernel is None,
+                    reason="the compiled kernel is not in use")
+def test_the_kernel_reaches_the_rows_the_numpy_marks_reach():
+    import random
+
+    import noisecbr.walk as walk_module
+
+    rng = random.Random(0)
+    for html in PAGES:
+        table = Cleaner().prepare(html).table
+        for _ in range(20):
+            root = rng.randrange(len(table))
+            children = [j for j in range(root + 1, int(table.end[root]))
+                        if table.parent[j] == root] or [root]
+            frontier = rng.sample(children, max(1, len(children) // 2))
+            for lookahead in (1, 2, 4, 9):
+                assert np.array_equal(
+                    walk_module._within_reach_compiled(table, frontier, lookahead),
+                    walk_module._within_reach_pure(table, frontier, lookahead))
+    with pytest.raises(ValueError, match="ascending"):
+        walk_module.BACKEND.kernel.rows_within(table.end, table.depth, [0, 0], 2)
