@@ -262,15 +262,13 @@ def _after_walk(table: ElementTable, decision: np.ndarray,
 def score_and_decide(page: Page, model: Model, thresholds: Thresholds, *,
                      scores: RowScores | None = None) -> Decisions:
     """``decide(page, score(page, model), thresholds)`` (no memory, site, other evidence or
-    smoothing),
-    scoring only the subtrees the walk reaches (:func:`noisecbr.walk.walk_lazily`: a tenth to
-    a third of a page's): the cleaner's path. Where the walk keeps too little and the fallback
-    weighs every subtree, the whole page is scored and decided. The result's scores of the
-    subtrees the walk never reached are 0. A score is the whole page's up to the last bits of
-    the matrix product (BLAS blocks the rows of a product by their number), so a score within
-    rounding of a threshold may go the other way than in :func:`decide`. ``scores``: the
-    page's :class:`RowScores` when the caller made them (benchmarks/stages.py times that
-    apart)."""
+    smoothing), scoring only the subtrees the walk reaches (:func:`noisecbr.walk.walk_lazily`: a
+    tenth to a third of a page's): the cleaner's path. Where the walk keeps too little and the
+    fallback weighs every subtree, the whole page is scored and decided. The result's scores of the
+    subtrees the walk never reached are 0. A score is the whole page's up to the last bits of the
+    matrix product (BLAS blocks the rows of a product by their number), so a score within rounding
+    of a threshold may go the other way than in :func:`decide`. ``scores``: the page's
+    :class:`RowScores` when the caller made them (benchmarks/stages.py times that apart)."""
     if not len(page.table):
         return decide(page, score(page, model), thresholds)
     scores = scores if scores is not None else RowScores(page, model)

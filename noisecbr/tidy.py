@@ -529,16 +529,12 @@ def tidy(
 #: What a page declares about itself that it may write in its body: JSON-LD blocks and named
 #: ``<meta>`` elements (``og:type``, ``author``…; not microdata's ``itemprop`` metas, which
 #: describe whatever box they sit in, a teaser's date as well as the article's).
+_LD_JSON_TYPE = ("translate(normalize-space(@type), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', "
+                 "'abcdefghijklmnopqrstuvwxyz') = 'application/ld+json'")
 _DECLARATIONS = etree.XPath(
-    "descendant::script[translate(normalize-space(@type), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', "
-    "'abcdefghijklmnopqrstuvwxyz') = 'application/ld+json'] "
-    "| descendant::meta[@property or @name]")
-
-
+    f"descendant::script[{_LD_JSON_TYPE}] | descendant::meta[@property or @name]")
 #: A script's test of :data:`_DECLARATIONS`, for the few the kernel leaves to it.
-_LD_JSON_SCRIPT = etree.XPath(
-    "self::script[translate(normalize-space(@type), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', "
-    "'abcdefghijklmnopqrstuvwxyz') = 'application/ld+json']")
+_LD_JSON_SCRIPT = etree.XPath(f"self::script[{_LD_JSON_TYPE}]")
 
 
 def _declarations_pure(body: etree._Element) -> list[etree._Element]:

@@ -295,7 +295,6 @@ def _pool_pure(lexicon: Lexicon, inputs: LexicalInputs, text_rows: np.ndarray,
     out[:, dim:2 * dim] = around / np.maximum(around_count, 1)[:, None]
 
 
-
 def _prefix(rows: np.ndarray, vectors: np.ndarray, tokens: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
     """Cumulative sums (leading zero row) of the tokens' vectors and of the known tokens
