@@ -23,8 +23,8 @@ import re
 
 import numpy as np
 
-from .features.language import LANGUAGES, page_language
-from .features.tokens import word_codes
+from .features.language import LANGUAGES
+from .features.tokens import table_language
 from .settings import BYLINE_MAX_WORDS, BYLINE_REMOVED_PIECES, BYLINE_WITHIN_PIECES
 from .subtrees import WORD, ElementTable
 
@@ -73,7 +73,7 @@ def find_byline(table: ElementTable, kept: np.ndarray,
     the page declares no ``author``, also among the first :data:`BYLINE_REMOVED_PIECES` pieces
     the walk removed between those and the :data:`BYLINE_WITHIN_PIECES` removed just before them
     (the network removes many bylines as furniture: their name is still the page's author)."""
-    language = page_language(word_codes(table))
+    language = table_language(table)
     language = LANGUAGES[language] if language is not None else None
     words = table.subtree(table.piece_words)
     kept_total = int(table.piece_words[kept].sum())

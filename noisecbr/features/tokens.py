@@ -25,7 +25,8 @@ from .language import LANGUAGE_SHIFT, for_language, page_language, stop_masks
 
 __all__ = ["HEAD_WORDS", "VOCABULARIES", "TITLE", "DIGIT", "STOP", "VOCABULARY_SHIFT",
            "VOCABULARY_BITS", "BUCKET_SHIFT", "VECTOR_BITS", "token_codes", "token_buckets",
-           "word_codes", "element_word_codes", "vocabularies_of", "vocabulary_quantities"]
+           "word_codes", "table_language", "element_word_codes", "vocabularies_of",
+           "vocabulary_quantities"]
 
 
 _VOCABULARY_OF = {word: k for k, words in enumerate(VOCABULARIES.values()) for word in words}
@@ -86,8 +87,15 @@ def token_codes(table: ElementTable) -> np.ndarray:
     the other), as the vector groups read it: its :data:`TITLE`, :data:`DIGIT` and
     :data:`STOP` bits (a stop word of the page's language,
     :func:`noisecbr.features.language.page_language`) and its vocabulary."""
-    codes = word_codes(table)
-    return for_language(codes, page_language(codes), STOP) & VECTOR_BITS
+    return for_language(word_codes(table), table_language(table), STOP) & VECTOR_BITS
+
+
+def table_language(table: ElementTable) -> int | None:
+    """:func:`~noisecbr.features.language.page_language` of the page's tokens, found once per
+    page and kept with the table (the vectors' stop words and the byline read it)."""
+    if "_language" not in table.__dict__:
+        table.__dict__["_language"] = page_language(word_codes(table))
+    return table.__dict__["_language"]
 
 
 def token_buckets(table: ElementTable) -> np.ndarray:
