@@ -112,3 +112,25 @@ def test_the_recipe_weighs_the_article_body_sets():
     d = synthetic(n_sites=2, per_site=4)
     d.pages = np.array(["fundus/p"] * 4 + ["dragnet/q"] * 4)
     assert weighted(d).weights.tolist() == [ARTICLE_BODY_WEIGHT] * 4 + [1.0] * 4
+
+
+@pytest.mark.parametrize("flag, lexical_dim", [([], 8), (["--without-lexical"], 0)])
+def test_the_embedded_recipe_can_be_built_without_its_lexical_fields(monkeypatch, tmp_path,
+                                                                     flag, lexical_dim):
+    from noisecbr.cleaner import default_model
+    from noisecbr.model import load_model
+    from training import build_default
+    from training.presets import get_preset
+
+    presets = []
+
+    def fake_fit(train, val, preset, **kwargs):
+        presets.append(get_preset(preset))
+        return SimpleNamespace(model=default_model(), best_epoch=1)
+
+    monkeypatch.setattr(build_default, "fit", fake_fit)
+    out = tmp_path / "model.safetensors"
+    build_default.main([str(FIXTURE.parent), "--sets", FIXTURE.name, "--out", str(out), *flag])
+    assert [p.lexical_dim for p in presets] == [lexical_dim]
+    assert presets[0].hidden == get_preset("default").hidden  # the recipe otherwise
+    assert load_model(out).metadata == default_model().metadata
