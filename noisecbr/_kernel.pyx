@@ -5,7 +5,8 @@ C pass over libxml2's nodes (``fill_table``), the integer loops of the vectors
 ``siblings``, ``signature_counts``) and their float columns (``page_quantities`` and
 ``fill_rows``: every column as the feature table says, by the pure path's float64 operations in
 its order, for every row or the rows the walk reads; the logarithms still numpy's), the lexical
-fields pooled (``pool_sums``, ``pool_rows``). :mod:`noisecbr.backend` chooses
+fields pooled (``pool_sums``, ``pool_rows``) and their attribute tokens gathered
+(``element_runs``). :mod:`noisecbr.backend` chooses
 it or the pure Python path, which is the reference: every output here must equal the pure path's
 bit for bit.
 
@@ -38,6 +39,8 @@ cimport lxml.includes.etreepublic as cetree
 from lxml.includes.tree cimport (XML_CDATA_SECTION_NODE, XML_COMMENT_NODE,
                                  XML_ELEMENT_NODE, XML_ENTITY_REF_NODE, XML_PI_NODE,
                                  XML_TEXT_NODE, const_xmlChar, xmlAttr, xmlDoc, xmlDtd, xmlNode)
+
+import itertools
 
 import numpy as np
 
@@ -2251,6 +2254,45 @@ def attribute_buckets_of(list values, dict cache, object fallback, int bits, int
             cache[value] = found
         out.append(found)
     return out
+
+
+def element_runs(list per_value, const long long[:, ::1] positions):
+    """Each element's items of ``per_value`` (one tuple of ints per distinct value) one after
+    the other: per element (a column of ``positions``, attributes × elements, each a value's
+    index), the items of its values in the attributes' order; and where each element's run
+    ends (int64 arrays). ``features.lexical._attribute_buckets``'s numpy gather in one pass."""
+    cdef Py_ssize_t n_values = len(per_value), attributes = positions.shape[0]
+    cdef Py_ssize_t n = positions.shape[1], e, k, j, v, total = 0, at = 0
+    lengths = np.empty(n_values, dtype=np.int64)
+    starts = np.empty(n_values + 1, dtype=np.int64)
+    cdef long long[::1] length = lengths, start = starts
+    start[0] = 0
+    for v in range(n_values):
+        item = <object>PyList_GET_ITEM(per_value, v)
+        if type(item) is not tuple:
+            raise TypeError(f"value {v}'s items are a {type(item).__name__}, not a tuple")
+        length[v] = len(<tuple>item)
+        start[v + 1] = start[v] + length[v]
+    pool = np.fromiter(itertools.chain.from_iterable(per_value), dtype=np.int64,
+                       count=start[n_values])
+    cdef const long long[::1] items = pool
+    for e in range(n):
+        for k in range(attributes):
+            v = positions[k, e]
+            if not 0 <= v < n_values:
+                raise ValueError(f"value index {v} of {n_values} values")
+            total += length[v]
+    out = np.empty(total, dtype=np.int64)
+    ends = np.empty(n, dtype=np.int64)
+    cdef long long[::1] flat = out, end = ends
+    for e in range(n):
+        for k in range(attributes):
+            v = positions[k, e]
+            for j in range(start[v], start[v + 1]):
+                flat[at] = items[j]
+                at += 1
+        end[e] = at
+    return out, ends
 
 
 def discussion_marks(list values, dict cache, object fallback, tuple words):

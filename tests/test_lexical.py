@@ -204,6 +204,32 @@ def test_the_kernel_splits_attribute_values_as_the_pattern_does():
     assert lexical_module._buckets_of_pure(page) == expected
 
 
+def test_the_kernel_gathers_each_elements_attribute_tokens_as_numpy_does(article_html):
+    import noisecbr.features.lexical as lexical_module
+    from noisecbr.backend import BACKEND
+    from noisecbr.tidy import tidy
+
+    if BACKEND.kernel is None:
+        pytest.skip("the compiled kernel is not built (NOISECBR_PURE_PYTHON=1)")
+    for html in (article_html, PAGE.encode()):
+        table = build_table(tidy(html))
+        values, positions = table.attribute_values()
+        per_value = lexical_module._buckets_of(values)
+        pure = lexical_module._element_runs_pure(per_value, positions)
+        compiled = lexical_module._element_runs_compiled(per_value, positions)
+        assert [a.tobytes() for a in compiled] == [a.tobytes() for a in pure]
+    # By hand: three values (the first no token), two attributes, three elements.
+    per_value = [(), (5, 6), (7,)]
+    positions = np.array([[1, 0, 2], [2, 0, 1]])
+    for runs in (lexical_module._element_runs_pure, lexical_module._element_runs_compiled):
+        tokens, ends = runs(per_value, positions)
+        assert tokens.tolist() == [5, 6, 7, 7, 5, 6] and ends.tolist() == [3, 3, 6]
+    with pytest.raises(ValueError, match="value index"):
+        lexical_module._element_runs_compiled(per_value, np.array([[3]]))
+    with pytest.raises(TypeError, match="tuple"):
+        lexical_module._element_runs_compiled([[5]], np.array([[0]]))
+
+
 def test_training_bags_of_long_pages_alone():
     # Every page of a batch longer than the page field's sample: no page is read whole.
     from training.lexicon import Bags, LexicalCases
