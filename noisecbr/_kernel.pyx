@@ -6,7 +6,7 @@ C pass over libxml2's nodes (``fill_table``), the integer loops of the vectors
 ``fill_rows``: every column as the feature table says, by the pure path's float64 operations in
 its order, for every row or the rows the walk reads; the logarithms still numpy's), the lexical
 fields pooled (``pool_sums``, ``pool_rows``) and their attribute tokens gathered
-(``element_runs``). :mod:`noisecbr.backend` chooses
+(``element_runs``), the comment evidence (``thread_evidence``). :mod:`noisecbr.backend` chooses
 it or the pure Python path, which is the reference: every output here must equal the pure path's
 bit for bit.
 
@@ -2323,6 +2323,47 @@ def discussion_marks(list values, dict cache, object fallback, tuple words):
                 found = bool(fallback(value))
             cache[value] = found
         marks[i] = found is True
+    return out
+
+
+def thread_evidence(const unsigned char[::1] marked, const long long[:, ::1] positions,
+                    const int[::1] end, const int[::1] parent, int ancestors,
+                    const double[::1] words, double min_words):
+    """``discussion.comment_evidence`` from its inputs in one pass: per element, whether one of
+    its values (``positions``: attributes × elements, indices into ``marked``, one flag per
+    value) is marked, on itself, inside its subtree or on one of its ``ancestors`` nearest
+    ancestors, and its subtree holds ``min_words`` words (``words``)."""
+    cdef Py_ssize_t n = end.shape[0], i, k, a
+    cdef Py_ssize_t n_values = marked.shape[0], attributes = positions.shape[0]
+    if positions.shape[1] != n or parent.shape[0] != n or words.shape[0] != n:
+        raise ValueError("positions, parents and words must have one entry per element")
+    own_array = np.zeros(n, dtype=np.uint8)
+    inside_array = np.zeros(n + 1, dtype=np.int64)
+    out = np.zeros(n, dtype=np.bool_)
+    cdef unsigned char[::1] own = own_array, evidence = out.view(np.uint8)
+    cdef long long[::1] inside = inside_array
+    cdef long long v
+    cdef int above
+    for i in range(n):
+        if not (i <= end[i] <= n and -1 <= parent[i] < i):
+            raise ValueError("ends and parents must describe a tree in document order")
+        for k in range(attributes):
+            v = positions[k, i]
+            if not 0 <= v < n_values:
+                raise ValueError(f"value index {v} of {n_values} values")
+            if marked[v]:
+                own[i] = 1
+        inside[i + 1] = inside[i] + own[i]
+    for i in range(n):
+        evidence[i] = inside[end[i]] - inside[i] > 0
+        above = parent[i]
+        for a in range(ancestors):
+            if above < 0:
+                break
+            if own[above]:
+                evidence[i] = 1
+            above = parent[above]
+        evidence[i] = evidence[i] and words[i] >= min_words
     return out
 
 

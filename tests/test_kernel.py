@@ -663,6 +663,43 @@ def test_discussion_marks_are_those_the_pattern_finds():
                                       False]
 
 
+def _evidence_both(body: etree._Element, rng: np.random.Generator) -> None:
+    """comment_evidence's two paths agree on ``body``'s table, with its own marks and random
+    ones (real pages mark few values)."""
+    discussion = sys.modules["noisecbr.discussion"]
+    table = subtrees.build_table(body)
+    values, positions = table.attribute_values()
+    words = table.subtree(table.piece_words)
+    for marked in (discussion._marked(values), rng.random(len(values)) < 0.2):
+        marked[0] = False  # None, an absent attribute, is never marked
+        pure = discussion._evidence_pure(table, marked, positions, words)
+        compiled = discussion._evidence_compiled(table, marked, positions, words)
+        assert compiled.dtype == pure.dtype and compiled.tolist() == pure.tolist()
+
+
+@compiled_only
+@pytest.mark.parametrize("page", range(len(fixture_pages())))
+def test_comment_evidence_is_the_numpy_steps(page):
+    _evidence_both(tidy(fixture_pages()[page]), np.random.default_rng(page))
+
+
+@on_generated_pages(40)
+def test_generated_pages_have_the_same_comment_evidence(seed, family):
+    for root in generated_roots(seed, family, tidied=True)[:1]:
+        _evidence_both(root, np.random.default_rng(seed))
+
+
+@compiled_only
+def test_comment_evidence_refuses_what_is_not_a_tree():
+    one = np.zeros(1, dtype=np.int32)
+    with pytest.raises(ValueError, match="value index"):
+        _kernel.thread_evidence(np.zeros(1, np.uint8), np.array([[2]]), np.ones(1, np.int32),
+                                one - 1, 3, np.zeros(1), 1.0)
+    with pytest.raises(ValueError, match="tree"):
+        _kernel.thread_evidence(np.zeros(1, np.uint8), np.array([[0]]), one + 2, one - 1, 3,
+                                np.zeros(1), 1.0)
+
+
 @compiled_only
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(alphabet=_TAG_ALPHABET, max_size=80), min_chars=st.integers(0, 6))
