@@ -75,7 +75,7 @@ def find_byline(table: ElementTable, kept: np.ndarray,
     (the network removes many bylines as furniture: their name is still the page's author)."""
     language = table_language(table)
     language = LANGUAGES[language] if language is not None else None
-    words = table.subtree(table.piece_words)
+    words = table.subtree_words()
     kept_total = int(table.piece_words[kept].sum())
     author_words = set(WORD.findall(author.lower())) if author else set()
     first = np.flatnonzero(kept)[:BYLINE_WITHIN_PIECES].tolist()

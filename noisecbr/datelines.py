@@ -36,7 +36,7 @@ def datelines(table: ElementTable, decision: np.ndarray,
               recalled: np.ndarray | None = None) -> np.ndarray:
     """The kept elements that are datelines (see the module docstring); never one a site
     memory decided (``recalled`` ≥ 0)."""
-    words = table.subtree(table.piece_words)
+    words = table.subtree_words()
     free = recalled < 0 if recalled is not None else True
     candidates = np.flatnonzero((decision == DATA) & (words > 0) & (words <= DATELINE_WORDS)
                                 & free)

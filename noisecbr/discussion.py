@@ -86,7 +86,7 @@ def comment_evidence(table: ElementTable) -> np.ndarray:
     """Per element: may it be a comment thread (discussion markup on it, on one of its
     THREAD_MARKUP_ANCESTORS nearest ancestors or inside it, and THREAD_MIN_WORDS words)?"""
     values, positions = table.attribute_values()
-    return _evidence(table, _marked(values), positions, table.subtree(table.piece_words))
+    return _evidence(table, _marked(values), positions, table.subtree_words())
 
 
 def _evidence_pure(table: ElementTable, marked: np.ndarray, positions: np.ndarray,

@@ -137,6 +137,15 @@ class ElementTable:
         """Per-element subtree sums of a per-piece quantity."""
         return subtree_sum(piece_values, self.piece_start, self.piece_end)
 
+    def subtree_words(self) -> np.ndarray:
+        """``subtree(piece_words)``: each subtree's words (float64), found on first access and
+        read-only (the rules after the walk, the byline and the comment evidence each read it)."""
+        words = self.__dict__.get("_subtree_words")
+        if words is None:
+            words = self.__dict__["_subtree_words"] = self.subtree(self.piece_words)
+            words.setflags(write=False)
+        return words
+
     def own(self, piece_values: np.ndarray) -> np.ndarray:
         """Per-element sums of a per-piece quantity over the element's own pieces."""
         values = np.asarray(piece_values)
