@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The compiled kernel: the element table of :func:`noisecbr.subtrees.build_table` filled in one
 C pass over libxml2's nodes (``fill_table``), the integer loops of the vectors
-(``text_codes``, ``own_masks``, ``lookup``, ``ids``, ``inherited``, ``leaf_counts``,
+(``text_codes``, ``value_masks``, ``lookup``, ``ids``, ``inherited``, ``leaf_counts``,
 ``siblings``, ``signature_counts``) and their float columns (``page_quantities`` and
 ``fill_rows``: every column as the feature table says, by the pure path's float64 operations in
 its order, for every row or the rows the walk reads; the logarithms still numpy's), the lexical
@@ -685,30 +685,41 @@ cdef inline bint _ascii_lower_letter(Py_UCS4 ch) noexcept nogil:
     return 97 <= ch <= 122  # a-z: the regexes' [a-z]
 
 
-def own_masks(list keyword_values, dict cache, KeywordScanner scanner,
-              const unsigned long long[::1] landmarks):
-    """Per element, the OR of the keyword masks of its values in ``keyword_values`` (one list
-    per attribute, None where absent) and of ``landmarks``. A value's mask comes from ``cache``
-    (value → int), else from ``scanner`` over the value lower-cased, and is then cached."""
-    cdef Py_ssize_t n = landmarks.shape[0], k
-    out = np.array(landmarks, dtype=np.uint64)
-    cdef unsigned long long[::1] masks = out
+def value_masks(list values, const long long[:, ::1] positions, dict cache,
+                KeywordScanner scanner, const unsigned long long[::1] landmarks):
+    """Per element, the OR of the keyword masks of its values and of ``landmarks``
+    (``features.keywords.own_masks``), from a page's distinct values (``values``, None first)
+    and each element's value per attribute (``positions``: attributes × elements, indices into
+    them): each distinct value's mask found once (``cache``, else ``scanner``: a value's mask
+    is cached, a str → int entry), then OR-ed per element with ``landmarks``."""
+    cdef Py_ssize_t n_values = PyList_GET_SIZE(values), n = landmarks.shape[0], v, k, e
+    cdef Py_ssize_t attributes = positions.shape[0]
+    if positions.shape[1] != n:
+        raise ValueError("positions must have a column per element")
+    masks_array = np.zeros(n_values, dtype=np.uint64)
+    cdef unsigned long long[::1] masks = masks_array
     cdef PyObject* found
     cdef unsigned long long bits
-    for values in keyword_values:
-        if PyList_GET_SIZE(values) != n:
-            raise ValueError("every attribute needs a value (or None) per element")
-        for k in range(n):
-            value = <object>PyList_GET_ITEM(values, k)
-            if value is None:
-                continue
-            found = PyDict_GetItem(cache, value)
-            if found is not NULL:
-                masks[k] |= <unsigned long long><object>found
-                continue
-            bits = scanner.mask(value.lower())
-            cache[value] = bits
-            masks[k] |= bits
+    for v in range(n_values):
+        value = <object>PyList_GET_ITEM(values, v)
+        if value is None:
+            continue
+        found = PyDict_GetItem(cache, value)
+        if found is not NULL:
+            masks[v] = <unsigned long long><object>found
+            continue
+        bits = scanner.mask(value.lower())
+        cache[value] = bits
+        masks[v] = bits
+    out = np.array(landmarks, dtype=np.uint64)
+    cdef unsigned long long[::1] own = out
+    cdef long long index
+    for k in range(attributes):
+        for e in range(n):
+            index = positions[k, e]
+            if not 0 <= index < n_values:
+                raise ValueError(f"value index {index} of {n_values} values")
+            own[e] |= masks[index]
     return out
 
 

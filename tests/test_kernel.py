@@ -375,15 +375,23 @@ def test_keyword_masks_match_the_regexes():
     values = list(dict.fromkeys(values))
     expected = keywords._new_masks(values)
     landmarks = np.zeros(len(values), dtype=np.uint64)
-    cache: dict = {None: 0}
-    masks = _kernel.own_masks([values, [None] * len(values)], cache, keywords._scanner(),
-                              landmarks)
+    cache: dict = {}
+    # The distinct values (None first, as the table numbers them); per element, its first
+    # attribute's value and no second.
+    distinct = [None, *values]
+    numbers = np.arange(1, len(values) + 1)
+    positions = np.stack([numbers, np.zeros_like(numbers)])
+    masks = _kernel.value_masks(distinct, positions, cache, keywords._scanner(), landmarks)
     assert masks.tolist() == expected
     assert [cache[v] for v in values] == expected  # what the cache learnt
+    assert None not in cache
     # a second pass reads the cache, and ORs each element's values and landmark bits
     landmarks[:] = 1 << 60
-    again = _kernel.own_masks([values, values[::-1]], cache, keywords._scanner(), landmarks)
+    positions = np.stack([numbers, numbers[::-1]])
+    again = _kernel.value_masks(distinct, positions, cache, keywords._scanner(), landmarks)
     assert again.tolist() == [(a | b | 1 << 60) for a, b in zip(expected, expected[::-1])]
+    with pytest.raises(ValueError, match="value index"):
+        _kernel.value_masks(distinct, positions + 1, cache, keywords._scanner(), landmarks)
 
 
 @in_use  # the module-level helpers it calls take the kernel in use

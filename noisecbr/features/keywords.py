@@ -139,11 +139,14 @@ def _own_masks_pure(table: ElementTable, landmarks: np.ndarray) -> np.ndarray:
 
 
 def _own_masks_compiled(table: ElementTable, landmarks: np.ndarray) -> np.ndarray:
-    # Cache lookups, the new values' keywords and the ORs in one C loop (its keyword scan
-    # gives _new_masks's bits: tests/test_kernel.py compares the two).
+    # Each of the page's distinct values looked up once (the table numbers them for the
+    # lexical fields too), the new values' keywords and the ORs in one C loop (its keyword
+    # scan gives _new_masks's bits: tests/test_kernel.py compares the two).
     _trim_mask_cache()
-    return BACKEND.kernel.own_masks(table.keyword_values, _MASK_CACHE, _scanner(),
-                                    np.ascontiguousarray(landmarks, np.uint64))
+    values, positions = table.attribute_values()
+    return BACKEND.kernel.value_masks(values, np.ascontiguousarray(positions, np.int64),
+                                      _MASK_CACHE, _scanner(),
+                                      np.ascontiguousarray(landmarks, np.uint64))
 
 
 _own_masks = BACKEND.dispatch(_own_masks_pure, _own_masks_compiled)
