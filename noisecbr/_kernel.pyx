@@ -2057,6 +2057,17 @@ def rows_within(const int[::1] end, const int[::1] depth, list frontier, Py_ssiz
     return np.array(out, dtype=np.int64)
 
 
+def rows_inside(const long long[::1] rows, Py_ssize_t n):
+    """Whether every one of ``rows`` is an element index of a page of ``n`` elements
+    (``subtrees.element_rows``' test, without numpy's two reductions: a round of the lazy walk
+    asks it twice)."""
+    cdef Py_ssize_t k
+    for k in range(rows.shape[0]):
+        if not 0 <= rows[k] < n:
+            return False
+    return True
+
+
 # ---------------------------------------------------------------------------------------------
 # The element limit (limits.check_elements).
 

@@ -172,8 +172,11 @@ class RowScores:
         out = self.model.predict_proba(self.vectors(rows), pooled)
         if self.smooth:
             out = _smoothed(self.table, out, self.smooth)
-        proba = np.zeros((len(out), len(LABELS)), dtype=np.float32)
-        proba[:, :out.shape[1]] = out
+        if out.shape[1] == len(LABELS) and out.dtype == np.float32:
+            proba = out  # every label already, as the model returned it
+        else:
+            proba = np.zeros((len(out), len(LABELS)), dtype=np.float32)
+            proba[:, :out.shape[1]] = out
         # A comment needs a thread's markup (documentation sections, bios and teasers were
         # filed as comments): elsewhere its score is set aside.
         return without_unfounded_comments(self.table, proba, rows, evidence=self.evidence)

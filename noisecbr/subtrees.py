@@ -214,12 +214,27 @@ def element_rows(rows, n: int) -> np.ndarray | None:
     array = np.asarray(rows)
     if array.size == 0:
         return np.zeros(0, dtype=np.int64)
-    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+    if array.ndim != 1 or array.dtype.kind not in "iu":  # integers (not booleans)
         raise ValueError(f"rows are a 1-D array of element indices, not {array.dtype} of shape "
                          f"{array.shape}")
-    if array.min() < 0 or array.max() >= n:
+    array = np.ascontiguousarray(array, dtype=np.int64) if array.dtype.kind == "i" else array
+    if not _inside(array, n):
         raise ValueError(f"a row outside the page's {n} elements")
     return np.ascontiguousarray(array, dtype=np.int64)
+
+
+def _inside_pure(rows: np.ndarray, n: int) -> bool:
+    """Whether every one of the integer ``rows`` lies in [0, n)."""
+    return bool(rows.min() >= 0 and rows.max() < n)
+
+
+def _inside_compiled(rows: np.ndarray, n: int) -> bool:
+    if rows.dtype != np.int64:  # unsigned: numpy's comparisons, which cannot wrap
+        return _inside_pure(rows, n)
+    return BACKEND.kernel.rows_inside(rows, n)
+
+
+_inside = BACKEND.dispatch(_inside_pure, _inside_compiled)
 
 
 def build_table(body: etree._Element) -> ElementTable:

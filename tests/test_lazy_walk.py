@@ -159,10 +159,16 @@ def test_rows_that_are_not_elements_of_the_page_are_refused(article_html):
     table = cleaner.prepare(article_html).table
     pooled = cleaner.model.lexicon.pooler(lexical_inputs(table))
     for rows_of in (row_vectors(table), pooled):
-        for wrong in ([len(table)], [-1], np.ones(len(table), dtype=bool), [0.5]):
+        for wrong in (np.array([len(table)]), np.array([-1]), np.ones(len(table), dtype=bool),
+                      np.array([0.5]), np.array([2**63], dtype=np.uint64),
+                      np.array([[0]]), np.array([-1], dtype=np.int32)):
             with pytest.raises(ValueError, match="row"):
-                rows_of(np.array(wrong))
+                rows_of(wrong)
         assert rows_of([]).shape[0] == 0
+        # Any integer type names the same rows.
+        for kind in (np.int32, np.uint16, np.int64):
+            same = np.array([0, len(table) - 1], dtype=kind)
+            assert rows_of(same).tobytes() == rows_of(np.array([0, len(table) - 1])).tobytes()
 
 
 @pytest.mark.skipif(__import__("noisecbr.backend").backend.BACKEND.kernel is None,
