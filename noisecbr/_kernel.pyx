@@ -2294,7 +2294,7 @@ def element_runs(list per_value, const long long[:, ::1] positions):
     """Each element's items of ``per_value`` (one tuple of ints per distinct value) one after
     the other: per element (a column of ``positions``, attributes × elements, each a value's
     index), the items of its values in the attributes' order; and where each element's run
-    ends (int64 arrays). ``features.lexical._attribute_buckets``'s numpy gather in one pass."""
+    ends (int64 arrays). ``features.lexical._element_runs_pure``'s numpy gather in one pass."""
     cdef Py_ssize_t n_values = len(per_value), attributes = positions.shape[0]
     cdef Py_ssize_t n = positions.shape[1], e, k, j, v, total = 0, at = 0
     lengths = np.empty(n_values, dtype=np.int64)

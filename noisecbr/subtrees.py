@@ -73,13 +73,15 @@ class ElementTable:
     def attribute_values(self) -> tuple[list[str | None], np.ndarray]:
         """The distinct values of the keyword attributes on the page (the first, None: absent)
         and, per attribute of KEYWORD_ATTRIBUTES, each element's value as an index into them
-        (an int64 array, attributes × elements); found on first access. What is read off an
-        attribute value (its lexical tokens, discussion markup) is then read once per value,
-        not once per element."""
+        (a read-only int64 array, attributes × elements); found on first access. What is read
+        off an attribute value (its keywords, lexical tokens, discussion markup) is then read
+        once per value, not once per element."""
         found = self.__dict__.get("_attribute_values")
         if found is None and not len(self):
             found = ([None], np.zeros((len(self.keyword_values), 0), dtype=np.int64))
         if found is None:
+            if any(len(values) != len(self) for values in self.keyword_values):
+                raise ValueError("every keyword attribute needs a value (or None) per element")
             # One list, numbered in one pass: a value's number is where it is first met, so
             # the four attributes' lists numbered apart would give two values one number.
             index: dict[str | None, int] = {None: 0}
@@ -90,7 +92,9 @@ class ElementTable:
             dense = np.zeros(max(index.values()) + 1, dtype=np.int64)
             dense[np.fromiter(index.values(), dtype=np.int64, count=len(index))] = np.arange(
                 len(index))
-            found = self.__dict__["_attribute_values"] = (values, dense[numbers])
+            positions = dense[numbers]
+            positions.setflags(write=False)  # shared by every reader of the page's values
+            found = self.__dict__["_attribute_values"] = (values, positions)
         return found
 
     def path(self, index: int) -> str:

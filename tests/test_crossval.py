@@ -122,10 +122,11 @@ def test_the_embedded_recipe_can_be_built_without_its_lexical_fields(monkeypatch
     from training import build_default
     from training.presets import get_preset
 
-    presets = []
+    presets, run_ids = [], []
 
     def fake_fit(train, val, preset, **kwargs):
         presets.append(get_preset(preset))
+        run_ids.append(kwargs["metadata"]["run_id"])
         return SimpleNamespace(model=default_model(), best_epoch=1)
 
     monkeypatch.setattr(build_default, "fit", fake_fit)
@@ -133,4 +134,13 @@ def test_the_embedded_recipe_can_be_built_without_its_lexical_fields(monkeypatch
     build_default.main([str(FIXTURE.parent), "--sets", FIXTURE.name, "--out", str(out), *flag])
     assert [p.lexical_dim for p in presets] == [lexical_dim]
     assert presets[0].hidden == get_preset("default").hidden  # the recipe otherwise
-    assert load_model(out).metadata == default_model().metadata
+    assert ("without-lexical" in run_ids[0]) == (lexical_dim == 0)
+    assert load_model(out).metadata == default_model().metadata  # the model fit gave, written
+
+
+def test_a_model_without_lexical_fields_never_replaces_the_embedded_one(monkeypatch):
+    from training import build_default
+
+    monkeypatch.setattr(build_default, "fit", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(SystemExit):
+        build_default.main([str(FIXTURE.parent), "--without-lexical"])

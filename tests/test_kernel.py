@@ -648,7 +648,7 @@ def test_generated_pages_hide_the_same_elements_with_the_style_prefilter(seed, f
             root, hiding_styles=True))) == hidden
 
 
-@compiled_only
+@in_use  # its compiled side calls the kernel in use
 def test_discussion_marks_are_those_the_pattern_finds():
     discussion = sys.modules["noisecbr.discussion"]
     rng = random.Random(3)
@@ -685,12 +685,13 @@ def _evidence_both(body: etree._Element, rng: np.random.Generator) -> None:
         assert compiled.dtype == pure.dtype and compiled.tolist() == pure.tolist()
 
 
-@compiled_only
+@in_use  # the compiled path it compares calls the kernel in use
 @pytest.mark.parametrize("page", range(len(fixture_pages())))
 def test_comment_evidence_is_the_numpy_steps(page):
     _evidence_both(tidy(fixture_pages()[page]), np.random.default_rng(page))
 
 
+@in_use
 @on_generated_pages(40)
 def test_generated_pages_have_the_same_comment_evidence(seed, family):
     for root in generated_roots(seed, family, tidied=True)[:1]:
@@ -721,7 +722,7 @@ def test_the_first_long_tag_is_where_the_regex_finds_it(text, min_chars):
                                                            else match.start())
 
 
-@compiled_only
+@in_use  # its compiled side calls the kernel in use
 def test_declarations_are_those_the_xpath_finds():
     tidy_module = sys.modules["noisecbr.tidy"]  # the package exports the function as tidy
     page = """<body><script type=" Application/LD+JSON\n" id="1">{}</script><meta name="a"

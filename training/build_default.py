@@ -56,10 +56,12 @@ def build(data_dir: Path, out: Path = DEFAULT_OUT, seed: int = 0, progress: bool
     dataset = weighted(from_pages([data_dir / name for name in sets], progress=progress,
                                   relabelled=RELABELLED_SETS))
     train_part, val_part = split_by_site(dataset.sites, (0.85, 0.15), seed)
+    lexical = get_preset(preset).lexical_dim > 0
     result = fit(dataset.subset(train_part), dataset.subset(val_part), preset, seed=seed,
                  progress=progress, metadata={
                      "trained_on": list(sets), "seed": seed,
-                     "run_id": f"embedded-default-seed{seed}",
+                     "run_id": f"embedded-default{'' if lexical else '-without-lexical'}"
+                               f"-seed{seed}",
                      # The recipe's walk thresholds travel with the model it makes.
                      "modes": MODES, "thresholds": MODES["balanced"],
                      "modes_chosen_by": MODES_CHOSEN_BY})
@@ -74,17 +76,22 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training.build_default",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("data_dir", type=Path, help="the folder holding the dev sets")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"the model file to write (default: the embedded {DEFAULT_MODEL})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sets", nargs="+", default=list(TRAINING_SETS))
     # Measured on dragnet (docs/experiments.md, 2026-11-26, fifth session): 5.0× trafilatura's
     # pages per core without the lexical fields against 4.4× with them, F1 0.904 against 0.925.
     parser.add_argument("--without-lexical", action="store_true",
                         help="the recipe without its lexical fields: some 7 %% more pages a "
-                             "second, some 0.02 less F1 on news (give --out a path of its own)")
+                             "second, some 0.02 less F1 on news (needs --out: the embedded "
+                             "model stays the recipe's)")
     args = parser.parse_args(argv)
+    if args.without_lexical and args.out is None:
+        parser.error("--without-lexical needs --out: it does not replace the embedded model")
     preset = get_preset("default", lexical_dim=0) if args.without_lexical else "default"
-    build(args.data_dir, args.out, args.seed, sets=tuple(args.sets), preset=preset)
+    build(args.data_dir, args.out or DEFAULT_OUT, args.seed, sets=tuple(args.sets),
+          preset=preset)
 
 
 if __name__ == "__main__":

@@ -140,7 +140,7 @@ def _element_runs_pure(per_value: list[tuple[int, ...]], positions: np.ndarray
     sizes = lengths[chosen]
     run_at = np.cumsum(sizes) - sizes
     flat = np.repeat(value_start[chosen] - run_at, sizes) + np.arange(int(sizes.sum()))
-    per_element = sizes.reshape(positions.shape[1], -1).sum(axis=1)
+    per_element = sizes.reshape(positions.shape[1], positions.shape[0]).sum(axis=1)
     return pool[flat], np.cumsum(per_element)
 
 
