@@ -68,7 +68,8 @@ _SEQUENTIAL_ROW_SUM = 8
 
 #: Rows below which numpy's reductions along each row cost less than the column-by-column
 #: steps of :func:`_softmax` (their fewer calls outweigh the slower loop: 18 rows 4.5 against
-#: 5.9 µs, 60 rows 6.4 against 6.1; the lazy walk's rounds score a few dozen rows).
+#: 5.9 µs, 60 rows 6.4 against 6.1; the lazy walk's rounds score a few dozen rows). The
+#: floats are the same: a row of fewer than _SEQUENTIAL_ROW_SUM terms adds left to right.
 _FEW_ROWS = 40
 
 
