@@ -1600,10 +1600,8 @@ def fill_rows(float[:, ::1] out, Schema schema not None, _Page page not None,
     if out.shape[0] != chosen.shape[0] or out.shape[1] != schema.n_columns:
         raise ValueError(f"an output of {out.shape[0]} × {out.shape[1]} for {chosen.shape[0]} "
                          f"elements of {schema.n_columns} columns")
+    _check_rows(chosen, page.n)
     cdef Py_ssize_t k
-    for k in range(chosen.shape[0]):
-        if not 0 <= chosen[k] < page.n:
-            raise ValueError(f"row {chosen[k]} of a page of {page.n} elements")
     cdef const long long[::1] log_rows = _log_rows(page, schema, chosen)
     cdef long long[::1] log_at = (page.every_row if log_rows.shape[0] == page.n
                                   else np.full(page.n, -1, dtype=np.int64))
@@ -2069,15 +2067,30 @@ def rows_within(const int[::1] end, const int[::1] depth, list frontier, Py_ssiz
     return np.array(out, dtype=np.int64)
 
 
+cdef Py_ssize_t _first_outside(const long long[::1] rows, Py_ssize_t n) noexcept:
+    """The position of the first of ``rows`` that is no element index of a page of ``n``
+    elements, or −1."""
+    cdef Py_ssize_t k
+    for k in range(rows.shape[0]):
+        if not 0 <= rows[k] < n:
+            return k
+    return -1
+
+
+cdef int _check_rows(const long long[::1] rows, Py_ssize_t n) except -1:
+    """Refuse ``rows`` that are not element indices of a page of ``n`` elements (the row
+    fillers index with them unchecked)."""
+    cdef Py_ssize_t k = _first_outside(rows, n)
+    if k >= 0:
+        raise ValueError(f"row {rows[k]} of a page of {n} elements")
+    return 0
+
+
 def rows_inside(const long long[::1] rows, Py_ssize_t n):
     """Whether every one of ``rows`` is an element index of a page of ``n`` elements
     (``subtrees.element_rows``' test, without numpy's two reductions: a round of the lazy walk
     asks it twice)."""
-    cdef Py_ssize_t k
-    for k in range(rows.shape[0]):
-        if not 0 <= rows[k] < n:
-            return False
-    return True
+    return _first_outside(rows, n) < 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2176,9 +2189,7 @@ def pool_rows(float[:, ::1] out, object inputs, tuple sums, Py_ssize_t head_word
     if out.shape[1] != 5 * dim or out.shape[0] != m:
         raise ValueError(f"an output of {out.shape[0]} × {out.shape[1]} for {m} elements' "
                          f"fields of {dim}")
-    for k in range(m):
-        if not 0 <= chosen[k] < n:
-            raise ValueError(f"row {chosen[k]} of a page of {n} elements")
+    _check_rows(chosen, n)
     for i in range(n):
         if not (0 <= text_start[i] <= text_end[i] < text_sum.shape[0]):
             raise ValueError("the pooled fields' sums are not those of these inputs")
