@@ -19,13 +19,14 @@ pages of a site decide the same markup on its other pages (``memory=``, :mod:`no
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from .evidence import SiteEvidence
+from .kind import KINDS
 from .memory import SiteMemory
 from .model import Model, load_model
 from .pipeline import (
@@ -39,13 +40,15 @@ from .pipeline import (
     score_and_decide,
 )
 from .result import CleanResult
-from .settings import EVIDENCE_MAX_PAGES
-from .tidy import InputError, Parser
+from .settings import DEFAULT_FALLBACK_BELOW, EVIDENCE_MAX_PAGES
+from .tidy import InputError, Parser, printable
 from .walk import AUTO, FAVOR, MODES, Thresholds
 
 __all__ = ["DEFAULT_MODEL", "FAVOR", "Cleaner", "clean", "default_model"]
 
 DEFAULT_MODEL = "default.safetensors"
+#: A cleaner's ``fallback``: (the page's HTML, its URL) → main-content text, or None.
+Fallback = Callable[[str | bytes, str | None], str | None]
 
 _default: Model | None = None
 
@@ -68,14 +71,22 @@ class Cleaner:
     >>> result.text, result.title, result.comments, result.decisions  # doctest: +SKIP
 
     ``favor`` picks the model's threshold set: ``"auto"`` (default) the set of each page's
-    convention (:mod:`noisecbr.convention`: precision on a page that declares itself an
-    article, recall on one with little prose, else balanced), or one for every page:
+    kind, as the model chose them on site-grouped folds (a model without a kind model: the
+    page's convention, :mod:`noisecbr.convention`), or one for every page:
     ``"precision"`` removes more where unsure, ``"recall"`` keeps more, ``"balanced"``;
     ``noise_threshold``, ``keep_threshold`` and ``leaf_threshold`` replace one of them (in
     every set). ``comments=True`` appends the reader comments to ``.text`` (they are
     in ``.comments`` either way). ``smooth``: isotonic smoothing of the noise scores over the
     tree (:func:`noisecbr.smoothing.isotonic_smooth`). ``max_bytes`` and ``max_elements``:
     the input limits (:mod:`noisecbr.settings`).
+
+    ``title``: ``True`` puts the page's headline first in the text and the Markdown (as
+    ``# …``), ``False`` leaves it out (it is ``.title`` either way); ``None`` (default) does
+    what the page's kind's truths do (the model's ``kind_titles``: an article's body starts
+    after its headline, a documentation page's at its H1). ``fallback``: a callable given a
+    page's HTML and URL, called for each page whose result's ``confidence`` is under
+    ``fallback_below``; the text it returns (a ``str``; ``None`` declines) replaces the
+    result's text and Markdown, and ``result.extractor`` says ``"fallback"``.
     """
 
     def __init__(
@@ -91,6 +102,9 @@ class Cleaner:
         smooth: float | None = None,
         max_bytes: int | None = None,
         max_elements: int | None = None,
+        title: bool | None = None,
+        fallback: Fallback | None = None,
+        fallback_below: float = DEFAULT_FALLBACK_BELOW,
     ) -> None:
         if model is None:
             model = default_model()
@@ -108,9 +122,22 @@ class Cleaner:
         #: the walk's thresholds: those of ``favor`` (of ``balanced`` under ``auto``, where
         #: :meth:`thresholds_for` picks each page's)
         self.thresholds = self.modes["balanced" if favor == AUTO else favor]
+        #: the walk's mode of each kind of page, as the model chose them (empty: none)
+        self.kind_modes = _kind_modes(model)
         self.smooth = smooth
         self.max_bytes = max_bytes
         self.max_elements = max_elements
+        self.title = title
+        #: whether each kind's text starts with its headline, as the model chose (empty: none)
+        self.kind_titles = _kind_titles(model)
+        if fallback is not None and not callable(fallback):
+            raise TypeError("fallback must be a callable of (html, url) returning text or None")
+        if not 0.0 <= fallback_below <= 1.0:
+            raise ValueError(f"fallback_below is an expected F1 in [0, 1], got {fallback_below}")
+        if fallback is not None and model.confidence_model is None:
+            raise ValueError("fallback needs a model with a confidence model (the embedded one "
+                             "has it)")
+        self.fallback, self.fallback_below = fallback, fallback_below
 
     @property
     def noise_threshold(self) -> float:
@@ -131,11 +158,13 @@ class Cleaner:
         return self.thresholds.leaf
 
     # -- the stages ------------------------------------------------------------------------------
-    def prepare(self, html: str | bytes, url: str | None = None) -> Page:
-        """The page of ``html``, tidied with this cleaner's parser and limits. Raises
-        :class:`noisecbr.tidy.InputError` for input that is not HTML."""
+    def prepare(self, html: str | bytes, url: str | None = None, *,
+                page_type: str | None = None) -> Page:
+        """The page of ``html``, tidied with this cleaner's parser and limits; ``page_type``:
+        its kind, when known (:data:`noisecbr.kind.KINDS`), in place of the kind model's.
+        Raises :class:`noisecbr.tidy.InputError` for input that is not HTML."""
         return prepare(html, url=url, parser=self.parser, max_bytes=self.max_bytes,
-                       max_elements=self.max_elements)
+                       max_elements=self.max_elements, page_type=page_type)
 
     def predict_proba(self, page: Page) -> np.ndarray:
         """Class probabilities of every subtree of ``page`` (rows in document order, columns
@@ -148,33 +177,69 @@ class Cleaner:
         """The decisions of ``page`` under this cleaner's thresholds (``memory``, ``site``:
         as in :meth:`clean`; ``extra_noise``: another method's noise subtrees, removed)."""
         return decide(page, self.predict_proba(page), self.thresholds_for(page),
-                      memory=memory, site=site, extra_noise=extra_noise)
+                      memory=memory, site=site, extra_noise=extra_noise,
+                      kinds=page.kinds(self.model))
 
     def thresholds_for(self, page: Page) -> Thresholds:
-        """The thresholds the walk decides ``page`` by: those of the page's convention under
-        ``favor="auto"`` (:attr:`Page.mode`), else those of ``favor``."""
-        return self.modes[page.mode] if self.favor == AUTO else self.thresholds
+        """The thresholds the walk decides ``page`` by, under ``favor="auto"``: those of the
+        mode the model chose for the page's most probable kind (its ``kind_modes``), else
+        those of the page's convention (:attr:`Page.mode`); otherwise those of ``favor``."""
+        if self.favor != AUTO:
+            return self.thresholds
+        kinds = page.kinds(self.model) if self.kind_modes else None
+        if kinds is not None:
+            return self.modes[self.kind_modes[KINDS[int(np.argmax(kinds))]]]
+        return self.modes[page.mode]
 
     def render(self, page: Page, decisions: Decisions) -> CleanResult:
         """The :class:`CleanResult` of ``page`` as ``decisions`` decided it."""
-        return render(page, decisions, comments=self.comments)
+        return render(page, decisions, comments=self.comments,
+                      confidence=self.model.confidence_model,
+                      title=self.title_for(page, decisions.kinds))
+
+    def title_for(self, page: Page, kinds: np.ndarray | None) -> bool:
+        """Whether the text of ``page`` starts with its headline: ``title`` when given, else
+        what the model chose for its most probable kind (no headline without kinds)."""
+        if self.title is not None:
+            return self.title
+        if kinds is None or not self.kind_titles:
+            return False
+        return self.kind_titles[KINDS[int(np.argmax(kinds))]]
 
     # -- cleaning --------------------------------------------------------------------------------
     def clean(self, html: str | bytes, url: str | None = None, *,
               memory: SiteMemory | None = None, site: SiteEvidence | None = None,
-              extra_noise: NoiseEvidence | None = None) -> CleanResult:
+              extra_noise: NoiseEvidence | None = None,
+              page_type: str | None = None) -> CleanResult:
         """Clean one page. Raises :class:`noisecbr.tidy.InputError` for input that is not HTML.
 
         ``memory``: the labelled pages of the page's site (:class:`noisecbr.memory.SiteMemory`);
         where their subtrees of the same signature agree on a label, that label decides.
         ``site``: unlabelled pages of its site (:meth:`site_evidence`); what recurs on them is
-        removed (:mod:`noisecbr.evidence`)."""
-        page = self.prepare(html, url)
+        removed (:mod:`noisecbr.evidence`). ``page_type``: the page's kind, when known
+        (:data:`noisecbr.kind.KINDS`), in place of the kind model's."""
+        page = self.prepare(html, url, page_type=page_type)
         if self._scores_lazily(memory, site, extra_noise):
-            return self.render(page, score_and_decide(page, self.model,
-                                                      self.thresholds_for(page)))
-        return self.render(page, self.predict(page, memory=memory, site=site,
-                                              extra_noise=extra_noise))
+            result = self.render(page, score_and_decide(page, self.model,
+                                                        self.thresholds_for(page)))
+        else:
+            result = self.render(page, self.predict(page, memory=memory, site=site,
+                                                    extra_noise=extra_noise))
+        return self._handed_off(result, html, url)
+
+    def _handed_off(self, result: CleanResult, html: str | bytes, url: str | None
+                    ) -> CleanResult:
+        """``result``, or the fallback's text in its place when its confidence is under
+        ``fallback_below`` and the fallback gives one."""
+        if self.fallback is None or result.confidence >= self.fallback_below:
+            return result
+        text = self.fallback(html, url)
+        if text is None:
+            return result
+        if not isinstance(text, str):
+            raise TypeError(f"the fallback returned {type(text).__name__}, not text (str) or "
+                            "None")
+        return result.replaced(printable(text), extractor="fallback")
 
     def _scores_lazily(self, memory: SiteMemory | None, site: SiteEvidence | None,
                        extra_noise: NoiseEvidence | None) -> bool:
@@ -218,10 +283,11 @@ class Cleaner:
         prepared = [self._prepared(html, url) for html, url in first]
         evidence = SiteEvidence(page.table for page in prepared
                                 if not isinstance(page, InputError))
-        for page in prepared:
+        for (html, url), page in zip(first, prepared):
             if isinstance(page, InputError):
                 raise page
-            yield self.render(page, self.predict(page, memory=memory, site=evidence))
+            yield self._handed_off(self.render(page, self.predict(page, memory=memory,
+                                                                  site=evidence)), html, url)
         for html, url in pairs:
             yield self.clean(html, url, memory=memory, site=evidence)
 
@@ -231,6 +297,26 @@ class Cleaner:
             return self.prepare(html, url)
         except InputError as error:
             return error
+
+
+def _kind_titles(model: Model) -> dict[str, bool]:
+    """Whether the text of each kind starts with its headline, as the model's metadata says
+    (``kind_titles``), when it has a kind model and names every kind; {} otherwise."""
+    declared = model.metadata.get("kind_titles") or {}
+    if model.kind_model is None or not isinstance(declared, dict) or set(declared) != set(KINDS):
+        return {}
+    return {kind: bool(value) for kind, value in declared.items()}
+
+
+def _kind_modes(model: Model) -> dict[str, str]:
+    """The walk's mode of each kind the model's metadata names (``kind_modes``), when it has a
+    kind model and names one for every kind; {} otherwise."""
+    declared = model.metadata.get("kind_modes") or {}
+    if model.kind_model is None or not isinstance(declared, dict) or set(declared) != set(KINDS):
+        return {}
+    if not set(declared.values()) <= set(MODES):
+        raise ValueError(f"the model's kind_modes name modes other than {', '.join(MODES)}")
+    return dict(declared)
 
 
 def clean(html: str | bytes, url: str | None = None, *, model: Model | str | Path | None = None,

@@ -200,7 +200,8 @@ def read_dataset(directory: str | Path, ids: set[str] | None = None, *,
                 on_unreadable(page_id, problem)
             continue
         url = record.get("url") or ""
-        site = str(record.get("site") or "") or site_of(url, f"{directory.name}/{page_id}")
+        # A host names its site whatever its case (wcxb-dev: "forums.FreeBSD.org").
+        site = str(record.get("site") or "").lower() or site_of(url, f"{directory.name}/{page_id}")
         if site.startswith("page:"):
             site = site_in_html(data) or site
         yield LabelledPage(

@@ -35,6 +35,17 @@ _EMPHASIS = {"em": "*", "i": "*", "strong": "**", "b": "**"}
 _BOXES = frozenset(("li", "blockquote", "td", "th"))
 _SPACES = re.compile(r"[ \t\r\n\f\v\u00a0]+")
 _ESCAPE = re.compile(r"([*_\\\[\]<])")
+
+
+def escape_inline(text: str) -> str:
+    """``text`` with the characters Markdown would read as markup escaped.
+
+    >>> escape_inline("a *b* [c]")
+    'a \\\\*b\\\\* \\\\[c\\\\]'
+    """
+    return _ESCAPE.sub(r"\\\1", text)
+
+
 #: The URL schemes a link or an image may have (a relative URL has none).
 _SAFE_SCHEMES = ("http", "https", "mailto")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")

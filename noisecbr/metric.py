@@ -5,6 +5,10 @@ multiset. Per page TP = Σ min(true, pred), FP = Σ max(0, pred − true), FN = 
 divided by their sum so that every page weighs the same. Precision is the mean over pages with
 TP + FP > 0, recall the mean over pages with TP + FN > 0 (a page with FP = FN = 0 scores 1 on both,
 TP = FP = 0 gives precision 0, TP = FN = 0 recall 0), and F1 = 2PR / (P + R) of the two means.
+
+The *word* metric is WCXB's (wcxb-dev/README.md): the bag of a page's lower-cased ``\\w+``
+words against the truth's, the page's own F1 of the two bags (:func:`word_f1`), and the mean of
+the pages' F1 (:func:`mean_word_f1`): a page's F1, not the F1 of mean P and mean R.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import numpy as np
 from .subtrees import WORD
 
 __all__ = ["SHINGLE", "tokens", "shingles", "PageScore", "score_page", "Scores", "aggregate",
-           "bootstrap_f1"]
+           "bootstrap_f1", "word_f1", "mean_word_f1"]
 
 SHINGLE = 4
 
@@ -122,3 +126,28 @@ def bootstrap_f1(pages: Sequence[PageScore], rounds: int = 1000, seed: int = 0) 
     f1 = np.where(ps + rs > 0, 2 * ps * rs / np.maximum(ps + rs, 1e-12), 0.0)
     low, high = np.percentile(f1, [2.5, 97.5])
     return float((high - low) / 2)
+
+
+def word_f1(predicted: str, truth: str) -> float:
+    """WCXB's page score: the F1 of the bags (multisets) of lower-cased word tokens of the
+    extracted text and of the truth; 1 when both are empty, 0 when one is.
+
+    >>> word_f1("The cat sat.", "the cat sat on the mat")
+    0.6666666666666666
+    >>> word_f1("", ""), word_f1("words", "")
+    (1.0, 0.0)
+    """
+    pred = Counter(word.lower() for word in tokens(predicted))
+    true = Counter(word.lower() for word in tokens(truth))
+    if not pred or not true:
+        return float(not pred and not true)
+    common = sum((pred & true).values())
+    if not common:
+        return 0.0
+    precision, recall = common / sum(pred.values()), common / sum(true.values())
+    return 2 * precision * recall / (precision + recall)
+
+
+def mean_word_f1(scores: Sequence[float]) -> float:
+    """The mean of the pages' word F1 (0 for no pages)."""
+    return float(np.mean(scores)) if len(scores) else 0.0

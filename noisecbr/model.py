@@ -11,6 +11,7 @@ and keeps torch out of the cleaning hot path.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .confidence import CONFIDENCE_EVIDENCE, ConfidenceModel
 from .features import FEATURE_NAMES, VECTOR_SCHEMA
 from .features.lexical import (
     LEXICON_TENSORS,
@@ -27,6 +29,7 @@ from .features.lexical import (
     lexicon_tensors,
     read_lexicon,
 )
+from .kind import EVIDENCE_NAMES, KINDS, KindModel
 from .result import LABELS, PAPER_LABELS
 
 __all__ = ["ModelError", "SchemaMismatchError", "Model", "load_model", "save_model"]
@@ -175,6 +178,15 @@ class Model:
     output_activation: str = "softmax"
     metadata: dict[str, Any] = field(default_factory=dict)
     lexicon: Lexicon | None = None
+    #: The page kinds (:data:`noisecbr.kind.KINDS`) whose probabilities the first layer reads
+    #: after the columns and the lexical fields: the same for every subtree of a page, they
+    #: shift the first layer's bias by the page's kind.
+    kind_inputs: tuple[str, ...] = ()
+    #: The model of the page's kind (:class:`noisecbr.kind.KindModel`), when the file has one.
+    kind_model: KindModel | None = None
+    #: The model of a result's expected F1 (:class:`noisecbr.confidence.ConfidenceModel`),
+    #: when the file has one.
+    confidence_model: ConfidenceModel | None = None
 
     def __post_init__(self) -> None:
         for name in (self.hidden_activation, self.output_activation):
@@ -186,8 +198,14 @@ class Model:
             except ValueError as error:
                 raise ModelError(f"lexicon: {error}") from None
         lexical_width = self.lexicon.width if self.lexicon is not None else 0
+        self.kind_inputs = tuple(self.kind_inputs)
+        if self.kind_inputs and self.kind_inputs != KINDS:
+            raise ModelError(f"kind inputs must be the kinds {list(KINDS)} in order, not "
+                             f"{list(self.kind_inputs)}")
+        if self.kind_inputs and self.kind_model is None:
+            raise ModelError("a model that reads the page's kind needs a kind model")
         _check_layers(self.weights, self.biases, self.columns, self.mean, self.scale,
-                      lexical_width)
+                      lexical_width + len(self.kind_inputs))
         self.labels = _output_labels(self.metadata.get("labels"), np.shape(self.weights[-1])[0])
         # float32 throughout: halves memory traffic, and the scores do not need more.
         self.weights = [np.ascontiguousarray(w.T, dtype=np.float32) for w in self.weights]
@@ -228,7 +246,8 @@ class Model:
         return x if self._all_columns else x[:, self.columns]
 
     def _first_layer(self, vectors: np.ndarray,
-                     lexical: LexicalInputs | np.ndarray | None = None) -> np.ndarray:
+                     lexical: LexicalInputs | np.ndarray | None = None,
+                     kinds: np.ndarray | None = None) -> np.ndarray:
         """The first layer's output before its activation (a fresh array)."""
         x = self._inputs(vectors)
         if self._first is not None:
@@ -242,8 +261,23 @@ class Model:
         x = x @ weight
         x += bias
         if self.lexicon is not None:
-            x += self.pooled(lexical, len(x)) @ self.weights[0][len(self.columns):]
+            lexical_end = len(self.columns) + self.lexicon.width
+            x += self.pooled(lexical, len(x)) @ self.weights[0][len(self.columns):lexical_end]
+        if self.kind_inputs:
+            x += self.kind_bias(kinds)
         return x
+
+    def kind_bias(self, kinds: np.ndarray | None) -> np.ndarray:
+        """What the page's kind probabilities (``kinds``, :data:`noisecbr.kind.KINDS` order)
+        add to every subtree's first layer: one row, the same for the whole page (or, for a
+        2-D ``kinds`` of one row per subtree, a row each: cases of many pages)."""
+        if kinds is None:
+            raise ValueError("this model reads the page's kind: pass its kind probabilities")
+        kinds = np.asarray(kinds, dtype=np.float32)
+        if kinds.shape[-1:] != (len(self.kind_inputs),) or kinds.ndim > 2:
+            raise ValueError(f"kind probabilities of shape {kinds.shape}, expected "
+                             f"({len(self.kind_inputs)},) or (rows, {len(self.kind_inputs)})")
+        return kinds @ self.weights[0][-len(self.kind_inputs):]
 
     def pooled(self, lexical: LexicalInputs | np.ndarray | None, rows: int) -> np.ndarray:
         """The lexical inputs of ``rows`` subtrees: pooled by the model's lexicon from the
@@ -258,11 +292,13 @@ class Model:
         return np.asarray(pooled, dtype=np.float32)
 
     def predict_proba(self, vectors: np.ndarray,
-                      lexical: LexicalInputs | np.ndarray | None = None) -> np.ndarray:
+                      lexical: LexicalInputs | np.ndarray | None = None,
+                      kinds: np.ndarray | None = None) -> np.ndarray:
         """Class scores (rows: subtrees; columns: ``self.labels``, the first 3 or all 4 of
         LABELS), normalised to sum to 1. ``lexical``: the page's lexical inputs, needed when
-        the model has a lexicon (ignored otherwise)."""
-        x = self._first_layer(vectors, lexical)
+        the model has a lexicon (ignored otherwise); ``kinds``: the page's kind probabilities,
+        needed when the model reads them (:attr:`kind_inputs`)."""
+        x = self._first_layer(vectors, lexical, kinds)
         last = len(self.weights) - 1
         for k in range(last + 1):
             if k:
@@ -276,7 +312,8 @@ class Model:
         return x
 
     def hidden(self, vectors: np.ndarray,
-               lexical: LexicalInputs | np.ndarray | None = None) -> np.ndarray:
+               lexical: LexicalInputs | np.ndarray | None = None,
+               kinds: np.ndarray | None = None) -> np.ndarray:
         """The first hidden layer's activations: how the network sees each subtree before it
         decides (rows: subtrees). :mod:`casebase.retrieve` finds similar stored cases there. A
         model without a hidden layer returns its normalised inputs. Without ``lexical``, a
@@ -287,12 +324,15 @@ class Model:
             return (self._inputs(vectors) - self.mean) / self.scale
         if self.lexicon is not None and lexical is None:
             lexical = np.zeros((len(vectors), self.lexicon.width), dtype=np.float32)
-        return _activate(self._first_layer(vectors, lexical), self.hidden_activation)
+        if self.kind_inputs and kinds is None:
+            kinds = np.zeros(len(self.kind_inputs), dtype=np.float32)
+        return _activate(self._first_layer(vectors, lexical, kinds), self.hidden_activation)
 
     def predict(self, vectors: np.ndarray,
-                lexical: LexicalInputs | np.ndarray | None = None) -> np.ndarray:
+                lexical: LexicalInputs | np.ndarray | None = None,
+                kinds: np.ndarray | None = None) -> np.ndarray:
         """Label index per subtree (LABELS order)."""
-        return self.predict_proba(vectors, lexical).argmax(axis=1)
+        return self.predict_proba(vectors, lexical, kinds).argmax(axis=1)
 
     def raw_weights(self) -> list[np.ndarray]:
         """Weights in (out, in) layout, as saved."""
@@ -314,15 +354,27 @@ def save_model(model: Model, path: str | Path) -> Path:
         tensors[f"layers.{k}.bias"] = b
     lexical = lexicon_tensors(model.lexicon) if model.lexicon is not None else {}
     tensors.update(lexical.pop("tensors", {}))
+    kind = {}
+    if model.confidence_model is not None:
+        tensors.update(_confidence_tensors(model.confidence_model))
+        kind["confidence_model"] = {"evidence": list(CONFIDENCE_EVIDENCE),
+                                    "bias": float(model.confidence_model.bias)}
+    if model.kind_model is not None:
+        tensors.update(_kind_tensors(model.kind_model))
+        kind.update(kind_model={"kinds": list(KINDS), "evidence": list(EVIDENCE_NAMES),
+                                "layers": len(model.kind_model.weights)},
+                    kind_inputs=list(model.kind_inputs))
     metadata = {
         **lexical,
+        **kind,
         "vector_schema": VECTOR_SCHEMA,
         "labels": list(model.labels),
         "feature_names": [FEATURE_NAMES[c] for c in model.columns],
         "hidden_activation": model.hidden_activation,
         "output_activation": model.output_activation,
         **{k: v for k, v in model.metadata.items()
-           if k not in ("vector_schema", "labels", "feature_names", "lexicon")},
+           if k not in ("vector_schema", "labels", "feature_names", "lexicon", "kind_model",
+                        "kind_inputs", "confidence_model")},
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -369,11 +421,100 @@ def load_model(path: str | Path) -> Model:
             output_activation=metadata.get("output_activation", "softmax"),
             metadata=metadata,
             lexicon=read_lexicon(metadata.get("lexicon"), tensors),
+            kind_inputs=tuple(metadata.get("kind_inputs") or ()),
+            kind_model=_read_kind_model(metadata.get("kind_model"), tensors),
+            confidence_model=_read_confidence_model(metadata.get("confidence_model"), tensors),
         )
+    except ModelError as error:  # of its own kind: a schema mismatch stays one
+        raise type(error)(f"{path}: {error}") from None
     except ValueError as error:
         raise ModelError(f"{path}: {error}") from None
-    except ModelError as error:
-        raise ModelError(f"{path}: {error}") from None
+
+
+#: The prefix of the kind model's tensors in a model file.
+_KIND_PREFIX = "kind."
+
+
+def _kind_tensors(kind_model: KindModel) -> dict[str, np.ndarray]:
+    """The tensors of a kind model, as a model file stores them."""
+    tensors = {f"{_KIND_PREFIX}norm.mean": np.asarray(kind_model.mean, dtype=np.float64),
+               f"{_KIND_PREFIX}norm.scale": np.asarray(kind_model.scale, dtype=np.float64)}
+    for k, (weight, bias) in enumerate(zip(kind_model.weights, kind_model.biases)):
+        tensors[f"{_KIND_PREFIX}layers.{k}.weight"] = np.asarray(weight, dtype=np.float32)
+        tensors[f"{_KIND_PREFIX}layers.{k}.bias"] = np.asarray(bias, dtype=np.float32)
+    return tensors
+
+
+def _read_kind_model(declared: Any, tensors: dict[str, np.ndarray]) -> KindModel | None:
+    """The kind model a file's metadata declares (None for none), checked against the evidence
+    and the kinds this code computes."""
+    if declared is None:
+        return None
+    if not isinstance(declared, dict):
+        raise ModelError("kind_model must be a JSON object")
+    if declared.get("kinds") != list(KINDS):
+        raise ModelError(f"its kind model tells {declared.get('kinds')}, this code knows "
+                         f"{list(KINDS)}: retrain it")
+    if declared.get("evidence") != list(EVIDENCE_NAMES):
+        raise SchemaMismatchError("its kind model reads other page evidence than this code "
+                                  "computes: retrain it or use a matching noisecbr version")
+    layers = declared.get("layers")
+    if not isinstance(layers, int) or layers < 1:
+        raise ModelError("kind_model.layers must be a positive number")
+    try:
+        weights = [tensors[f"{_KIND_PREFIX}layers.{k}.weight"] for k in range(layers)]
+        biases = [tensors[f"{_KIND_PREFIX}layers.{k}.bias"] for k in range(layers)]
+        mean, scale = tensors[f"{_KIND_PREFIX}norm.mean"], tensors[f"{_KIND_PREFIX}norm.scale"]
+    except KeyError as missing:
+        raise ModelError(f"its kind model lacks tensor {missing}") from None
+    _check_layers(weights, biases, np.arange(len(EVIDENCE_NAMES)), mean, scale)
+    if np.shape(weights[-1])[0] != len(KINDS):
+        raise ModelError(f"its kind model has {np.shape(weights[-1])[0]} outputs for "
+                         f"{len(KINDS)} kinds")
+    return KindModel(weights=[np.asarray(w, dtype=np.float64) for w in weights],
+                     biases=[np.asarray(b, dtype=np.float64) for b in biases],
+                     mean=np.asarray(mean, dtype=np.float64),
+                     scale=np.asarray(scale, dtype=np.float64))
+
+
+#: The prefix of the confidence model's tensors in a model file.
+_CONFIDENCE_PREFIX = "confidence."
+_CONFIDENCE_TENSORS = ("weights", "mean", "scale", "knots", "values")
+
+
+def _confidence_tensors(model: ConfidenceModel) -> dict[str, np.ndarray]:
+    """The tensors of a confidence model, as a model file stores them."""
+    return {f"{_CONFIDENCE_PREFIX}{name}": np.asarray(getattr(model, name), dtype=np.float64)
+            for name in _CONFIDENCE_TENSORS}
+
+
+def _read_confidence_model(declared: Any, tensors: dict[str, np.ndarray]
+                           ) -> ConfidenceModel | None:
+    """The confidence model a file's metadata declares (None for none), checked."""
+    if declared is None:
+        return None
+    if not isinstance(declared, dict) or declared.get("evidence") != list(CONFIDENCE_EVIDENCE):
+        raise SchemaMismatchError("its confidence model reads other evidence than this code "
+                                  "computes: retrain it or use a matching noisecbr version")
+    bias = declared.get("bias")
+    if isinstance(bias, bool) or not isinstance(bias, (int, float)) or not math.isfinite(bias):
+        raise ModelError("confidence_model.bias must be a finite number")
+    try:
+        parts = {name: np.asarray(tensors[f"{_CONFIDENCE_PREFIX}{name}"], dtype=np.float64)
+                 for name in _CONFIDENCE_TENSORS}
+    except KeyError as missing:
+        raise ModelError(f"its confidence model lacks tensor {missing}") from None
+    width = len(CONFIDENCE_EVIDENCE)
+    if any(parts[name].shape != (width,) for name in ("weights", "mean", "scale")):
+        raise ModelError(f"the confidence model's weights, mean and scale need {width} values")
+    if (parts["knots"].ndim != 1 or parts["knots"].shape != parts["values"].shape
+            or not len(parts["knots"]) or np.any(np.diff(parts["knots"]) < 0)):
+        raise ModelError("the confidence model's knots must rise, one value each")
+    for name, values in parts.items():
+        _check_finite(f"confidence.{name}", values)
+    if not np.all(parts["scale"] > 0):
+        raise ModelError("the confidence model's scale must be positive")
+    return ConfidenceModel(bias=float(bias), **parts)
 
 
 def _metadata(path: Path, header: dict[str, str]) -> dict[str, Any]:
@@ -439,7 +580,9 @@ def _read_tensors(path: Path, handle) -> dict[str, np.ndarray]:
         raise ModelError(f"{path}: layers must be numbered 0, 1, 2…, found {layers}")
     wanted = ["columns", "norm.mean", "norm.scale",
               *(f"layers.{k}.{part}" for k in layers for part in ("weight", "bias")),
-              *(key for key in LEXICON_TENSORS if key in keys)]
+              *(key for key in LEXICON_TENSORS if key in keys),
+              *sorted(key for key in keys
+                      if key.startswith((_KIND_PREFIX, _CONFIDENCE_PREFIX)))]
     missing = [key for key in wanted if key not in keys]
     if missing:
         raise ModelError(f"{path} lacks tensor {missing[0]!r}")

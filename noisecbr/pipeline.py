@@ -30,6 +30,7 @@ import numpy as np
 from lxml import etree
 
 from .byline import find_byline
+from .confidence import ConfidenceModel, confidence_evidence
 from .convention import declares_article, page_mode, prose_share
 from .datelines import datelines
 from .discussion import comment_evidence, without_unfounded_comments
@@ -37,7 +38,8 @@ from .evidence import SiteEvidence
 from .fallback import fall_back, fallback_subtree, kept_pieces, kept_words
 from .features.lexical import lexical_inputs
 from .features.vectors import row_vectors
-from .markdown import render_markdown
+from .kind import declared_url, nested_types, one_hot, page_evidence
+from .markdown import escape_inline, render_markdown
 from .memory import SiteMemory
 from .metadata import (
     PageMetadata,
@@ -77,6 +79,43 @@ class Page:
     table: ElementTable
     url: str | None = None
     declared: bool | None = None
+    #: The page's kind when the caller knows it (:data:`noisecbr.kind.KINDS`): it then
+    #: replaces the kind model's probabilities.
+    page_type: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.page_type is not None:
+            one_hot(self.page_type)  # ValueError for a kind that is not one
+
+    @functools.cached_property
+    def evidence(self) -> np.ndarray:
+        """The page's evidence of its kind (:func:`noisecbr.kind.page_evidence`): what it
+        declares, its URL (or the one its head declares), its structure and words."""
+        og_type, _ = declared_types(self._elements, self._json_ld)
+        root = self.body.getroottree().getroot()
+        metadata = self.metadata
+        return page_evidence(self.table, self.url or declared_url(root), og_type,
+                             nested_types(self._json_ld),
+                             metadata.title, dated=metadata.date is not None,
+                             authored=metadata.author is not None)
+
+    def kinds(self, model: Model) -> np.ndarray | None:
+        """The page's kind probabilities (:data:`noisecbr.kind.KINDS` order): its
+        ``page_type``'s when given, else the ``model``'s kind model's (None without one);
+        found once per model."""
+        if self.page_type is not None:
+            return one_hot(self.page_type)
+        if model.kind_model is None:
+            return None
+        found = self._kinds.get(id(model))
+        if found is None or found[0] is not model:
+            found = self._kinds[id(model)] = (model,
+                                              model.kind_model.predict_proba(self.evidence))
+        return found[1]
+
+    @functools.cached_property
+    def _kinds(self) -> dict[int, tuple[Model, np.ndarray]]:
+        return {}
 
     @functools.cached_property
     def metadata(self) -> PageMetadata:
@@ -119,12 +158,17 @@ class Page:
 
 
 def prepare(html: str | bytes, *, url: str | None = None, parser: Parser = "lxml",
-            max_bytes: int | None = None, max_elements: int | None = None) -> Page:
+            max_bytes: int | None = None, max_elements: int | None = None,
+            page_type: str | None = None) -> Page:
     """The page of ``html``: tidied (:func:`noisecbr.tidy.tidy`, which raises
-    :class:`~noisecbr.tidy.InputError` for input that is not HTML) and tabulated."""
+    :class:`~noisecbr.tidy.InputError` for input that is not HTML) and tabulated;
+    ``page_type``: its kind, when the caller knows it (ValueError for one that is not a kind
+    of :data:`noisecbr.kind.KINDS`)."""
+    if page_type is not None:
+        one_hot(page_type)  # refused before the page is parsed
     limits = {} if max_bytes is None else {"max_bytes": max_bytes}
     body = tidy(html, parser=parser, max_elements=max_elements, **limits)
-    return Page(body, build_table(body), url)
+    return Page(body, build_table(body), url, page_type=page_type)
 
 
 # -- score --------------------------------------------------------------------------------------
@@ -159,6 +203,7 @@ class RowScores:
 
     def __init__(self, page: Page, model: Model, *, smooth: float | None = None) -> None:
         self.table, self.model, self.smooth = page.table, model, smooth
+        self.kinds = page.kinds(model) if model.kind_inputs else None
         self.vectors = row_vectors(page.table)
         self.pooled = (None if model.lexicon is None
                        else model.lexicon.pooler(lexical_inputs(page.table)))
@@ -169,7 +214,7 @@ class RowScores:
         if self.smooth and rows is not None:
             raise ValueError("smoothed scores are the whole page's (rows=None)")
         pooled = None if self.pooled is None else self.pooled(rows)
-        out = self.model.predict_proba(self.vectors(rows), pooled)
+        out = self.model.predict_proba(self.vectors(rows), pooled, self.kinds)
         if self.smooth:
             out = _smoothed(self.table, out, self.smooth)
         if out.shape[1] == len(LABELS) and out.dtype == np.float32:
@@ -222,15 +267,19 @@ class Decisions:
     stored: list | None = None
     templates: np.ndarray | None = None
     mode: str | None = None
+    #: the page's kind probabilities (:data:`noisecbr.kind.KINDS` order), None when unknown
+    kinds: np.ndarray | None = None
 
 
 def decide(page: Page, proba: np.ndarray, thresholds: Thresholds, *,
            memory: SiteMemory | None = None, site: SiteEvidence | None = None,
-           extra_noise: NoiseEvidence | None = None) -> Decisions:
+           extra_noise: NoiseEvidence | None = None,
+           kinds: np.ndarray | None = None) -> Decisions:
     """The page's decisions from its scores: the walk (with the labelled pages of its site,
     ``memory``, and what recurs on its other pages, ``site``), then the fallback when the walk
     kept almost nothing, else the rules after the walk. Deciding the same scores again under
-    other thresholds costs no network pass."""
+    other thresholds costs no network pass. ``kinds``: the page's kind probabilities, which
+    the decisions report."""
     table = page.table
     forced = set() if extra_noise is None else {int(i) for i in extra_noise(table)}
     recalled, stored = (memory.lookup(table) if memory is not None and len(memory)
@@ -250,7 +299,7 @@ def decide(page: Page, proba: np.ndarray, thresholds: Thresholds, *,
     else:
         _after_walk(table, decision, recalled)
     return Decisions(proba, decision, root is not None, recalled, stored, templates,
-                     thresholds.mode)
+                     thresholds.mode, kinds)
 
 
 def _after_walk(table: ElementTable, decision: np.ndarray,
@@ -272,16 +321,17 @@ def score_and_decide(page: Page, model: Model, thresholds: Thresholds, *,
     matrix product (BLAS blocks the rows of a product by their number), so a score within rounding
     of a threshold may go the other way than in :func:`decide`. ``scores``: the page's
     :class:`RowScores` when the caller made them (benchmarks/stages.py times that apart)."""
+    kinds = page.kinds(model)
     if not len(page.table):
-        return decide(page, score(page, model), thresholds)
+        return decide(page, score(page, model), thresholds, kinds=kinds)
     scores = scores if scores is not None else RowScores(page, model)
     # One BLAS thread: see score.
     with _blas_controller().limit(limits=1, user_api="blas"):
         decision, proba = walk_lazily(page.table, scores, thresholds)
         if _kept_too_little(page, decision):
-            return decide(page, scores(None), thresholds)
+            return decide(page, scores(None), thresholds, kinds=kinds)
     _after_walk(page.table, decision, None)
-    return Decisions(proba, decision, False, mode=thresholds.mode)
+    return Decisions(proba, decision, False, mode=thresholds.mode, kinds=kinds)
 
 
 def _fallback_root(page: Page, proba: np.ndarray, decision: np.ndarray) -> int | None:
@@ -305,10 +355,13 @@ def _kept_too_little(page: Page, decision: np.ndarray) -> bool:
 
 # -- render -------------------------------------------------------------------------------------
 
-def render(page: Page, decisions: Decisions, *, comments: bool = False) -> CleanResult:
+def render(page: Page, decisions: Decisions, *, comments: bool = False,
+           confidence: ConfidenceModel | None = None, title: bool = False) -> CleanResult:
     """The :class:`CleanResult` of a decided page: the headline and the byline out of the
     text into the metadata, the comments apart (after the text with ``comments=True``); the
-    HTML, Markdown, comments and decisions rendered when first asked for."""
+    HTML, Markdown, comments and decisions rendered when first asked for, and so is the
+    result's expected F1 by the ``confidence`` model (None without one). ``title=True`` puts
+    the headline first in the text and the Markdown (as ``# …``)."""
     table, body, decision = page.table, page.body, decisions.decision
     metadata = page.metadata
     decided = np.flatnonzero(decision >= 0)
@@ -332,13 +385,39 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False) -> Clean
     # &#1;) are not text, and would reach a terminal as they are.
     removed = {elements[i] for i in removed_at}
     text = printable(render_text(body, removed, has_pre="pre" in table.tags))
+    headline = _headline_text(page, metadata) if title else None
+    if headline:
+        text = f"{headline}\n\n{text}" if text else headline
     thread = _Thread(comment_roots)
     if comments and thread():
         text = f"{text}\n\n{thread()}" if text else thread()
-    later = _OnDemand(page, decisions, sorted(removed_at), metadata, thread, comments)
+    later = _OnDemand(page, decisions, sorted(removed_at), metadata, thread, comments, headline)
+    expected = None
+    if confidence is not None:
+        expected = functools.partial(_confidence, page, decisions, confidence)
     return CleanResult(html=later.html, text=text, decisions=later.decisions, url=page.url,
                        comments=thread, metadata=metadata, fallback=decisions.fell_back,
-                       markdown=later.markdown, mode=decisions.mode)
+                       markdown=later.markdown, mode=decisions.mode, kinds=decisions.kinds,
+                       confidence=expected)
+
+
+def _headline_text(page: Page, metadata: PageMetadata) -> str | None:
+    """The page's headline as it shows it (its headline element's text), else as its metadata
+    declares it; None when it has neither."""
+    if page.headline is not None:
+        shown = " ".join("".join(page.table.elements[page.headline].itertext()).split())
+        if shown:
+            return printable(shown)
+    return metadata.title
+
+
+def _confidence(page: Page, decisions: Decisions, model: ConfidenceModel) -> float:
+    """The expected F1 of the page's result (:mod:`noisecbr.confidence`)."""
+    table = page.table
+    kept = kept_pieces(table, decisions.decision, page.headline)
+    evidence = confidence_evidence(table, decisions.proba, decisions.decision, kept,
+                                   decisions.kinds, decisions.fell_back)
+    return round(float(model.predict(evidence)), 4)
 
 
 class _Thread:
@@ -364,6 +443,7 @@ class _OnDemand:
     metadata: PageMetadata
     thread: _Thread
     comments: bool
+    headline: str | None = None  # written first, as a heading
 
     def decisions(self) -> list[Decision]:
         # Paths from the table: still those of the tidied page after the noise is detached.
@@ -394,6 +474,9 @@ class _OnDemand:
         elements = self.page.table.elements
         written = render_markdown(self.page.body, {elements[i] for i in self.removed_at},
                                   **options)
+        if self.headline:
+            heading = "# " + escape_inline(" ".join(self.headline.split()))
+            written = f"{heading}\n\n{written}" if written else heading
         if self.comments:
             thread = "\n\n".join(filter(None, (render_markdown(root, **options)
                                                for root in self.thread.roots)))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from .kind import KINDS
 
 __all__ = ["LABELS", "PAPER_LABELS", "NOISE", "DATA", "MIXTURE", "COMMENT", "Decision",
            "CleanResult", "named_probabilities"]
@@ -72,7 +75,14 @@ class CleanResult:
         fallback: bool = False,
         markdown: str | Callable[..., str] = "",
         mode: str | None = None,
+        kinds: Sequence[float] | None = None,
+        confidence: float | Callable[[], float] | None = None,
+        extractor: str = "noisecbr",
     ) -> None:
+        self._confidence = confidence
+        #: what wrote ``.text``: ``"noisecbr"``, or ``"fallback"`` where a low confidence
+        #: handed the page to the cleaner's ``fallback``
+        self.extractor = extractor
         self._html = html
         self._markdown = markdown
         self._default_markdown: str | None = None
@@ -89,12 +99,29 @@ class CleanResult:
         #: ``favor="auto"`` the page's convention's, :mod:`noisecbr.convention`), None for
         #: thresholds made by hand
         self.mode = mode
+        #: each kind of page's probability (:data:`noisecbr.kind.KINDS`: article,
+        #: documentation, service, forum, product, collection, listing), {} when the model
+        #: knows no kinds; a kind the caller gave (``page_type=``) has probability 1
+        self.page_types: dict[str, float] = (
+            {} if kinds is None else {kind: round(float(p), 4) for kind, p in zip(KINDS, kinds)})
+        #: the page's most probable kind, None when the model knows no kinds
+        self.page_type: str | None = (max(self.page_types, key=self.page_types.__getitem__)
+                                      if self.page_types else None)
         #: the headline, author, publication date and language the page declares
         #: (:class:`noisecbr.metadata.PageMetadata`)
         self.title: str | None = getattr(metadata, "title", None)
         self.author: str | None = getattr(metadata, "author", None)
         self.date: str | None = getattr(metadata, "date", None)
         self.lang: str | None = getattr(metadata, "lang", None)
+
+    @property
+    def confidence(self) -> float | None:
+        """The result's expected word F1 in [0, 1], from the page's own evidence (how sure
+        the kind and the decisions were, how much was kept: :mod:`noisecbr.confidence`);
+        None when the model has no confidence model."""
+        if callable(self._confidence):
+            self._confidence = self._confidence()
+        return self._confidence
 
     @property
     def html(self) -> str:
@@ -138,6 +165,13 @@ class CleanResult:
     def __repr__(self) -> str:
         return f"CleanResult(url={self.url!r}, text={self.text[:60]!r}…)"
 
+    def replaced(self, text: str, extractor: str) -> CleanResult:
+        """The same result with another extractor's ``text`` (its Markdown too: plain text)."""
+        out = copy.copy(self)
+        out.text, out._markdown, out._default_markdown = text, text, None
+        out.extractor = extractor
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """The result as plain data: text, metadata, HTML and decisions, probabilities by class
         name.
@@ -153,6 +187,10 @@ class CleanResult:
             "comments": self.comments,
             "fallback": self.fallback,
             "mode": self.mode,
+            "page_type": self.page_type,
+            "page_types": self.page_types,
+            "confidence": self.confidence,
+            "extractor": self.extractor,
             "html": self.html,
             # Probabilities by class name: a bare list would not say which class each is for.
             "decisions": [{**asdict(decision),

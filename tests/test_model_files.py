@@ -12,24 +12,24 @@ from safetensors.numpy import save_file
 
 from noisecbr import model as model_module
 from noisecbr.cleaner import default_model
-from noisecbr.features.lexical import lexicon_tensors
 from noisecbr.model import ModelError, load_model, save_model
 from noisecbr_apps.cli import main
 
 
 def _parts() -> tuple[dict[str, np.ndarray], dict]:
-    """The embedded model's tensors and metadata, as save_model writes them."""
-    model = default_model()
-    tensors = {"columns": model.columns.astype(np.int64), "norm.mean": model.mean.copy(),
-               "norm.scale": model.scale.copy()}
-    for k, (w, b) in enumerate(zip(model.raw_weights(), model.biases)):
-        tensors[f"layers.{k}.weight"] = np.ascontiguousarray(w, dtype=np.float32)
-        tensors[f"layers.{k}.bias"] = b.copy()
-    metadata = dict(model.metadata)
-    if model.lexicon is not None:
-        lexical = lexicon_tensors(model.lexicon)
-        tensors.update({k: v.copy() for k, v in lexical["tensors"].items()})
-        metadata["lexicon"] = lexical["lexicon"]
+    """The embedded model's tensors and metadata, as save_model writes them (its lexicon, kind
+    model and confidence model included)."""
+    import tempfile
+    from pathlib import Path
+
+    from safetensors import safe_open
+    from safetensors.numpy import load_file
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = save_model(default_model(), Path(scratch) / "model.safetensors")
+        with safe_open(str(path), framework="np") as handle:
+            metadata = json.loads(handle.metadata()["noisecbr"])
+        tensors = {key: value.copy() for key, value in load_file(str(path)).items()}
     return tensors, metadata
 
 
@@ -73,7 +73,7 @@ def _break(case: str) -> tuple[dict, str | dict]:
     elif case == "negative-scale":
         tensors["norm.scale"][7] = -1.0
     elif case == "output-width":
-        last = len([k for k in tensors if k.endswith(".weight")]) - 1
+        last = len([k for k in tensors if k.startswith("layers.") and k.endswith(".weight")]) - 1
         tensors[f"layers.{last}.weight"] = np.zeros((5, tensors[f"layers.{last}.weight"].shape[1]),
                                                      np.float32)
         tensors[f"layers.{last}.bias"] = np.zeros(5, np.float32)
@@ -176,7 +176,7 @@ def test_a_good_file_still_loads(tmp_path):
 @pytest.mark.parametrize("labels", [model_module.PAPER_LABELS, model_module.LABELS])
 def test_three_and_four_class_models_load(tmp_path, labels):
     tensors, metadata = _parts()
-    last = len([k for k in tensors if k.endswith(".weight")]) - 1
+    last = len([k for k in tensors if k.startswith("layers.") and k.endswith(".weight")]) - 1
     width = tensors[f"layers.{last}.weight"].shape[1]
     tensors[f"layers.{last}.weight"] = np.ones((len(labels), width), np.float32)
     tensors[f"layers.{last}.bias"] = np.zeros(len(labels), np.float32)
