@@ -30,16 +30,16 @@ sys.path.insert(0, str(ROOT))
 
 from noisecbr.cleaner import Cleaner, default_model  # noqa: E402
 from noisecbr.layout import read_dataset, split_truth  # noqa: E402
-from noisecbr.metric import aggregate, score_page, tokens  # noqa: E402
+from noisecbr.metric import aggregate, mean_word_f1, score_page, tokens, word_f1  # noqa: E402
 from noisecbr.model import load_model, save_model  # noqa: E402
 from noisecbr.tidy import InputError  # noqa: E402
 from training.datasets import Dataset, from_labelled, site_folds, split_by_site  # noqa: E402
 from training.presets import get_preset  # noqa: E402
-from training.recipe import RELABELLED_SETS  # noqa: E402
+from training.recipe import RELABELLED_SETS, TRAINING_SETS, recipe_pages, superseded_ids  # noqa: E402
 from training.recipe import set_weights as recipe_weights  # noqa: E402
 from training.train import fit  # noqa: E402
 
-SETS = ("modernweb-dev", "dragnet", "fundus", "utomo-chaos2017", "utomo-big9", "chinese-wce")
+SETS = TRAINING_SETS
 #: The walk's thresholds of every run: the embedded model's of 2026-11-24, so that recipes are
 #: compared at the same thresholds (python -m training.modes chooses them for a recipe).
 FIXED_MODES = {"balanced": {"noise": 0.3, "keep": 0.7, "leaf": 0.5},
@@ -60,16 +60,23 @@ def source_hash() -> str:
 
 
 def set_cases(data_dir: Path, name: str, cache: Path,
-              relabelled: tuple[str, ...] = RELABELLED_SETS) -> Dataset:
+              relabelled: tuple[str, ...] = RELABELLED_SETS,
+              sets: tuple[str, ...] = SETS) -> Dataset:
     """The cases of one set (labelled to the article-body convention when it is one of
-    ``relabelled``), from the cache when the code has not changed since."""
+    ``relabelled``), from the cache when the code has not changed since; without the pages
+    another of ``sets`` holds with a newer truth (training.recipe.SUPERSEDED_BY)."""
     convention = "-article-body" if name in relabelled else ""
     path = cache / f"{name}{convention}-{source_hash()}.npz"
     if path.is_file():
-        return Dataset.load_npz(path)
-    pages = list(read_dataset(data_dir / name))
-    dataset = from_labelled(pages, 2, source=name, relabelled=relabelled)
-    dataset.save_npz(path)
+        dataset = Dataset.load_npz(path)
+    else:
+        pages = list(read_dataset(data_dir / name))
+        dataset = from_labelled(pages, 2, source=name, relabelled=relabelled)
+        dataset.save_npz(path)
+    older = {f"{name}/{page_id}" for page_id in superseded_ids(data_dir, name, sets)}
+    if older:
+        dataset = dataset.subset(np.flatnonzero(~np.isin(dataset.pages.astype(str),
+                                                         sorted(older))))
     return dataset
 
 
@@ -83,26 +90,53 @@ def page_folds(pages, k: int, seed: int) -> dict[str, int]:
     return out
 
 
+#: Weight factors by page key (``--kind-weight``: the pages of a kind), on top of the sets'.
+PAGE_FACTORS: dict[str, float] = {}
+
+
 def set_weights(dataset: Dataset, weights: dict[str, float]) -> np.ndarray:
     """Per-case weight factors: the recipe's (training.recipe), or ``weights`` per set where
-    given (the set is the page key's prefix)."""
+    given (the set is the page key's prefix); times the page's factor (PAGE_FACTORS)."""
     prefix = np.array([p.split("/", 1)[0] for p in dataset.pages])
     out = recipe_weights(dataset.pages)
     for name, w in weights.items():
         out[prefix == name] = w
+    if PAGE_FACTORS:
+        out = out * np.array([PAGE_FACTORS.get(p, 1.0) for p in dataset.pages])
     return out
 
 
 def train_fold(dataset: Dataset, fold_of_case: np.ndarray, fold: int, seed: int,
-               weights: dict[str, float], preset) -> object:
+               weights: dict[str, float], preset, kind_model=None) -> object:
     train = dataset.subset(np.flatnonzero(fold_of_case != fold))
     train.weights = set_weights(train, weights)
     fit_part, val_part = split_by_site(train.sites, (0.85, 0.15), seed + fold)
     return fit(train.subset(fit_part), train.subset(val_part), preset, seed=seed,
-               progress=False).model
+               progress=False, kind_model=kind_model).model
 
 
-def score_pages(pages, model_of, modes) -> list[dict]:
+def true_kinds(pages) -> dict[str, np.ndarray]:
+    """Each page's kind probabilities as its truth's page type gives them (a page of a set
+    without page types is an article)."""
+    from noisecbr.kind import one_hot
+
+    return {f"{p.dataset}/{p.id}": one_hot(_kind(p)) for p in pages}
+
+
+def _kind(page) -> str:
+    return {"blog": "article", "": "article"}.get(page.page_type, page.page_type)
+
+
+def placeholder_kind_model():
+    """A kind model that says nothing (every page's kind is given): what a model reading the
+    true kinds carries."""
+    from noisecbr.kind import EVIDENCE_NAMES, KINDS, KindModel
+
+    return KindModel([np.zeros((len(KINDS), len(EVIDENCE_NAMES)))], [np.zeros(len(KINDS))],
+                     np.zeros(len(EVIDENCE_NAMES)), np.ones(len(EVIDENCE_NAMES)))
+
+
+def score_pages(pages, model_of, modes, given_kinds: bool = False) -> list[dict]:
     """Every page cleaned by its fold's model; its shingle scores."""
     cleaners = {}
     out = []
@@ -113,7 +147,8 @@ def score_pages(pages, model_of, modes) -> list[dict]:
             cleaners[id(model)] = Cleaner(model)
         truth = split_truth(page.truth)[0]
         try:
-            result = cleaners[id(model)].clean(page.html, url=page.url)
+            result = cleaners[id(model)].clean(page.html, url=page.url,
+                                               page_type=_kind(page) if given_kinds else None)
             text, title, lang = result.text, result.title or "", result.lang or ""
         except InputError:
             text, title, lang = "", "", ""
@@ -122,6 +157,7 @@ def score_pages(pages, model_of, modes) -> list[dict]:
         out.append({"key": f"{page.dataset}/{page.id}", "set": page.dataset,
                     "type": page.page_type, "lang": lang, "site": page.site,
                     "s": [s.tp, s.fp, s.fn], "t": [t.tp, t.fp, t.fn],
+                    "w": word_f1(text, truth), "wt": word_f1(f"{title}\n\n{text}", truth),
                     "words": len(tokens(text))})
     return out
 
@@ -138,14 +174,18 @@ def report(rows: list[dict], key: str = "s") -> str:
         if name == "dragnet":
             b = aggregate([PageScore(*r["t"]) for r in rows if r["set"] == name])
             line += f"   (title + text: P {b.precision:.3f} R {b.recall:.3f} F1 {b.f1:.3f})"
-        lines.append(line + f"   empty {empty}")
-    mw = [r for r in rows if r["set"] == "modernweb-dev"]
-    if mw:
+        words = mean_word_f1([r["w"] for r in rows if r["set"] == name])
+        lines.append(line + f"   word F1 {words:.3f}   empty {empty}")
+    for kinds in ("modernweb-dev", "wcxb-dev"):
+        mw = [r for r in rows if r["set"] == kinds]
+        if not mw:
+            continue
         by = {}
         for r in mw:
-            by.setdefault(r["type"], []).append(PageScore(*r[key]))
-        lines.append("  modernweb-dev by type: " + ", ".join(
-            f"{t} {aggregate(v).f1:.3f} ({len(v)})" for t, v in
+            by.setdefault(r["type"], []).append(r)
+        lines.append(f"  {kinds} by type (shingle / word F1): " + ", ".join(
+            f"{t} {aggregate([PageScore(*r[key]) for r in v]).f1:.3f} / "
+            f"{mean_word_f1([r['w'] for r in v]):.3f} ({len(v)})" for t, v in
             sorted(by.items(), key=lambda kv: -len(kv[1]))))
     fu = [r for r in rows if r["set"] == "fundus"]
     if fu:
@@ -183,6 +223,8 @@ def paired(rows: list[dict], other: list[dict], rounds: int = 1000) -> str:
 
 def _typed(current, value: str):
     """``value`` read as the type of a preset field's ``current`` value."""
+    if isinstance(current, bool):
+        return value.lower() in ("1", "true", "yes")
     if isinstance(current, tuple):
         return tuple(int(v) for v in value.split(","))
     if current is None:
@@ -195,7 +237,7 @@ def main() -> None:
     parser.add_argument("data_dir", type=Path)
     parser.add_argument("--sets", nargs="+", default=list(SETS), help="the sets trained on")
     parser.add_argument("--score", nargs="+", default=list(SETS),
-                        help="the sets whose pages are scored (default: all six)")
+                        help="the sets whose pages are scored (default: all the training sets)")
     parser.add_argument("--weight", action="append", default=[], metavar="SET=W",
                         help="case weight factor of a set's pages (default: the recipe's, "
                         "training.recipe)")
@@ -219,6 +261,11 @@ def main() -> None:
                         "models in this folder as foldK.safetensors, with folds.json: the "
                         "layout of python -m training.modes --cache")
     parser.add_argument("--reuse", action="store_true", help="read the fold models of --models")
+    parser.add_argument("--kind-weight", action="append", default=[], metavar="KIND=W",
+                        help="case weight factor of the pages of a kind (their truth's type)")
+    parser.add_argument("--kinds", choices=("none", "true"), default="none",
+                        help="the page kinds the network reads: none, or the truths' page types "
+                        "(in training and in scoring: what a perfect kind model would give)")
     args = parser.parse_args()
     started = time.perf_counter()
     weights = {k: float(v) for k, v in (w.split("=") for w in args.weight)}
@@ -227,13 +274,23 @@ def main() -> None:
                                (item.split("=") for item in args.set)})
     args.cache.mkdir(parents=True, exist_ok=True)
     names = list(dict.fromkeys([*args.sets, *args.score]))
-    pages = [p for name in names for p in read_dataset(args.data_dir / name)]
-    dataset = Dataset.concat([set_cases(args.data_dir, name, args.cache, tuple(args.relabel))
-                              for name in args.sets])
+    pages = list(recipe_pages(args.data_dir, names))
+    # The training sets' pages each once (a set the scored sets supersede is learnt whole
+    # when its newer set is not trained on: today's recipe, scored on the newer truths).
+    dataset = Dataset.concat([set_cases(args.data_dir, name, args.cache, tuple(args.relabel),
+                                        tuple(args.sets)) for name in args.sets])
+    kind_weights = {k: float(v) for k, v in (w.split("=") for w in args.kind_weight)}
+    PAGE_FACTORS.update({f"{p.dataset}/{p.id}": kind_weights[_kind(p)] for p in pages
+                         if _kind(p) in kind_weights})
+    kind_model = None
+    if args.kinds == "true":
+        dataset = dataset.with_kinds(true_kinds(pages))
+        kind_model = placeholder_kind_model()
     print(f"{len(dataset):,} cases of {len(pages)} pages, {time.perf_counter() - started:.0f} s",
           file=sys.stderr)
     fold_of_page = page_folds(pages, args.folds, args.seed)
-    fold_of_case = np.array([fold_of_page[p] for p in dataset.pages])
+    fold_of_site = {p.site: fold_of_page[f"{p.dataset}/{p.id}"] for p in pages}
+    fold_of_case = np.array([fold_of_site[site] for site in dataset.sites])
     scored = [p for p in pages if p.dataset in args.score]
     if args.models:
         args.models.mkdir(parents=True, exist_ok=True)
@@ -247,11 +304,12 @@ def main() -> None:
             model = load_model(path)
         else:
             seed = args.seed if args.train_seed is None else args.train_seed
-            model = train_fold(dataset, fold_of_case, fold, seed, weights, preset)
+            model = train_fold(dataset, fold_of_case, fold, seed, weights, preset, kind_model)
             if path is not None:
                 save_model(model, path)
         mine = [p for p in scored if fold_of_page[f"{p.dataset}/{p.id}"] == fold]
-        rows += score_pages(mine, {f"{p.dataset}/{p.id}": model for p in mine}, modes)
+        rows += score_pages(mine, {f"{p.dataset}/{p.id}": model for p in mine}, modes,
+                            given_kinds=args.kinds == "true")
         print(f"fold {fold}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
     print(report(rows))
     if args.out:

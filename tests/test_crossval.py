@@ -91,8 +91,8 @@ def test_the_recipe_folds_are_written_for_the_bench(monkeypatch, tmp_path):
     from noisecbr.cleaner import default_model
 
     pages = _pages()
-    monkeypatch.setattr(crossval, "read_dataset", lambda path: [
-        p for p in pages if p.dataset == path.name])
+    monkeypatch.setattr(crossval, "recipe_pages", lambda path, sets: [
+        p for p in pages if p.dataset in sets])
     monkeypatch.setattr(crossval, "fold_models", lambda pages, folds, seed, progress, preset: [
         ([f"{p.dataset}/{p.id}" for p in pages[k::folds]], default_model())
         for k in range(folds)])

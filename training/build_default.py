@@ -33,38 +33,72 @@ kernels: the weights differ slightly, the F1 does not (see the README).
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
+
+import numpy as np
 
 from noisecbr.cleaner import DEFAULT_MODEL
 from noisecbr.model import save_model
 
-from .datasets import from_pages, split_by_site
+from .conventions import fit_confidence
+from .crossval import with_kinds
+from .datasets import from_labelled, split_by_site
+from .kinds import fit_kinds
 from .presets import Preset, get_preset
-from .recipe import MODES, MODES_CHOSEN_BY, RELABELLED_SETS, TRAINING_SETS, weighted
+from .recipe import (
+    KIND_MODES,
+    KIND_TITLES,
+    MODES,
+    MODES_CHOSEN_BY,
+    PRESET,
+    RELABELLED_SETS,
+    TRAINING_SETS,
+    recipe_pages,
+    weighted,
+)
 from .train import fit
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "noisecbr" / "data" / DEFAULT_MODEL
 
 
 def build(data_dir: Path, out: Path = DEFAULT_OUT, seed: int = 0, progress: bool = True,
-          sets: tuple[str, ...] = TRAINING_SETS, preset: str | Preset = "default") -> Path:
+          sets: tuple[str, ...] = TRAINING_SETS, preset: str | Preset = PRESET,
+          conventions: Path | None = None) -> Path:
     """Train the embedded default model on the dev sets ``sets`` under ``data_dir`` and write it to
-    ``out``; ``preset``: the training preset (the recipe's ``default``, or a variant of it).
+    ``out``; ``preset``: the training preset (the recipe's ``default``, or a variant of it);
+    ``conventions``: the folder of the recipe's fold models where ``python -m
+    training.conventions --write`` chose each kind's conventions and kept the confidence
+    model's examples (without it: the recipe's conventions and no confidence model).
     """
     start = time.perf_counter()
-    dataset = weighted(from_pages([data_dir / name for name in sets], progress=progress,
-                                  relabelled=RELABELLED_SETS))
+    pages = list(recipe_pages(data_dir, sets))
+    dataset = weighted(from_labelled(pages, total=len(pages), progress=progress,
+                                     source="pages:" + ",".join(sets),
+                                     relabelled=RELABELLED_SETS))
+    # The page kinds the network reads are out-of-fold guesses, as on a page it will clean;
+    # the model carries the kind model of every page.
+    dataset, kinds = with_kinds(dataset, pages, preset, seed=seed)
+    kind_model = fit_kinds(kinds, seed) if kinds is not None else None
+    chosen = {"kind_modes": KIND_MODES, "kind_titles": KIND_TITLES}
+    confidence = None
+    if conventions is not None:
+        chosen = json.loads((conventions / "conventions.json").read_text(encoding="utf-8"))
+        with np.load(conventions / "confidence.npz") as examples:
+            confidence = fit_confidence(examples["evidence"], examples["f1"])
     train_part, val_part = split_by_site(dataset.sites, (0.85, 0.15), seed)
     lexical = get_preset(preset).lexical_dim > 0
     result = fit(dataset.subset(train_part), dataset.subset(val_part), preset, seed=seed,
-                 progress=progress, metadata={
+                 progress=progress, kind_model=kind_model, metadata={
                      "trained_on": list(sets), "seed": seed,
                      "run_id": f"embedded-default{'' if lexical else '-without-lexical'}"
                                f"-seed{seed}",
                      # The recipe's walk thresholds travel with the model it makes.
                      "modes": MODES, "thresholds": MODES["balanced"],
-                     "modes_chosen_by": MODES_CHOSEN_BY})
+                     "modes_chosen_by": MODES_CHOSEN_BY, **chosen})
+    if confidence is not None:
+        result.model.confidence_model = confidence
     path = save_model(result.model, out)
     print(f"{len(dataset):,} cases from {', '.join(sets)}; best epoch {result.best_epoch}; "
           f"{time.perf_counter() - start:.0f} s → {path}")
@@ -86,12 +120,15 @@ def main(argv: list[str] | None = None) -> None:
                         help="the recipe without its lexical fields: some 7 %% more pages a "
                              "second, some 0.02 less F1 on news (needs --out: the embedded "
                              "model stays the recipe's)")
+    parser.add_argument("--conventions", type=Path, default=None,
+                        help="the recipe's fold models, after python -m training.conventions "
+                        "--write: each kind's conventions and the confidence model's examples")
     args = parser.parse_args(argv)
     if args.without_lexical and args.out is None:
         parser.error("--without-lexical needs --out: it does not replace the embedded model")
-    preset = get_preset("default", lexical_dim=0) if args.without_lexical else "default"
+    preset = PRESET.replace(lexical_dim=0) if args.without_lexical else PRESET
     build(args.data_dir, args.out or DEFAULT_OUT, args.seed, sets=tuple(args.sets),
-          preset=preset)
+          preset=preset, conventions=args.conventions)
 
 
 if __name__ == "__main__":

@@ -27,8 +27,19 @@ from noisecbr.layout import LabelledPage, read_dataset
 from noisecbr.model import Model, save_model
 
 from .datasets import Dataset, from_labelled, site_folds, split_by_site
+from .kinds import KindData, fit_kinds, kind_data, kinds_by_page
 from .presets import get_preset
-from .recipe import MODES, RELABELLED_SETS, TRAINING_SETS, weighted
+from .recipe import (
+    KIND_MODES,
+    KIND_TITLES,
+    MODES,
+    PRESET,
+    RELABELLED_SETS,
+    TRAINING_SETS,
+    recipe_pages,
+    superseded_ids,
+    weighted,
+)
 from .report import batched_proba
 from .train import fit
 
@@ -48,15 +59,34 @@ def dataset_of(pages: Sequence[LabelledPage], processes: int | None = None) -> D
 
 
 def fold_model(dataset: Dataset, held_out_sites: Collection[str], fold: int, folds: int,
-               preset="default", seed: int = 0, progress: bool = False) -> Model:
+               preset="default", seed: int = 0, progress: bool = False,
+               kinds: KindData | None = None) -> Model:
     """The ``preset`` model of one fold: trained on the cases of every site but
-    ``held_out_sites``, its epoch chosen on a site-grouped 15 % of them."""
-    in_train = ~np.isin(dataset.sites, np.asarray(sorted(held_out_sites), dtype=str))
-    train = dataset.subset(np.flatnonzero(in_train))
+    ``held_out_sites``, its epoch chosen on a site-grouped 15 % of them; with ``kinds`` (the
+    pages' kind evidence, for a preset that reads the page's kind), it carries the kind model
+    of the same sites."""
+    held_out = np.asarray(sorted(held_out_sites), dtype=str)
+    train = dataset.subset(np.flatnonzero(~np.isin(dataset.sites, held_out)))
+    kind_model = None
+    if kinds is not None:
+        kind_model = fit_kinds(kinds.subset(np.flatnonzero(~np.isin(kinds.sites, held_out))),
+                               seed)
     fit_part, val_part = split_by_site(train.sites, (0.85, 0.15), seed + fold)
     return fit(train.subset(fit_part), train.subset(val_part), preset, seed=seed,
-               progress=progress, metadata={"cv_fold": fold, "cv_folds": folds,
-                                            "modes": MODES}).model
+               progress=progress, kind_model=kind_model,
+               metadata={"cv_fold": fold, "cv_folds": folds, "modes": MODES,
+                         "kind_modes": KIND_MODES, "kind_titles": KIND_TITLES}).model
+
+
+def with_kinds(dataset: Dataset, pages: Sequence[LabelledPage], preset, folds: int = 5,
+               seed: int = 0) -> tuple[Dataset, KindData | None]:
+    """For a preset that reads the page's kind: the cases with their pages' out-of-fold kind
+    probabilities (:func:`training.kinds.kinds_by_page`) and the pages' kind evidence;
+    otherwise the cases as they are and None."""
+    if not get_preset(preset).kind_inputs:
+        return dataset, None
+    kinds = kind_data(pages)
+    return dataset.with_kinds(kinds_by_page(kinds, folds, seed)), kinds
 
 
 def out_of_fold_scores(dataset: Dataset, folds: int = 5, preset="default", seed: int = 0,
@@ -65,6 +95,9 @@ def out_of_fold_scores(dataset: Dataset, folds: int = 5, preset="default", seed:
     """Class scores of every case by the model of the site-grouped fold that held its site out
     (``folds`` models trained with ``seed``; the folds are :func:`site_folds` of the cases'
     sites drawn with ``split_seed``, by default ``seed``)."""
+    if get_preset(preset).kind_inputs:
+        raise ValueError("out-of-fold scores of cases read from a case base know no page kinds: "
+                         "use a preset without kind inputs")
     proba = np.zeros((len(dataset), get_preset(preset).classes), dtype=np.float32)
     fold_seed = seed if split_seed is None else split_seed
     for fold, (_, test) in enumerate(site_folds(dataset.sites, folds, fold_seed)):
@@ -86,17 +119,18 @@ def fold_models(
     pages named ``set/id``."""
     pages = list(pages)
     site_of_page = np.array([page.site for page in pages], dtype=object)
-    dataset = weighted(dataset_of(pages + list(extra)))
+    dataset, kinds = with_kinds(weighted(dataset_of(pages + list(extra))),
+                                pages + list(extra), preset, folds, seed)
     out = []
     for fold, (_, test_pages) in enumerate(site_folds(site_of_page, folds, seed)):
         model = fold_model(dataset, set(site_of_page[test_pages]), fold, folds, preset, seed,
-                           progress)
+                           progress, kinds)
         out.append(([f"{pages[i].dataset}/{pages[i].id}" for i in test_pages], model))
     return out
 
 
 def recipe_folds(data_dir: Path, out: Path, folds: int = 5, seed: int = 0,
-                 sets: Sequence[str] = TRAINING_SETS, preset="default",
+                 sets: Sequence[str] = TRAINING_SETS, preset=PRESET,
                  progress: bool = False) -> dict[str, int]:
     """The embedded recipe's fold models: the sites of all ``sets`` split into ``folds``
     folds together, a model per fold trained as the embedded default is (every set, its
@@ -104,7 +138,7 @@ def recipe_folds(data_dir: Path, out: Path, folds: int = 5, seed: int = 0,
     :data:`FOLDS_INDEX`; returns each page's fold by ``set/id``. ``noisecbr bench
     --fold-models OUT`` then scores any of the sets with them: each page by a model that
     never saw its site, as the product meets a new site."""
-    pages = [page for name in sets for page in read_dataset(Path(data_dir) / name)]
+    pages = list(recipe_pages(data_dir, sets))
     trained = fold_models(pages, folds=folds, seed=seed, progress=progress, preset=preset)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -112,6 +146,14 @@ def recipe_folds(data_dir: Path, out: Path, folds: int = 5, seed: int = 0,
     for k, (held_out, model) in enumerate(trained):
         save_model(model, out / f"fold{k}.safetensors")
         fold_of.update(dict.fromkeys(held_out, k))
+    # The pages a newer set superseded are scored by their site's fold too (against their
+    # older truth: `noisecbr bench modernweb-dev --fold-models OUT`).
+    fold_of_site = {page.site: fold_of[f"{page.dataset}/{page.id}"] for page in pages}
+    for name in sets:
+        older = superseded_ids(data_dir, name, sets)
+        for page in read_dataset(Path(data_dir) / name, older) if older else ():
+            if page.site in fold_of_site:
+                fold_of[f"{name}/{page.id}"] = fold_of_site[page.site]
     (out / FOLDS_INDEX).write_text(json.dumps(fold_of, indent=0, sort_keys=True))
     return fold_of
 
@@ -129,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="the recipe without its lexical fields (what they add, measured)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    preset = get_preset("default", lexical_dim=0) if args.without_lexical else "default"
+    preset = PRESET.replace(lexical_dim=0) if args.without_lexical else PRESET
     fold_of = recipe_folds(args.data_dir, args.out, args.folds, args.seed, args.sets,
                            preset=preset, progress=True)
     print(f"{args.folds} fold models of {len(fold_of)} pages of {', '.join(args.sets)} → "

@@ -38,14 +38,15 @@ import functools
 import hashlib
 import os
 import sys
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import numpy as np
 
 from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
+from noisecbr.kind import KINDS
 from noisecbr.result import LABELS, MIXTURE
 
 from .lexicon import LexicalCases, cases_of_page
@@ -53,12 +54,15 @@ from .lexicon import LexicalCases, cases_of_page
 if TYPE_CHECKING:
     from noisecbr.layout import LabelledPage
 
+T = TypeVar("T")
+
 __all__ = [
     "Dataset",
     "from_casebase",
     "from_labelled",
     "from_pages",
     "map_pages",
+    "map_pages_with",
     "page_arrays",
     "PageArrays",
     "split_by_site",
@@ -94,6 +98,9 @@ class Dataset:
     weights: np.ndarray | None = None
     #: the cases' lexical fields (:class:`training.lexicon.LexicalCases`), None when unknown
     lexical: LexicalCases | None = None
+    #: float32 (n, len(KINDS)): the kind probabilities of each case's page
+    #: (:data:`noisecbr.kind.KINDS`), the same for every case of a page; None when unknown
+    kinds: np.ndarray | None = None
     schema: int = VECTOR_SCHEMA
     meta: dict = field(default_factory=dict)
 
@@ -127,6 +134,10 @@ class Dataset:
                 raise ValueError("weights must be one finite factor ≥ 0 per case")
         if self.lexical is not None and len(self.lexical) != n:
             raise ValueError("lexical must hold one case per case")
+        if self.kinds is not None:
+            self.kinds = np.ascontiguousarray(self.kinds, dtype=np.float32)
+            if self.kinds.shape != (n, len(KINDS)):
+                raise ValueError(f"kinds must hold {len(KINDS)} probabilities per case")
 
     def __len__(self) -> int:
         return len(self.y)
@@ -141,8 +152,20 @@ class Dataset:
             counts=None if self.counts is None else self.counts[index],
             weights=None if self.weights is None else self.weights[index],
             lexical=None if self.lexical is None else self.lexical.subset(index),
+            kinds=None if self.kinds is None else self.kinds[index],
             schema=self.schema, meta=dict(self.meta),
         )
+
+    def with_kinds(self, kinds_of_page: dict[str, np.ndarray]) -> Dataset:
+        """The same cases with their pages' kind probabilities (``kinds_of_page``: a
+        probability per kind of :data:`noisecbr.kind.KINDS` by page key); KeyError for a page
+        without them."""
+        out = self.subset(np.arange(len(self)))
+        pages, inverse = np.unique(self.pages, return_inverse=True)
+        table = np.array([kinds_of_page[page] for page in pages], dtype=np.float32).reshape(
+            len(pages), len(KINDS))
+        out.kinds = table[inverse.ravel()]
+        return out
 
     def with_classes(self, classes: int) -> Dataset:
         """The same cases for a model of the first ``classes`` of LABELS: a case of a later
@@ -199,6 +222,8 @@ class Dataset:
             extra["counts"] = self.counts
         if self.lexical is not None:
             extra.update(self.lexical.arrays())
+        if self.kinds is not None:
+            extra["kinds"] = self.kinds
         np.savez(path, X=self.X, y=self.y, sites=self.sites, pages=self.pages,
                  schema=np.array(self.schema), source=np.array(self.meta.get("source", "")),
                  **extra)
@@ -218,6 +243,7 @@ class Dataset:
                        weights=data["weights"] if "weights" in data else None,
                        counts=data["counts"] if "counts" in data else None,
                        lexical=LexicalCases.from_arrays(data),
+                       kinds=data["kinds"] if "kinds" in data else None,
                        schema=schema, meta={"source": str(data["source"])})
 
     @classmethod
@@ -234,13 +260,15 @@ class Dataset:
         if any(p.weights is not None for p in parts):
             weights = np.concatenate([np.ones(len(p)) if p.weights is None else p.weights
                                       for p in parts])
-        lexical = None
+        lexical = kinds = None
         if all(p.lexical is not None for p in parts):
             lexical = LexicalCases.concat([p.lexical for p in parts])
+        if all(p.kinds is not None for p in parts):
+            kinds = np.concatenate([p.kinds for p in parts])
         return cls(X=np.concatenate([p.X for p in parts]), y=np.concatenate([p.y for p in parts]),
                    sites=np.concatenate([p.sites for p in parts]),
                    pages=np.concatenate([p.pages for p in parts]), case_ids=ids,
-                   frontier=frontier, weights=weights, lexical=lexical,
+                   frontier=frontier, weights=weights, lexical=lexical, kinds=kinds,
                    meta=dict(parts[0].meta))
 
 
@@ -419,6 +447,18 @@ def map_pages(pages: Iterable[LabelledPage], processes: int = 1, total: int | No
             bar.update()
     bar.close()
     return results
+
+
+def map_pages_with(function: Callable[[LabelledPage], T], pages: Sequence[LabelledPage],
+                   processes: int = 1) -> list[T]:
+    """``function`` of every page, in page order, on ``processes`` forked worker processes (1:
+    in this process; a handful of pages is not worth starting them for)."""
+    if processes <= 1 or len(pages) <= 8:
+        return [function(page) for page in pages]
+    import multiprocessing as mp
+
+    with mp.get_context("fork").Pool(processes) as pool:
+        return pool.map(function, pages, chunksize=4)
 
 
 def _page_arrays_of(page: LabelledPage, relabelled: frozenset[str]) -> PageArrays | None:

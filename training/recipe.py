@@ -28,15 +28,28 @@ extraction benchmarks noisecbr is compared on.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
 import numpy as np
 
+from noisecbr.layout import LabelledPage, read_dataset
+
 from .datasets import Dataset
+from .presets import Preset, get_preset
 
 __all__ = ["TRAINING_SETS", "ARTICLE_BODY_SETS", "ARTICLE_BODY_WEIGHT", "RELABELLED_SETS",
-           "MODES", "MODES_CHOSEN_BY", "set_weights", "weighted"]
+           "SUPERSEDED_BY", "PRESET", "MODES", "KIND_MODES", "KIND_TITLES", "MODES_CHOSEN_BY", "recipe_pages", "superseded_ids",
+           "set_weights", "weighted"]
 
-TRAINING_SETS = ("modernweb-dev", "dragnet", "fundus", "utomo-chaos2017", "utomo-big9",
-                 "chinese-wce")
+TRAINING_SETS = ("wcxb-dev", "modernweb-dev", "dragnet", "fundus", "utomo-chaos2017",
+                 "utomo-big9", "chinese-wce")
+#: Sets whose pages another set holds with a newer truth: ``{set: (newer set, the newer
+#: truth's field naming the page's id in set)}``. wcxb-dev re-reviewed 737 of modernweb-dev's
+#: 790 truths (about a fifth differ substantially: wcxb-dev/README.md); where both sets are
+#: read, those pages are learnt and scored once, with wcxb-dev's truth.
+SUPERSEDED_BY = {"modernweb-dev": ("wcxb-dev", "modernweb_id")}
 #: The sets whose truth is the article body alone.
 ARTICLE_BODY_SETS = ("fundus", "utomo-chaos2017", "utomo-big9", "chinese-wce")
 ARTICLE_BODY_WEIGHT = 3.0
@@ -52,8 +65,44 @@ RELABELLED_SETS = ("dragnet",)
 MODES = {"balanced": {"noise": 0.3, "keep": 0.7, "leaf": 0.5},
          "precision": {"noise": 0.2, "keep": 0.7, "leaf": 0.3},
          "recall": {"noise": 0.5, "keep": 0.7, "leaf": 0.5}}
+#: The embedded model's training preset: the ``default`` network reading its page's kind
+#: (:mod:`noisecbr.kind`; the kinds it learns from are out-of-fold guesses of the kind model).
+PRESET: Preset = get_preset("default", kind_inputs=True)
+#: The walk's mode of each kind of page (``favor="auto"`` with a model that knows the page's
+#: kind: the mode of its most probable kind) and whether its text starts with its headline,
+#: chosen on the recipe's folds by ``python -m training.conventions`` (2026-11-27: the best
+#: set-weighted mean word F1 of the three modes and the two headline choices, each kind
+#: apart; docs/experiments.md). ``build_default --conventions DIR`` reads the folds' choice.
+KIND_MODES: dict[str, str] = {
+    "article": "balanced", "documentation": "recall", "service": "recall",
+    "forum": "precision", "product": "precision", "collection": "recall", "listing": "recall"}
+KIND_TITLES: dict[str, bool] = {
+    "article": False, "documentation": False, "service": False, "forum": False,
+    "product": True, "collection": False, "listing": False}
 MODES_CHOSEN_BY = ("mean F-beta over the six training sets on the recipe's 5 site-grouped "
                    "folds (experiments/recipe_cv.py --reuse --modes), 2026-11-25")
+
+
+def superseded_ids(data_dir: str | Path, name: str, sets: Sequence[str]) -> set[str]:
+    """The ids of set ``name``'s pages that a newer set among ``sets`` holds with a newer truth
+    (:data:`SUPERSEDED_BY`; none when that set is not read or not there)."""
+    newer, field = SUPERSEDED_BY.get(name, (None, None))
+    path = Path(data_dir) / str(newer) / "ground-truth.json"
+    if newer not in sets or not path.is_file():
+        return set()
+    truth = json.loads(path.read_text(encoding="utf-8"))
+    return {str(record[field]) for record in truth.values() if record.get(field)}
+
+
+def recipe_pages(data_dir: str | Path, sets: Sequence[str] = TRAINING_SETS
+                 ) -> Iterator[LabelledPage]:
+    """The pages of ``sets`` under ``data_dir`` as the recipe learns them: each page once,
+    with its newest truth (:func:`superseded_ids`), set by set in the order given."""
+    for name in sets:
+        older = superseded_ids(data_dir, name, sets)
+        for page in read_dataset(Path(data_dir) / name):
+            if page.id not in older:
+                yield page
 
 
 def set_weights(pages: np.ndarray) -> np.ndarray:

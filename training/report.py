@@ -32,10 +32,12 @@ PAPER_UNSEEN = {"noise": 0.837, "data": 0.779, "mixture": 0.653}
 
 
 def batched_proba(model: Model, X: np.ndarray, rows: np.ndarray | None = None,
-                  batch: int = 262144, lexical: LexicalCases | None = None) -> np.ndarray:
+                  batch: int = 262144, lexical: LexicalCases | None = None,
+                  kinds: np.ndarray | None = None) -> np.ndarray:
     """``model.predict_proba`` of X's rows (all, or those indexed by ``rows``), ``batch`` rows
     at a time: a whole case base's vectors are never copied at once. ``lexical``: the cases'
-    lexical fields, for a model that reads them."""
+    lexical fields, and ``kinds`` their pages' kind probabilities (rows of X), for a model
+    that reads them."""
     n = len(X) if rows is None else len(rows)
     proba = np.zeros((n, len(model.labels)), dtype=np.float32)
     for start in range(0, n, batch):
@@ -46,15 +48,21 @@ def batched_proba(model: Model, X: np.ndarray, rows: np.ndarray | None = None,
             if lexical is None:
                 raise ValueError("the model reads lexical fields: the cases' are needed")
             pooled = pool_cases(model.lexicon, lexical, part)
-        proba[start:start + batch] = (model.predict_proba(X[part]) if pooled is None
-                                      else model.predict_proba(X[part], pooled))
+        part_kinds = None
+        if getattr(model, "kind_inputs", ()):
+            if kinds is None:
+                raise ValueError("the model reads the page's kind: the cases' are needed")
+            part_kinds = kinds[part]
+        inputs = [X[part]] + ([pooled] if pooled is not None or part_kinds is not None else [])
+        inputs += [part_kinds] if part_kinds is not None else []
+        proba[start:start + batch] = model.predict_proba(*inputs)
     return proba
 
 
 def evaluate(model: Model, dataset: Dataset, batch: int = 262144) -> dict:
     """Per-class rates, MSE, accuracy and the confusion matrix (rows truth, columns predicted)."""
-    return metrics_of(batched_proba(model, dataset.X, batch=batch, lexical=dataset.lexical),
-                      dataset)
+    return metrics_of(batched_proba(model, dataset.X, batch=batch, lexical=dataset.lexical,
+                                    kinds=dataset.kinds), dataset)
 
 
 def metrics_of(proba: np.ndarray, dataset: Dataset) -> dict:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from noisecbr.features import VECTOR_SCHEMA, group_slices
+from noisecbr.kind import KINDS, KindModel
 from noisecbr.model import Model
 from noisecbr.result import LABELS
 
@@ -77,9 +78,12 @@ def build_network(preset: Preset, n_inputs: int):
 
 
 def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
-                 preset: Preset, metadata: dict | None = None) -> Model:
+                 preset: Preset, metadata: dict | None = None,
+                 kind_model: KindModel | None = None) -> Model:
     """The numpy :class:`~noisecbr.model.Model` of a trained network, with its normalisation,
-    its lexicon (a network with lexical fields) and metadata.
+    its lexicon (a network with lexical fields), its kind model and metadata. The network reads
+    the page's kind probabilities after the columns (``preset.kind_inputs``); the model's first
+    layer reads them last, after the lexical fields.
     """
     import torch.nn as nn
 
@@ -88,8 +92,14 @@ def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
         lexicon = net.lexicon()
         net = net.mlp
     linears = [m for m in net if isinstance(m, nn.Linear)]
+    weights = [m.weight.detach().cpu().numpy().astype(np.float32).copy() for m in linears]
+    if preset.kind_inputs:
+        first, width = weights[0], len(columns)
+        weights[0] = np.ascontiguousarray(np.concatenate(
+            [first[:, :width], first[:, width + len(KINDS):], first[:, width:width + len(KINDS)]],
+            axis=1))
     return Model(
-        weights=[m.weight.detach().cpu().numpy().astype(np.float32).copy() for m in linears],
+        weights=weights,
         biases=[m.bias.detach().cpu().numpy().astype(np.float32).copy() for m in linears],
         columns=np.asarray(columns, dtype=np.int64),
         mean=np.asarray(mean, dtype=np.float32),
@@ -105,6 +115,8 @@ def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
             **(metadata or {}),
         },
         lexicon=lexicon,
+        kind_inputs=KINDS if preset.kind_inputs else (),
+        kind_model=kind_model,
     )
 
 
@@ -256,6 +268,13 @@ def _normalise(preset: Preset, dataset_train: Dataset, dataset_val: Dataset) -> 
         mean = np.zeros(len(columns), np.float32)
         scale = np.ones(len(columns), np.float32)
     Xva = (dataset_val.X[:, columns] - mean) / scale
+    if preset.kind_inputs:
+        # The page's kind probabilities follow the columns, as they are (already in [0, 1]).
+        if dataset_train.kinds is None or dataset_val.kinds is None:
+            raise ValueError(f"preset {preset.name!r} reads the page's kind, but the cases "
+                             "carry no kind probabilities (Dataset.with_kinds)")
+        Xtr = np.concatenate([Xtr, dataset_train.kinds], axis=1)
+        Xva = np.concatenate([Xva, dataset_val.kinds], axis=1)
     return _Inputs(columns, mean, scale, np.ascontiguousarray(Xtr, dtype=np.float32),
                    np.ascontiguousarray(Xva, dtype=np.float32))
 
@@ -431,11 +450,13 @@ def fit(
     *,
     epochs: int | None = None,
     metadata: dict | None = None,
+    kind_model: KindModel | None = None,
 ) -> TrainResult:
     """Train ``preset`` on ``dataset_train``, pick the epoch on ``dataset_val``.
 
-    ``epochs`` overrides the preset's epoch count. Returns the exported model of the best
-    epoch. The steps: normalisation, weighting, network and optimiser, the epoch loop with
+    ``epochs`` overrides the preset's epoch count; ``kind_model``: the model of the page's
+    kind that the exported model carries (needed when the preset reads the kind). Returns the
+    exported model of the best epoch. The steps: normalisation, weighting, network and optimiser, the epoch loop with
     early stopping, calibration of the output offsets, export.
     """
     import torch
@@ -454,7 +475,8 @@ def fit(
         rng = np.random.default_rng(seed)
         Xtr, Xva_t, lexical = lexical_feeds(preset, inputs.train, inputs.val, dataset_train,
                                             dataset_val)
-        net = build_network(preset, len(inputs.columns) + (lexical.width if lexical else 0))
+        net = build_network(preset, len(inputs.columns) + (lexical.width if lexical else 0)
+                            + (len(KINDS) if preset.kind_inputs else 0))
         if lexical is not None:
             net = LexicalNetwork(net, lexical)
         opt, scheduler = _optimiser(net, preset, ytr)
@@ -470,7 +492,7 @@ def fit(
             "seed": seed, "best_epoch": loop.best_epoch, "epochs_run": len(loop.history),
             **({"class_offsets": offsets.tolist()} if offsets is not None else {}),
             **(metadata or {}),
-        })
+        }, kind_model=kind_model)
     return TrainResult(model=model, history=loop.history, best_epoch=loop.best_epoch,
                        duration=duration, preset=preset, seed=seed, details=loop.details,
                        network=net)
