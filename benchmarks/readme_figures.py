@@ -62,6 +62,8 @@ class Figure:
 #: The README's tables by name. Each training set is scored by the recipe's fold models (every
 #: page by a model trained as the embedded default is, on all six sets, without its site).
 FIGURES: dict[str, Figure] = {
+    "wcxb": Figure("wcxb-dev", (
+        "--fold-models", FOLDS, *PEERS, "-e", "resiliparse", "--by-type")),
     "modernweb": Figure("modernweb-dev", (
         "--fold-models", FOLDS, *PEERS, "-e", "resiliparse", "-e", "justext", "-e", "boilerpy3",
         "-e", "none", "--by-type")),
@@ -78,8 +80,11 @@ FIGURES: dict[str, Figure] = {
     "readability": Figure("readability", PEERS),
 }
 #: The figures the README's summary has a row of (the others are in docs/results.md only).
-SUMMARIZED = ("fundus", "utomo-chaos2017", "utomo-big9", "chinese-wce", "modernweb",
+SUMMARIZED = ("wcxb", "fundus", "utomo-chaos2017", "utomo-big9", "chinese-wce",
               "dragnet-article", "cleaneval", "readability")
+#: The figures whose table by page type or language is in the README too (with the command
+#: that measured it; the whole table is in docs/results.md).
+IN_README = ("wcxb",)
 
 _BLOCK = re.compile(r"(<!-- figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /figures -->)",
                     re.DOTALL)
@@ -95,8 +100,8 @@ def render(figure: Figure, rows: list[dict[str, str]], pages: int, day: str) -> 
     best = max(float(row["f1"]) for row in measured) if measured else None
     command = " ".join(["noisecbr", *figure.arguments(SHOWN_DATA)])
     lines = [f"`{command}`, measured {day}:", "",
-             f"| {figure.dataset} ({pages} pages) | P | R | F1 | ± | docs/s |",
-             "|---|---|---|---|---|---|"]
+             f"| {figure.dataset} ({pages} pages) | P | R | F1 | ± | word F1 | docs/s |",
+             "|---|---|---|---|---|---|---|"]
     for row in rows:
         f1 = f"{float(row['f1']):.3f}"
         name = row["extractor"]
@@ -106,7 +111,8 @@ def render(figure: Figure, rows: list[dict[str, str]], pages: int, day: str) -> 
         elif float(row["f1"]) == best:
             f1, name = f"**{f1}**", f"**{name}**"
         lines.append(f"| {name} | {float(row['precision']):.3f} | {float(row['recall']):.3f} | "
-                     f"{f1} | {float(row['f1_ci95']):.3f} | {speed} |")
+                     f"{f1} | {float(row['f1_ci95']):.3f} | {float(row['word_f1']):.3f} | "
+                     f"{speed} |")
     return "\n".join(lines) + "\n"
 
 
@@ -221,17 +227,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", type=Path, default=ROOT / "docs" / "results.md")
     args = parser.parse_args(argv)
     day = datetime.date.today().isoformat()
-    tables, summary = {}, {}
+    tables, summary, in_readme = {}, {}, {}
     for name in args.only or list(FIGURES):
         prepare(FIGURES[name], args.data)
         rows, pages, stdout = measure(FIGURES[name], args.data)
-        tables[name] = render(FIGURES[name], rows, pages, day) + grouped(stdout, rows)
+        table = render(FIGURES[name], rows, pages, day)
+        tables[name] = table + grouped(stdout, rows)
+        if name in IN_README:
+            in_readme[name] = table.splitlines()[0] + "\n" + grouped(stdout, rows)
         if name in SUMMARIZED:
             summary[FIGURES[name].dataset] = summary_row(FIGURES[name].dataset, rows, pages)
     args.results.write_text(replace_blocks(args.results.read_text(encoding="utf-8"), tables),
                             encoding="utf-8")
-    args.readme.write_text(replace_summary(args.readme.read_text(encoding="utf-8"), summary,
-                                           day), encoding="utf-8")
+    readme = replace_summary(args.readme.read_text(encoding="utf-8"), summary, day)
+    readme = replace_blocks(readme, in_readme)
+    args.readme.write_text(readme, encoding="utf-8")
     print(f"rewrote {', '.join(tables)} in {args.results} and the summary in {args.readme}",
           file=sys.stderr)
 

@@ -28,7 +28,16 @@ from noisecbr.cleaner import FAVOR, Cleaner, default_model
 from noisecbr.evidence import SiteEvidence
 from noisecbr.layout import LabelledPage, read_dataset, split_truth
 from noisecbr.memory import SiteMemory
-from noisecbr.metric import PageScore, Scores, aggregate, bootstrap_f1, score_page, tokens
+from noisecbr.metric import (
+    PageScore,
+    Scores,
+    aggregate,
+    bootstrap_f1,
+    mean_word_f1,
+    score_page,
+    tokens,
+    word_f1,
+)
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import InputError, tidy
 from noisecbr.walk import AUTO
@@ -152,6 +161,8 @@ class BenchRow:
     empty: int = 0
     note: str = ""
     pages: list[PageScore] = field(default_factory=list, repr=False)
+    #: each page's word F1 (WCXB's metric: :func:`noisecbr.metric.word_f1`)
+    page_words: list[float] = field(default_factory=list, repr=False)
     page_types: list[str] = field(default_factory=list, repr=False)
     page_langs: list[str] = field(default_factory=list, repr=False)
     page_empty: list[bool] = field(default_factory=list, repr=False)
@@ -177,7 +188,8 @@ def oracle_row(rows: Sequence[BenchRow]) -> BenchRow:
     return BenchRow(ORACLE, scores=aggregate(pages), f1_ci=bootstrap_f1(pages),
                     docs_per_second=float("nan"), empty=sum(scored[k].page_empty[i]
                                                             for i, k in enumerate(best)),
-                    pages=pages, page_types=list(scored[0].page_types),
+                    pages=pages, page_words=[scored[k].page_words[i] for i, k in enumerate(best)],
+                    page_types=list(scored[0].page_types),
                     page_langs=list(scored[0].page_langs))
 
 
@@ -230,6 +242,7 @@ def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
                 rows[k].empty += empty
                 rows[k].page_empty.append(empty)
                 rows[k].pages.append(score_page(text, page.truth))
+                rows[k].page_words.append(word_f1(text, page.truth))
                 rows[k].page_types.append(page.page_type)
                 rows[k].page_langs.append(page.lang)
                 if structures:
@@ -608,24 +621,30 @@ def page_cleaners(pages: Sequence[LabelledPage], model_of, favor: str, comments:
 
 
 def format_by_type(rows: Sequence[BenchRow], by: str = "type") -> str:
-    """F1 of each extractor per page type (the ground truth's ``page_type``), most pages first:
-    where an extractor's notion of main content fails (forums, product pages…); with ``by``
-    "lang", per page language (:func:`page_language`)."""
+    """Each extractor's shingle F1 and word F1 (``shingle/word``) per page type (the ground
+    truth's ``page_type``), most pages first, and over all pages: where an extractor's notion
+    of main content fails (forums, product pages…); with ``by`` "lang", per page language
+    (:func:`page_language`)."""
     scored = [row for row in rows if row.scores is not None]
     if not scored:
         return ""
     group_of = (lambda row: row.page_types) if by == "type" else (lambda row: row.page_langs)
     types = Counter(group_of(scored[0]))
-    names = [row.name for row in scored]
+    widths = [max(len(row.name), 11) for row in scored]
     head = "page type" if by == "type" else "language"
-    lines = [f"{head:<16} {'pages':>5} " + " ".join(f"{n:>{len(n)}}" for n in names)]
+    lines = [f"{head:<16} {'pages':>5} " + " ".join(f"{row.name:>{w}}"
+                                                   for row, w in zip(scored, widths))]
     lines.append("-" * len(lines[0]))
-    for page_type, count in types.most_common():
+    groups = [(page_type, count) for page_type, count in types.most_common()]
+    for page_type, count in [*groups, (None, len(group_of(scored[0])))]:
         cells = []
-        for row in scored:
-            f1 = aggregate([p for p, t in zip(row.pages, group_of(row)) if t == page_type]).f1
-            cells.append(f"{f1:>{len(row.name)}.3f}")
-        lines.append(f"{page_type or '(none)':<16} {count:>5} " + " ".join(cells))
+        for row, width in zip(scored, widths):
+            mine = [k for k, t in enumerate(group_of(row)) if page_type is None or t == page_type]
+            shingle = aggregate([row.pages[k] for k in mine]).f1
+            words = mean_word_f1([row.page_words[k] for k in mine])
+            cells.append(f"{f'{shingle:.3f}/{words:.3f}':>{width}}")
+        name = "all" if page_type is None else page_type or "(none)"
+        lines.append(f"{name:<16} {count:>5} " + " ".join(cells))
     return "\n".join(lines)
 
 
@@ -670,10 +689,11 @@ def format_structure(rows: Sequence[BenchRow]) -> str:
 
 
 def format_table(rows: Sequence[BenchRow]) -> str:
-    """The bench's rows as a plain-text table: P, R, F1, its ±, docs/s, failures, near-empty."""
+    """The bench's rows as a plain-text table: shingle P, R, F1 and its ±, the mean word F1,
+    docs/s, failures, near-empty pages."""
     width = max([22, *(len(row.name) for row in rows)])
-    header = (f"{'extractor':<{width}} {'P':>6} {'R':>6} {'F1':>6} {'±':>6} {'docs/s':>8} "
-              f"{'fail':>5} {'empty':>5}")
+    header = (f"{'extractor':<{width}} {'P':>6} {'R':>6} {'F1':>6} {'±':>6} {'word':>6} "
+              f"{'docs/s':>8} {'fail':>5} {'empty':>5}")
     lines = [header, "-" * len(header)]
     for row in rows:
         if row.scores is None:
@@ -683,6 +703,6 @@ def format_table(rows: Sequence[BenchRow]) -> str:
         speed = "–" if math.isnan(row.docs_per_second) else f"{row.docs_per_second:.1f}"
         lines.append(
             f"{row.name:<{width}} {s.precision:6.3f} {s.recall:6.3f} {s.f1:6.3f} {row.f1_ci:6.3f} "
-            f"{speed:>8} {row.failures:5d} {row.empty:5d}"
+            f"{mean_word_f1(row.page_words):6.3f} {speed:>8} {row.failures:5d} {row.empty:5d}"
         )
     return "\n".join(lines)

@@ -24,6 +24,7 @@ import click
 
 from noisecbr.exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_NOT_FOUND, EXIT_PARTIAL, EXIT_USAGE
 from noisecbr.limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS, reading_problem
+from noisecbr.kind import KINDS
 from noisecbr.walk import AUTO, FAVOR
 
 _FORMATS = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"}
@@ -141,18 +142,21 @@ def _targets(items: list[tuple[str, Path]], output: Path, fmt: str) -> dict[str,
 
 _worker_cleaner = None
 _worker_memory = None
+_worker_page_type = None
 
 
 def _init_worker(model: str | None, parser: str, smooth: float | None, memory=None,
                  favor: str = AUTO, comments: bool = False,
-                 max_bytes: int | None = None, max_elements: int | None = None) -> None:
-    global _worker_cleaner, _worker_memory
+                 max_bytes: int | None = None, max_elements: int | None = None,
+                 title: bool | None = None, page_type: str | None = None) -> None:
+    global _worker_cleaner, _worker_memory, _worker_page_type
     from noisecbr.cleaner import Cleaner
 
     _worker_cleaner = Cleaner(model, parser=parser, smooth=smooth, favor=favor,
                               comments=comments, max_bytes=max_bytes,
-                              max_elements=max_elements)
+                              max_elements=max_elements, title=title)
     _worker_memory = memory
+    _worker_page_type = page_type
 
 
 def _page_memories(database: str, site: str | None, url: str | None, warc: bool = False):
@@ -213,7 +217,8 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
         data = _read(item, _worker_cleaner.max_bytes) if data is None else data
         memory = _worker_memory(data) if _worker_memory is not None else None
         unnamed = _worker_memory is not None and memory is None
-        result = _worker_cleaner.clean(data, url=url, memory=memory, site=evidence)
+        result = _worker_cleaner.clean(data, url=url, memory=memory, site=evidence,
+                                       page_type=_worker_page_type)
         # Rendered here, inside the guard: the HTML and the decisions are built on access.
         if fmt == "json":
             out = result.to_json() + "\n"
@@ -274,12 +279,19 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
               "on a site's pages (menus, footers, rails) is removed from each. A page's site "
               "is the host it declares (canonical link, og:url), else its folder; of a WARC "
               "record, the host of its target URI.")
+@click.option("--page-type", type=click.Choice(list(KINDS)), default=None,
+              help="The pages' kind, in place of the kind the model reads off each page: its "
+              "walk and what its text keeps follow that kind's conventions.")
+@click.option("--title/--no-title", default=None,
+              help="Put the page's headline first in the text and Markdown (as '# …'), or "
+              "leave it out (it is the JSON's title either way). Default: as the page's kind "
+              "does (an article's body starts after its headline).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: str | None,
           url: str | None, parser: str, smooth: float | None, favor: str, comments: bool,
           jobs: int, memory_db: str | None, site: str | None, max_bytes: int,
           max_elements: int, links: bool, images: bool, markdown_column: bool,
-          by_site: bool, quiet: bool) -> None:
+          by_site: bool, page_type: str | None, title: bool | None, quiet: bool) -> None:
     """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin; or
     WARC files (.warc, .warc.gz), whose HTML responses are written one row per page.
 
@@ -308,7 +320,8 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
         memory = _page_memories(memory_db, site, url, warc=True) if memory_db else None
         _clean_crawl(warcs, output, fmt, CleanSettings(
             model, parser, smooth, max_bytes, memory, favor, comments, max_elements,
-            markdown=markdown_column, by_site=by_site), jobs, quiet)
+            markdown=markdown_column, by_site=by_site, title=title, page_type=page_type),
+            jobs, quiet)
         return
     fmt = fmt or "text"
     if markdown_column:
@@ -332,7 +345,8 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
         _fail("--site names the site of --memory: give --memory DB too", EXIT_USAGE)
     memory = _page_memories(memory_db, site, url) if memory_db else None
     try:
-        _init_worker(model, parser, smooth, memory, favor, comments, max_bytes, max_elements)
+        _init_worker(model, parser, smooth, memory, favor, comments, max_bytes, max_elements,
+                     title, page_type)
     except ModelError as error:
         _fail(str(error), EXIT_MODEL)
     stdin_data = None
@@ -349,7 +363,8 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
         groups = list(group_by_site(items, lambda item: _read(item, max_bytes)).values())
     _clean_files(items, output, targets, shape if fmt == "markdown" else fmt, url, stdin_data,
                  jobs, quiet,
-                 (model, parser, smooth, memory, favor, comments, max_bytes, max_elements),
+                 (model, parser, smooth, memory, favor, comments, max_bytes, max_elements,
+                  title, page_type),
                  groups)
 
 
@@ -579,7 +594,10 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                   oracle: bool, fold_models: str | None, adapt: int, site_pages: int,
                   adapt_clicks: tuple[int, ...]) -> None:
     """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
-    with a bootstrap ± and docs/s (CPU time, one process)."""
+    with a bootstrap ±, the mean word F1 (WCXB's metric) and docs/s (CPU time, one
+    process)."""
+    from noisecbr.metric import mean_word_f1
+
     from .bench import PEERS, BenchUsageError, bench, format_by_type, format_structure, format_table
 
     unknown = [e for e in extractors if e not in PEERS]
@@ -603,9 +621,9 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
     click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")
     click.echo(format_table(rows))
     if by_type:
-        click.echo("\nF1 by page type:\n" + format_by_type(rows))
+        click.echo("\nF1 by page type (shingle/word):\n" + format_by_type(rows))
     if by_lang:
-        click.echo("\nF1 by language:\n" + format_by_type(rows, "lang"))
+        click.echo("\nF1 by language (shingle/word):\n" + format_by_type(rows, "lang"))
     if structure:
         click.echo("\nStructure kept:\n" + format_structure(rows))
     if csv_path:
@@ -613,13 +631,14 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
 
         with csv_path.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
-            writer.writerow(["extractor", "precision", "recall", "f1", "f1_ci95", "docs_per_s",
-                             "failures", "near_empty"])
+            writer.writerow(["extractor", "precision", "recall", "f1", "f1_ci95", "word_f1",
+                             "docs_per_s", "failures", "near_empty"])
             for row in rows:
                 if row.scores:
                     writer.writerow([row.name, f"{row.scores.precision:.4f}",
                                      f"{row.scores.recall:.4f}", f"{row.scores.f1:.4f}",
                                      f"{row.f1_ci:.4f}",
+                                     f"{mean_word_f1(row.page_words):.4f}",
                                      "" if math.isnan(row.docs_per_second)
                                      else f"{row.docs_per_second:.2f}",
                                      row.failures, row.empty])

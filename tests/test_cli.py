@@ -120,7 +120,7 @@ def test_bench_on_a_tiny_dataset(tmp_path, article_html):
     assert result.exit_code == 0, result.output
     oracle = result.output.splitlines()[-1]
     assert oracle.startswith("oracle: best row per page") and " – " in oracle
-    assert table.read_text().splitlines()[-1].split(",")[5] == ""  # no docs/s: cleans nothing
+    assert table.read_text().splitlines()[-1].split(",")[6] == ""  # no docs/s: cleans nothing
 
 
 def test_bench_with_needs_cv(tmp_path):
@@ -145,11 +145,14 @@ def test_bench_by_page_type(tmp_path, article_html):
     (data / "ground-truth.json").write_text(json.dumps(records))
     result = CliRunner().invoke(main, ["bench", str(data), "-e", "none", "--by-type"])
     assert result.exit_code == 0, result.output
-    table = result.output.split("F1 by page type:")[1].splitlines()
+    table = result.output.split("F1 by page type (shingle/word):")[1].splitlines()
     article = next(line for line in table if line.startswith("article"))
     forum = next(line for line in table if line.startswith("forum"))
-    assert article.split()[1] == "2" and float(article.split()[2]) > 0.1
-    assert forum.split()[1] == "1" and float(forum.split()[2]) == 0.0
+    assert article.split()[1] == "2" and float(article.split()[2].split("/")[0]) > 0.1
+    assert forum.split()[1] == "1" and article.split()[2].count("/") == 1
+    shingle, words = (float(f1) for f1 in forum.split()[2].split("/"))
+    assert shingle == 0.0 and words < 0.1  # "a" and "the" are the truth's words too
+    assert next(line for line in table if line.startswith("all")).split()[1] == "3"
 
 
 def test_both_command_lines_share_one_table_of_exit_codes():

@@ -23,9 +23,9 @@ def _script():
 
 ROWS = [
     {"extractor": "trafilatura", "precision": "0.7", "recall": "0.8", "f1": "0.7467",
-     "f1_ci95": "0.02", "docs_per_s": "17.12", "failures": "0"},
+     "f1_ci95": "0.02", "word_f1": "0.7512", "docs_per_s": "17.12", "failures": "0"},
     {"extractor": "noisecbr (cv 5)", "precision": "0.8", "recall": "0.9", "f1": "0.8471",
-     "f1_ci95": "0.01", "docs_per_s": "68.5", "failures": "0"},
+     "f1_ci95": "0.01", "word_f1": "0.8503", "docs_per_s": "68.5", "failures": "0"},
 ]
 
 
@@ -37,19 +37,22 @@ def test_a_table_is_rendered_sorted_with_its_command_and_day():
     assert lines[0].startswith("`noisecbr bench ../shared/data/modernweb-dev --fold-models "
                                "runs/recipe-folds -e noisecbr")
     assert lines[0].endswith("measured 2026-11-23:")
-    assert lines[2] == "| modernweb-dev (790 pages) | P | R | F1 | ± | docs/s |"
-    assert lines[4] == "| **noisecbr (cv 5)** | 0.800 | 0.900 | **0.847** | 0.010 | 68.5 |"
-    assert lines[5] == "| trafilatura | 0.700 | 0.800 | 0.747 | 0.020 | 17.1 |"
+    assert lines[2] == "| modernweb-dev (790 pages) | P | R | F1 | ± | word F1 | docs/s |"
+    assert lines[4] == ("| **noisecbr (cv 5)** | 0.800 | 0.900 | **0.847** | 0.010 | 0.850 | "
+                        "68.5 |")
+    assert lines[5] == "| trafilatura | 0.700 | 0.800 | 0.747 | 0.020 | 0.751 | 17.1 |"
 
 
 def test_the_oracle_row_comes_last_and_is_never_the_best():
     figures = _script()
     oracle = {"extractor": "oracle: best row per page", "precision": "0.9", "recall": "0.95",
-              "f1": "0.9243", "f1_ci95": "0.01", "docs_per_s": "", "failures": "0"}
+              "f1": "0.9243", "f1_ci95": "0.01", "word_f1": "0.93", "docs_per_s": "",
+              "failures": "0"}
     lines = figures.render(figures.FIGURES["modernweb"], [oracle, *ROWS], 790,
                            "2026-11-23").splitlines()
     assert lines[4].startswith("| **noisecbr (cv 5)** |")
-    assert lines[6] == "| *oracle: best row per page* | 0.900 | 0.950 | *0.924* | 0.010 | – |"
+    assert lines[6] == ("| *oracle: best row per page* | 0.900 | 0.950 | *0.924* | 0.010 | "
+                        "0.930 | – |")
 
 
 def test_only_the_blocks_change_and_every_table_has_one_in_the_results():

@@ -49,11 +49,13 @@ class CleanSettings:
     max_elements: int | None = None
     markdown: bool = False  # a markdown column in the rows
     by_site: bool = False  # clean each host's pages with what recurs on them
+    title: bool | None = None  # the headline first in the text (None: as the page's kind)
+    page_type: str | None = None  # every page's kind, in place of the kind model's
 
     def cleaner(self) -> Any:
         """This process's Cleaner for these settings (loaded once per process)."""
         return cached_cleaner(self.model, self.parser, self.smooth, self.max_bytes,
-                              self.favor, self.comments, self.max_elements)
+                              self.favor, self.comments, self.max_elements, self.title)
 
 
 _settings: CleanSettings | None = None
@@ -68,7 +70,7 @@ def _init_worker(settings: CleanSettings) -> None:
 def _clean_chunk(pages: list[WarcPage]) -> tuple[list[dict[str, Any]], CrawlStats]:
     stats = CrawlStats()
     rows = list(clean_pages(_settings.cleaner(), pages, stats, _settings.memories,
-                            _settings.markdown, _settings.by_site))
+                            _settings.markdown, _settings.by_site, _settings.page_type))
     return rows, stats
 
 
@@ -106,7 +108,7 @@ def clean_warc(source: Any, writer: RowWriter, settings: CleanSettings,
     pages = iter_pages(source, stats, settings.max_bytes)
     if pool is None:
         rows = clean_pages(settings.cleaner(), pages, stats, settings.memories, settings.markdown,
-                           settings.by_site)
+                           settings.by_site, settings.page_type)
     else:
         rows = _pooled(pool, pages, jobs, stats, SITE_WINDOW if settings.by_site else CHUNK_PAGES)
     for row in rows:

@@ -64,7 +64,7 @@ def clean_partition(paths: Iterable[str], settings: CleanSettings,
             with open_warc(path) as stream:
                 pages = iter_pages(stream, stats, settings.max_bytes)
                 for row in clean_pages(cleaner, pages, stats, settings.memories,
-                                       settings.markdown, settings.by_site):
+                                       settings.markdown, settings.by_site, settings.page_type):
                     yield tuple(row[name] for name in names)
         except OSError:
             stats.skip(UNOPENED)
@@ -74,9 +74,9 @@ def clean_partition(paths: Iterable[str], settings: CleanSettings,
 
 
 def _spark_schema(markdown: bool = False):
-    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+    from pyspark.sql.types import DoubleType, IntegerType, StringType, StructField, StructType
 
-    types = {"string": StringType(), "int": IntegerType()}
+    types = {"string": StringType(), "int": IntegerType(), "float": DoubleType()}
     return StructType([StructField(name, types[kind], nullable=True)
                        for name, kind in columns(markdown)])
 

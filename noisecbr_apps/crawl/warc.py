@@ -260,40 +260,47 @@ _cleaners: dict[tuple, Any] = {}
 
 def cached_cleaner(model: str | None = None, parser: str = "lxml", smooth: float | None = None,
                    max_bytes: int | None = None, favor: str = AUTO, comments: bool = False,
-                   max_elements: int | None = None):
+                   max_elements: int | None = None, title: bool | None = None):
     """This process's :class:`noisecbr.Cleaner` for these settings: the model is loaded once
     per process (a pool worker, a Spark executor's Python worker), not once per record."""
-    key = (model, parser, smooth, max_bytes, favor, comments, max_elements)
+    key = (model, parser, smooth, max_bytes, favor, comments, max_elements, title)
     if key not in _cleaners:
         from noisecbr.cleaner import Cleaner
 
         _cleaners[key] = Cleaner(model, parser=parser, smooth=smooth, max_bytes=max_bytes,
-                                 favor=favor, comments=comments, max_elements=max_elements)
+                                 favor=favor, comments=comments, max_elements=max_elements,
+                                 title=title)
     return _cleaners[key]
 
 
 def columns(markdown: bool = False) -> list[tuple[str, str]]:
-    """The output columns and their types (``string`` or ``int``): one count column per label
-    the library knows (``decisions_noise`` …); with ``markdown``, the main content as Markdown
-    after the text."""
+    """The output columns and their types (``string``, ``int`` or ``float``): the page's kind
+    and the result's confidence (its expected word F1), one count column per label the library
+    knows (``decisions_noise`` …); with ``markdown``, the main content as Markdown after the
+    text."""
     return [("url", "string"), ("warc_record_id", "string"), ("warc_date", "string"),
             ("title", "string"), ("author", "string"), ("date", "string"), ("lang", "string"),
+            ("page_type", "string"), ("confidence", "float"),
             ("text", "string"), *([("markdown", "string")] if markdown else []),
             ("comments", "string"), *((f"decisions_{label}", "int") for label in LABELS)]
 
 
 def page_row(cleaner: Any, page: WarcPage, memories: Callable | None = None,
-             markdown: bool = False, evidence: Any = None) -> dict[str, Any]:
+             markdown: bool = False, evidence: Any = None,
+             page_type: str | None = None) -> dict[str, Any]:
     """Clean one page: its output row (with its Markdown when asked); ``evidence``: its
-    site's (:class:`noisecbr.evidence.SiteEvidence`). Raises
-    :class:`noisecbr.tidy.InputError` for a payload that is not HTML after all."""
+    site's (:class:`noisecbr.evidence.SiteEvidence`); ``page_type``: its kind, in place of the
+    kind model's. Raises :class:`noisecbr.tidy.InputError` for a payload that is not HTML
+    after all."""
     memory = _memory_for(memories, page.url) if memories is not None else None
-    result = cleaner.clean(page.payload, url=page.url or None, memory=memory, site=evidence)
+    result = cleaner.clean(page.payload, url=page.url or None, memory=memory, site=evidence,
+                           page_type=page_type)
     counts = Counter(decision.label for decision in result.decisions)
     row: dict[str, Any] = {
         "url": page.url, "warc_record_id": page.record_id, "warc_date": page.date,
         "title": result.title, "author": result.author, "date": result.date,
-        "lang": result.lang, "text": result.text, "comments": result.comments,
+        "lang": result.lang, "page_type": result.page_type, "confidence": result.confidence,
+        "text": result.text, "comments": result.comments,
     }
     if markdown:
         row["markdown"] = result.markdown
@@ -348,15 +355,16 @@ def _evidence(cleaner: Any, group: list[WarcPage]) -> Any:
 
 def clean_pages(cleaner: Any, pages: Iterable[WarcPage], stats: CrawlStats,
                 memories: Callable | None = None, markdown: bool = False,
-                by_site: bool = False) -> Iterator[dict[str, Any]]:
+                by_site: bool = False, page_type: str | None = None
+                ) -> Iterator[dict[str, Any]]:
     """The rows of the pages that clean; the others counted in ``stats`` by reason. With
     ``by_site``, each page is cleaned with what recurs on its host's pages nearby
-    (:func:`site_windows`)."""
+    (:func:`site_windows`); ``page_type``: every page's kind, in place of the kind model's."""
     paired = (site_windows(cleaner, pages) if by_site
               else zip(pages, itertools.repeat(None)))
     for page, evidence in paired:
         try:
-            row = page_row(cleaner, page, memories, markdown, evidence)
+            row = page_row(cleaner, page, memories, markdown, evidence, page_type)
         except InputError:
             stats.skip(UNREADABLE)
             continue
@@ -429,7 +437,7 @@ def arrow_schema(markdown: bool = False):
     """The Parquet schema of the rows (:func:`columns`)."""
     import pyarrow as pa
 
-    types = {"string": pa.string(), "int": pa.int32()}
+    types = {"string": pa.string(), "int": pa.int32(), "float": pa.float64()}
     return pa.schema([(name, types[kind]) for name, kind in columns(markdown)])
 
 

@@ -20,6 +20,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from lxml import etree
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from noisecbr.kind import KINDS
 from noisecbr.result import LABELS
 
 from . import work
@@ -62,6 +63,10 @@ class CleanOptions(_Strict):
         "auto", description="The model's threshold set: remove more where unsure "
                             "(precision) or keep more (recall) on every page, or each page "
                             "as its convention asks (auto).")
+    page_type: Literal[KINDS] | None = Field(  # type: ignore[valid-type]: the kinds' names
+        None, description="The page's kind, in place of the kind the model reads off it.")
+    title: bool | None = Field(None, description="The headline first in the text and Markdown "
+                               "(true), or left out (false); default: as the page's kind does.")
 
 
 class ExplainOptions(_Strict):

@@ -124,9 +124,9 @@ def _casebase():
 
 # -- cleaning -----------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=CLEANER_CACHE)
-def _cleaner(smooth: float | None = None, comments: bool = False, favor: str = AUTO
-             ) -> Cleaner:
-    return Cleaner(_state["model"], smooth=smooth, comments=comments, favor=favor)
+def _cleaner(smooth: float | None = None, comments: bool = False, favor: str = AUTO,
+             title: bool | None = None) -> Cleaner:
+    return Cleaner(_state["model"], smooth=smooth, comments=comments, favor=favor, title=title)
 
 
 def _memory(page: bytes | str, url: str | None):
@@ -156,9 +156,9 @@ def _result_body(result, fmt: str, links: bool = False, images: bool = False) ->
 def clean_job(page: bytes | str, url: str | None, options: Mapping[str, Any]) -> dict:
     """Clean one page as ``noisecbr clean`` does: the body in ``options["format"]``."""
     cleaner = _cleaner(options.get("smooth"), bool(options.get("comments")),
-                       options.get("favor") or AUTO)
+                       options.get("favor") or AUTO, options.get("title"))
     memory = _memory(page, url) if options.get("memory") else None
-    result = cleaner.clean(page, url=url, memory=memory)
+    result = cleaner.clean(page, url=url, memory=memory, page_type=options.get("page_type"))
     return {"body": _result_body(result, options.get("format", "json"),
                                  bool(options.get("links")), bool(options.get("images"))),
             "memory": None if memory is None else memory.pages}
