@@ -1,4 +1,5 @@
-"""favor="auto": each page walked in the mode of its convention (noisecbr.convention)."""
+"""favor="auto": each page walked in the mode of its kind (a model with a kind model, as the
+embedded one), else of its convention (noisecbr.convention)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,16 @@ import pytest
 import noisecbr
 from noisecbr.cleaner import Cleaner
 from noisecbr.convention import declares_article, page_mode, prose_share
+from noisecbr.kind import KINDS
 from noisecbr.settings import PROSE_MIN_SHARE, PROSE_PIECE_CHARS
 from noisecbr.subtrees import build_table
 from noisecbr.tidy import tidy
 from noisecbr.walk import Thresholds
+
+from conftest import FIXTURES
+
+#: A model that knows no page kinds (made by hand): its pages walk in their convention's mode.
+CONVENTIONAL = FIXTURES / "models" / "keeps-promos.safetensors"
 
 SENTENCE = ("The council voted on Tuesday to keep the old market hall open for another ten "
             "years, after a long debate about its roof and the cost of the repairs. ")
@@ -65,20 +72,36 @@ def test_page_mode_rules():
     ("", LISTING_BODY, "recall"),
 ])
 def test_the_page_says_which_mode_walks_it(head, body, mode):
-    cleaner = Cleaner()
+    cleaner = Cleaner(CONVENTIONAL)
     page = cleaner.prepare(_page(head, body))
     assert page.mode == mode
     assert cleaner.thresholds_for(page) == Thresholds.of(cleaner.model, mode)
     # A cleaner of one mode walks every page in it.
-    assert Cleaner(favor="recall").thresholds_for(page) == Thresholds.of(cleaner.model, "recall")
+    assert Cleaner(CONVENTIONAL, favor="recall").thresholds_for(page) == Thresholds.of(
+        cleaner.model, "recall")
+
+
+def test_a_model_that_knows_kinds_walks_each_page_in_its_kinds_mode():
+    cleaner = Cleaner()  # the embedded model has a kind model and a mode for every kind
+    assert set(cleaner.kind_modes) == set(KINDS)
+    for body in (ARTICLE_BODY, LISTING_BODY):
+        page = cleaner.prepare(_page(body=body))
+        kind = KINDS[int(page.kinds(cleaner.model).argmax())]
+        expected = Thresholds.of(cleaner.model, cleaner.kind_modes[kind])
+        assert cleaner.thresholds_for(page) == expected
+        assert cleaner.clean(_page(body=body)).mode == cleaner.kind_modes[kind]
+    given = cleaner.prepare(_page(body=LISTING_BODY), page_type="forum")
+    assert cleaner.thresholds_for(given).mode == cleaner.kind_modes["forum"]
 
 
 def test_auto_is_the_default_and_decides_each_page_as_its_mode_does():
     listing = _page(body=LISTING_BODY)
     article = _page('<meta property="og:type" content="article">', ARTICLE_BODY)
-    assert Cleaner().favor == "auto" and noisecbr.clean(listing).text == Cleaner(
-        favor="recall").clean(listing).text
-    assert noisecbr.clean(article).text == Cleaner(favor="precision").clean(article).text
+    conventional = Cleaner(CONVENTIONAL)
+    assert Cleaner().favor == "auto" and conventional.clean(listing).text == Cleaner(
+        CONVENTIONAL, favor="recall").clean(listing).text
+    assert conventional.clean(article).text == Cleaner(
+        CONVENTIONAL, favor="precision").clean(article).text
 
 
 def test_thresholds_given_hold_in_every_mode():
@@ -111,9 +134,9 @@ def test_the_result_says_which_mode_walked_the_page():
     import json
 
     article = _page('<meta property="og:type" content="article">', ARTICLE_BODY)
-    result = noisecbr.clean(article)
+    result = noisecbr.clean(article, model=CONVENTIONAL)
     assert result.mode == "precision" and json.loads(result.to_json())["mode"] == "precision"
-    assert noisecbr.clean(_page(body=LISTING_BODY)).mode == "recall"
+    assert noisecbr.clean(_page(body=LISTING_BODY), model=CONVENTIONAL).mode == "recall"
     assert Cleaner(favor="balanced").clean(article).mode == "balanced"
     # Thresholds made by hand name no mode.
     cleaner = Cleaner()

@@ -193,6 +193,7 @@ def test_favor_modes_come_from_the_model_and_lean_as_named():
     model = cleaner.model
     own = Model(weights=model.raw_weights(), biases=model.biases, columns=model.columns,
                 mean=model.mean, scale=model.scale, lexicon=model.lexicon,
+                kind_inputs=model.kind_inputs, kind_model=model.kind_model,
                 metadata={**model.metadata, "modes": {"precision": {"noise": 0.11}}})
     assert Cleaner(own, favor="precision").thresholds.noise == 0.11
     # Thresholds are a value: a cleaner's cannot be changed behind its back.
