@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -178,23 +177,29 @@ def url_words(url: str | None) -> list[str]:
     return [word.lower() for word in _URL_WORD.findall(path)]
 
 
+#: Each kind's URL words as a set.
+_URL_SETS = tuple(frozenset(words) for words in _URL_WORDS.values())
+#: Three digits in a row: an id or a date in the path.
+_DIGITS = re.compile(r"\d{3}")
+
+
 def _url_evidence(url: str | None) -> list[float]:
     """The URL's words by kind, its depth, digits, query, ``.html`` ending, whether it is a
-    site's root, whether there is none, and how many words its path has."""
-    words = url_words(url)
-    found = Counter(words)
-    out = [float(sum(found[w] for w in set(listed)) > 0) for listed in _URL_WORDS.values()]
-    if not url:  # no evidence (not "no URL": the pages kept without one are all articles)
-        return out + [0.0] * 6
+    site's root, and how many words its path has (all 0 without a URL: no evidence, not "no
+    URL", since the development pages kept without one are all articles)."""
     try:
-        parts = urlsplit(url)
-        path, query = parts.path, parts.query
-    except ValueError:
-        path, query = "", ""
+        parts = urlsplit(url) if url else None
+    except ValueError:  # a malformed URL (an unclosed IPv6 bracket…)
+        parts = None
+    if parts is None:
+        return [0.0] * (len(_URL_SETS) + 6)
+    path = parts.path
+    words = {word.lower() for word in _URL_WORD.findall(path)}
     segments = [s for s in path.split("/") if s]
-    return out + [math.log1p(len(segments)) / 2, float(bool(re.search(r"\d{3,}", path))),
-                  float(bool(query)), float(path.endswith((".html", ".htm", ".php", ".aspx"))),
-                  float(not segments), math.log1p(len(words)) / 3]
+    return [float(not words.isdisjoint(listed)) for listed in _URL_SETS] + [
+        math.log1p(len(segments)) / 2, float(_DIGITS.search(path) is not None),
+        float(bool(parts.query)), float(path.endswith((".html", ".htm", ".php", ".aspx"))),
+        float(not segments), math.log1p(len(_URL_WORD.findall(path))) / 3]
 
 
 def _declared_evidence(og_type: str | None, types: Iterable[str]) -> list[float]:
@@ -269,16 +274,24 @@ class KindModel:
     mean: np.ndarray
     scale: np.ndarray
 
+    def __post_init__(self) -> None:
+        # (in, out) and contiguous, as the product reads them: a page is one row, and a
+        # transposed view made every product half again as slow.
+        self._layers = [(np.ascontiguousarray(np.asarray(w, dtype=np.float64).T),
+                         np.asarray(b, dtype=np.float64))
+                        for w, b in zip(self.weights, self.biases)]
+
     def predict_proba(self, evidence: np.ndarray) -> np.ndarray:
         """The kinds' probabilities of each row of evidence (one row per page; a single page's
         1-D evidence gives a 1-D row)."""
         x = np.atleast_2d(np.asarray(evidence, dtype=np.float64))
         x = (x - self.mean) / self.scale
-        last = len(self.weights) - 1
-        for k, (weight, bias) in enumerate(zip(self.weights, self.biases)):
-            x = x @ np.asarray(weight, dtype=np.float64).T + bias
+        last = len(self._layers) - 1
+        for k, (weight, bias) in enumerate(self._layers):
+            x = x @ weight
+            x += bias
             if k < last:
-                x = np.maximum(x, 0.0)
+                np.maximum(x, 0.0, out=x)
         x = np.exp(x - x.max(axis=1, keepdims=True))
         x /= x.sum(axis=1, keepdims=True)
         return x[0] if np.ndim(evidence) == 1 else x
