@@ -18,6 +18,23 @@ def test_clean_file_to_stdout(article_html, tmp_path):
     assert "Accept all cookies" not in result.output
 
 
+def test_clean_says_the_kind_and_takes_the_kind_and_the_headline(article_html, tmp_path):
+    page = tmp_path / "page.html"
+    page.write_bytes(article_html)
+    guessed = json.loads(CliRunner().invoke(main, ["clean", str(page), "-f", "json"]).output)
+    assert guessed["page_type"] in guessed["page_types"] and 0 <= guessed["confidence"] <= 1
+    given = CliRunner().invoke(main, ["clean", str(page), "-f", "json", "--page-type", "forum",
+                                      "--title"])
+    assert given.exit_code == 0, given.output
+    payload = json.loads(given.output)
+    assert payload["page_type"] == "forum" and payload["page_types"]["forum"] == 1.0
+    assert payload["text"].startswith(payload["title"])
+    plain = CliRunner().invoke(main, ["clean", str(page), "--no-title"]).output
+    assert not plain.startswith(payload["title"])
+    bad = CliRunner().invoke(main, ["clean", str(page), "--page-type", "blog"])
+    assert bad.exit_code == 2 and "blog" in bad.output
+
+
 def test_batch_with_a_corrupt_file(article_html, tmp_path):
     inputs = tmp_path / "in"
     inputs.mkdir()

@@ -97,6 +97,15 @@ def test_clean_options_reach_the_cleaner(readonly):
         assert answer.json()["text"] == Cleaner(**options).clean(page).text
     bad = readonly.post("/clean", json={"html": page.decode(), "options": {"favor": "speed"}})
     assert bad.status_code == 422 and "favor" in _one_line(bad)
+    # The page's kind given, and the headline first: as the library does them.
+    answer = readonly.post("/clean", json={"html": page.decode(), "options": {
+        "page_type": "forum", "title": True}}).json()
+    expected = Cleaner(title=True).clean(page, page_type="forum")
+    assert answer["page_type"] == "forum" and answer["text"] == expected.text
+    assert answer["text"].startswith("Harbour wall repairs")
+    assert 0.0 <= answer["confidence"] <= 1.0
+    bad = readonly.post("/clean", json={"html": page.decode(), "options": {"page_type": "blog"}})
+    assert bad.status_code == 422 and "page_type" in _one_line(bad)
 
 
 @pytest.mark.parametrize("body, headers, status, says", [

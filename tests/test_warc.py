@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 from warchelpers import ACCENTED, BASE, make_crawl
 
+from noisecbr.kind import KINDS
 from noisecbr_apps.cli import main
 from noisecbr_apps.crawl.warc import (
     DAMAGED,
@@ -65,6 +66,8 @@ def test_warc_to_jsonl_gives_the_texts_of_the_html_files(crawl, tmp_path):
     assert row["warc_record_id"].startswith("<urn:uuid:") and row["warc_date"][:2] == "20"
     assert row["decisions_noise"] > 0 and row["decisions_data"] > 0
     assert row["comments"] == "" and set(row) == {name for name, _ in columns()}
+    # Each row says what kind of page it is and how far to trust its text.
+    assert all(row["page_type"] in KINDS and 0.0 <= row["confidence"] <= 1.0 for row in rows)
 
 
 def test_parquet_with_jobs_gives_the_same_rows(crawl, tmp_path):
