@@ -126,6 +126,17 @@ def _output_name(relative: Path, fmt: str) -> Path:
     return relative.with_name(name + _FORMATS[fmt])
 
 
+def _format_of(output: Path | None, many: bool) -> str:
+    """The format of HTML input's output when ``-f`` names none: the one the output file's
+    extension names (``-o page.json`` writes JSON, ``.md`` Markdown, ``.html`` HTML), else text
+    (a folder of outputs, standard output, another extension)."""
+    if output is None or many:
+        return "text"
+    by_suffix = {suffix: name for name, suffix in _FORMATS.items()}
+    by_suffix.update({".markdown": "markdown", ".htm": "html"})
+    return by_suffix.get(output.suffix.lower(), "text")
+
+
 def _targets(items: list[tuple[str, Path]], output: Path, fmt: str) -> dict[str, Path]:
     """Each input's output file under ``output``; two inputs that would write one file (a.html
     and a.htm, or two folders' a.html given together) are refused before anything is written."""
@@ -241,8 +252,10 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
 @click.option("-f", "--format", "fmt", type=click.Choice([*_FORMATS, *_CRAWL_FORMATS]),
               default=None, help="text (the default): main content; markdown: the same with "
               "its headings, lists, tables and code; html: cleaned page; json: all of them plus "
-              "every decision. WARC input: jsonl (the default) or parquet, one row per "
-              "page (also chosen by the name of -o: out.jsonl, out.parquet).")
+              "every decision. Without -f, one page's -o file chooses by its extension "
+              "(out.json, out.md, out.html, out.txt). WARC input: jsonl (the default) or "
+              "parquet, one row per page (also chosen by the name of -o: out.jsonl, "
+              "out.parquet).")
 @click.option("--model", type=click.Path(exists=True, dir_okay=False),
               help="A model artifact (.safetensors). Default: the embedded model.")
 @click.option("--url", help="The page's URL (recorded in JSON output).")
@@ -323,7 +336,8 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
             markdown=markdown_column, by_site=by_site, title=title, page_type=page_type),
             jobs, quiet)
         return
-    fmt = fmt or "text"
+    fmt = fmt or _format_of(output, many=len(items) > 1 or any(
+        item != "-" and Path(item).is_dir() for item in inputs))
     if markdown_column:
         _fail("--markdown adds a column to the rows of WARC input; for pages give -f markdown",
               EXIT_USAGE)

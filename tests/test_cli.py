@@ -35,6 +35,21 @@ def test_clean_says_the_kind_and_takes_the_kind_and_the_headline(article_html, t
     assert bad.exit_code == 2 and "blog" in bad.output
 
 
+def test_one_pages_output_file_chooses_its_format_by_its_extension(article_html, tmp_path):
+    page = tmp_path / "page.html"
+    page.write_bytes(article_html)
+    for name, check in (("out.json", lambda text: json.loads(text)["text"]),
+                        ("out.md", lambda text: text.startswith("When the tide")),
+                        ("out.html", lambda text: "<html" in text and "<p>" in text),
+                        ("out.txt", lambda text: text.startswith("When the tide"))):
+        result = CliRunner().invoke(main, ["clean", str(page), "-o", str(tmp_path / name)])
+        assert result.exit_code == 0, result.output
+        assert check((tmp_path / name).read_text(encoding="utf-8")), name
+    # -f says otherwise: it wins.
+    CliRunner().invoke(main, ["clean", str(page), "-o", str(tmp_path / "x.json"), "-f", "text"])
+    assert (tmp_path / "x.json").read_text(encoding="utf-8").startswith("When the tide")
+
+
 def test_batch_with_a_corrupt_file(article_html, tmp_path):
     inputs = tmp_path / "in"
     inputs.mkdir()
