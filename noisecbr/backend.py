@@ -76,7 +76,15 @@ def load(reference: Callable[[list[etree._Element]], dict[str, Any]]) -> ModuleT
         return None
     try:
         from . import _kernel
-    except (ImportError, ValueError):  # not built, or built against an incompatible lxml
+    except (ImportError, ValueError) as error:  # not built, or built for another lxml
+        # Once per process (the choice is made once): a user who has no compiler, or who
+        # imports the package from a checkout's root after `pip install .` (the sources, not
+        # the installed build), gets the same output several times slower, and should know.
+        warnings.warn(f"noisecbr's compiled kernel is not in use ({error}): the pure Python "
+                      f"path gives the same output, several times slower. Install noisecbr "
+                      f"where a C compiler is (pip install .), and import it from outside the "
+                      f"source checkout; {PURE_PYTHON_ENV}=1 chooses the pure path without "
+                      f"this warning.", RuntimeWarning, stacklevel=2)
         return None
     body = etree.HTML(_CHECK_PAGE).find("body")
     elements = list(body.iter(etree.Element, etree.Entity))

@@ -82,6 +82,22 @@ def test_a_kernel_that_disagrees_is_not_used():
     assert backend.load(python_fields) is BACKEND.kernel
 
 
+def test_a_kernel_that_cannot_be_imported_is_said_once(monkeypatch):
+    # As after `pip install .` with the package imported from the checkout's root: the
+    # sources hold no built kernel.
+    import noisecbr
+
+    monkeypatch.delenv(backend.PURE_PYTHON_ENV, raising=False)
+    monkeypatch.delattr(noisecbr, "_kernel", raising=False)
+    monkeypatch.setitem(sys.modules, "noisecbr._kernel", None)  # import fails
+    with pytest.warns(RuntimeWarning, match="compiled kernel is not in use.*pip install"):
+        assert backend.load(python_fields) is None
+    code = "import warnings; from noisecbr.backend import BACKEND; print(BACKEND.name)"
+    quiet = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
+                           text=True, env={**os.environ, backend.PURE_PYTHON_ENV: "1"})
+    assert quiet.returncode == 0 and quiet.stdout.split() == ["python"]  # chosen: no warning
+
+
 def test_the_pure_block_switches_the_backend_and_back():
     kernel = BACKEND.kernel
     with BACKEND.pure():
