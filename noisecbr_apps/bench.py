@@ -218,14 +218,21 @@ def _turns(extractors: int, block: int) -> list[int]:
 
 
 def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
-         pages: Sequence[LabelledPage], structures: Sequence | None = None) -> list[BenchRow]:
+         pages: Sequence[LabelledPage], structures: Sequence | None = None,
+         progress: bool = False) -> list[BenchRow]:
     """Score and time each named extractor on every page, the extractors taking turns over
     blocks of :data:`ROUND_PAGES` pages (in an order that rotates from block to block); with
     ``structures`` (each page's :class:`~noisecbr_apps.structure.PageStructure`), count what each
-    text keeps of it (untimed)."""
+    text keeps of it (untimed); ``progress``: a bar of the pages cleaned, on stderr."""
+    import sys
+
+    from tqdm import tqdm
+
     rows = [BenchRow(name, structure=StructureCounts() if structures else None)
             for name, _ in named]
     cpu = [0.0] * len(named)
+    bar = tqdm(total=len(pages) * len(named), unit="page", desc="bench", leave=False,
+               disable=not progress, file=sys.stderr)
     for number, first in enumerate(range(0, len(pages), ROUND_PAGES)):
         block = pages[first:first + ROUND_PAGES]
         for k in _turns(len(named), number):
@@ -247,6 +254,8 @@ def _run(named: Sequence[tuple[str, Callable[[LabelledPage], str]]],
                 rows[k].page_langs.append(page.lang)
                 if structures:
                     rows[k].structure += structure_counts(structures[first + offset], text)
+            bar.update(len(block))
+    bar.close()
     for row, seconds in zip(rows, cpu):
         row.scores = aggregate(row.pages)
         row.f1_ci = bootstrap_f1(row.pages)
@@ -438,7 +447,8 @@ def bench(
             continue
         slots.append((name, lambda page, f=extract: f(page.html, page.url)))
     structures = [page_structure(page.html) for page in pages] if structure else None
-    timed = iter(_run([s for s in slots if not isinstance(s, BenchRow)], pages, structures))
+    timed = iter(_run([s for s in slots if not isinstance(s, BenchRow)], pages, structures,
+                      progress))
     rows = [s if isinstance(s, BenchRow) else next(timed) for s in slots]
     return rows + [oracle_row(rows)] if oracle else rows
 

@@ -537,6 +537,11 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
 
 
 # -- bench ---------------------------------------------------------------------------------------
+#: What ``bench --truth`` scores against, as its output says.
+_TRUTHS = {"full": "the whole ground truth (reader comments included where it has them; "
+                   "--truth article: the article alone)",
+           "article": "the article part of the ground truth (the text before its reader-comments "
+                      "marker)"}
 def _click_counts(values: tuple[str, ...]) -> tuple[int, ...]:
     """The numbers of ``--adapt-clicks``, each given alone or in a comma list."""
     counts = []
@@ -632,7 +637,8 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                      adapt_clicks=adapt_clicks)
     except BenchUsageError as error:
         _fail(str(error), EXIT_USAGE)
-    click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages")
+    click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages, "
+               f"scored against {_TRUTHS[truth]}")
     click.echo(format_table(rows))
     if by_type:
         click.echo("\nF1 by page type (shingle/word):\n" + format_by_type(rows))

@@ -146,6 +146,10 @@ def test_bench_on_a_tiny_dataset(tmp_path, article_html):
     assert result.exit_code == 0, result.output
     assert "noisecbr" in result.output and "none" in result.output
     assert "oracle" not in result.output
+    # The truth it scored against is said (issue 42: the whole truth scored without a word).
+    assert result.output.splitlines()[0].startswith("set: 1 pages, scored against the whole")
+    article = CliRunner().invoke(main, ["bench", str(data), "--truth", "article"]).output
+    assert "scored against the article part" in article.splitlines()[0]
     table = tmp_path / "bench.csv"
     result = CliRunner().invoke(main, ["bench", str(data), "-e", "noisecbr", "-e", "none",
                                        "--oracle", "--csv", str(table)])
