@@ -1,8 +1,9 @@
 """Markdown of what a cleaning kept: the decided tree, walked once, with its structure.
 
 Headings by level (``#`` … ``######``), nested ``-`` and ``1.`` lists indented under their item,
-pipe tables (the first row as header, ``|`` escaped in cells), fenced code with its language
-when the page names it (``class="language-python"``, ``lang-js``), inline code, block quotes,
+pipe tables (the table's header row as header, else an empty one; ``|`` escaped in cells), hard
+line breaks for ``<br>`` (a backslash ending the line), fenced code with its language when the
+page names it (``class="language-python"``, ``lang-js``), inline code, block quotes,
 emphasis; links (``[text](url)``, made absolute against the page's URL) and images
 (``![alt](src)``) only when asked, and only of the http(s), mailto or relative kinds (never a
 ``javascript:`` one). ``*``, ``_``, ``[``, ``]`` and ``<`` in text are escaped, so that a page's
@@ -68,7 +69,10 @@ class _Box:
         self.inline.clear()
         text = text.replace(f"{_BREAK} ", _BREAK).replace(f" {_BREAK}", _BREAK).strip(_BREAK)
         if text:
-            self.blocks.append(text.replace(_BREAK, "\n"))
+            # A hard line break: a backslash before the newline (CommonMark), which no
+            # editor strips as it strips two trailing spaces; a bare newline would join the
+            # lines into one run of text when rendered.
+            self.blocks.append(text.replace(_BREAK, "\\\n"))
 
     def text(self, joiner: str = "\n\n") -> str:
         """The box's blocks, its last paragraph ended, joined by ``joiner``."""
@@ -87,10 +91,12 @@ class _List:
 
 @dataclass
 class _Cell:
-    """A table cell: its text on one line, and its blocks."""
+    """A table cell: its text on one line, its blocks, and whether it heads its column (a
+    ``<th>``, or a cell of the ``<thead>``)."""
 
     line: str
     blocks: str
+    header: bool = False
 
     @property
     def blocky(self) -> bool:
@@ -125,6 +131,7 @@ class _Walk:
         self.boxes: list[_Box] = [_Box()]
         self.lists: list[_List] = []
         self.tables: list[list[list[_Cell]]] = []
+        self.in_head = 0  # open <thead> elements
         #: per open inline element: where its text starts in the box's pieces
         self.marks: list[int] = []
 
@@ -162,6 +169,8 @@ class _Walk:
             self.tables.append([])
         elif tag == "tr" and self.tables:
             self.tables[-1].append([])
+        elif tag == "thead":
+            self.in_head += 1
         elif tag in _BOXES or tag in _HEADINGS:
             self.box.flush()
             self.boxes.append(_Box())
@@ -189,10 +198,13 @@ class _Walk:
             if quote:
                 self.box.blocks.append("\n".join(f"> {line}".rstrip()
                                                  for line in quote.split("\n")))
+        elif tag == "thead" and self.in_head:
+            self.in_head -= 1
         elif tag in ("td", "th"):
             box = self.boxes.pop()
             blocks = box.text()
-            cell = _Cell(_SPACES.sub(" ", blocks).replace("|", "\\|"), blocks)
+            line = _SPACES.sub(" ", blocks.replace("\\\n", " ")).replace("|", "\\|")
+            cell = _Cell(line, blocks, header=tag == "th" or self.in_head > 0)
             if self.tables and self.tables[-1]:
                 self.tables[-1][-1].append(cell)
             elif blocks:
@@ -285,12 +297,18 @@ def _table_blocks(rows: list[list[_Cell]]) -> list[str]:
         return []
     if max(map(len, rows)) == 1 or any(cell.blocky for row in rows for cell in row):
         return [cell.blocks for row in rows for cell in row if cell.blocks]
-    return [_pipe_table([[cell.line for cell in row] for row in rows])]
+    headed = all(cell.header for cell in rows[0])
+    return [_pipe_table([[cell.line for cell in row] for row in rows], headed)]
 
 
-def _pipe_table(rows: list[list[str]]) -> str:
-    """A pipe table: the first row as its header, every row as wide as the widest."""
+def _pipe_table(rows: list[list[str]], headed: bool = True) -> str:
+    """A pipe table, every row as wide as the widest: the first row as its header when
+    ``headed`` (the table's own header: ``<th>`` cells or its ``<thead>``), else an empty
+    header above all of them (a pipe table needs one; a data row made header would read as
+    the columns' names)."""
     width = max(map(len, rows))
+    if not headed:
+        rows = [[""] * width, *rows]
     lines = []
     for k, row in enumerate(rows):
         cells = [cell.strip() for cell in row] + [""] * (width - len(row))

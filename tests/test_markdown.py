@@ -91,3 +91,29 @@ def test_lists_tables_and_code_in_their_places():
         "## Title\n\none.\n\ntwo.")
     assert _md("<table><tr><td>a</td></tr><tr><td>b</td></tr></table>") == "a\n\nb"
     assert _md("<p><code>a``x</code> and <code>`tick</code></p>") == "```a``x``` and `` `tick ``"
+
+
+def test_a_line_break_stays_a_line_break():
+    from noisecbr.markdown import render_markdown
+    from noisecbr.tidy import tidy
+
+    body = tidy("<body><p>The setup:<br>one box<br> two cables</p><ul><li>first<br>second"
+                "</li></ul><table><tr><th>a</th><th>b</th></tr><tr><td>1<br>2</td><td>3</td>"
+                "</tr></table></body>")
+    written = render_markdown(body)
+    # CommonMark's hard break: without it the lines render as one run of text.
+    assert "The setup:\\\none box\\\ntwo cables" in written
+    assert "- first\\\n  second" in written
+
+
+def test_a_table_keeps_its_own_header_and_gets_an_empty_one_when_it_has_none():
+    from noisecbr.markdown import render_markdown
+    from noisecbr.tidy import tidy
+
+    headed = render_markdown(tidy(
+        "<body><table><thead><tr><td>Name</td><td>Size</td></tr></thead>"
+        "<tbody><tr><td>A</td><td>1</td></tr></tbody></table></body>"))
+    assert headed.splitlines()[:3] == ["| Name | Size |", "| --- | --- |", "| A | 1 |"]
+    bare = render_markdown(tidy("<body><table><tr><td>x</td><td>y</td></tr>"
+                                "<tr><td>1</td><td>2</td></tr></table></body>"))
+    assert bare.splitlines() == ["|  |  |", "| --- | --- |", "| x | y |", "| 1 | 2 |"]
