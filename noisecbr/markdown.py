@@ -156,7 +156,7 @@ class _Walk:
             self.box.flush()
             self.box.blocks.append("---")
         elif tag == "img":
-            src = self._url(element.get("src")) if self.images else None
+            src = self._url(image_source(element)) if self.images else None
             if src:
                 alt = _ESCAPE.sub(r"\\\1", _SPACES.sub(" ", element.get("alt") or "").strip())
                 self.box.inline.append(f"![{alt}]({src})")
@@ -274,6 +274,36 @@ class _Walk:
         if scheme and scheme.group(1).lower() not in _SAFE_SCHEMES:
             return None
         return url.replace("(", "%28").replace(")", "%29").replace("<", "%3C")
+
+
+#: Where lazy-loading pages keep an image's real address while ``src`` holds a placeholder.
+_LAZY_SOURCES = ("data-src", "data-lazy-src", "data-original", "data-url")
+_LAZY_SOURCE_SETS = ("srcset", "data-srcset", "data-lazy-srcset")
+
+
+def image_source(img: etree._Element) -> str | None:
+    """An image's address: its ``src``, or where a lazy-loading page keeps the real one while
+    ``src`` is missing or a ``data:`` placeholder (``data-src`` and its kin, else the first
+    candidate of a ``srcset``).
+
+    >>> from lxml import etree
+    >>> image_source(etree.fromstring('<img src="data:image/gif;base64,R0" data-src="/a.jpg"/>'))
+    '/a.jpg'
+    >>> image_source(etree.fromstring('<img data-srcset="/s.jpg 480w, /l.jpg 960w"/>'))
+    '/s.jpg'
+    """
+    src = (img.get("src") or "").strip()
+    if src and not src.lower().startswith("data:"):
+        return src
+    for name in _LAZY_SOURCES:
+        found = (img.get(name) or "").strip()
+        if found and not found.lower().startswith("data:"):
+            return found
+    for name in _LAZY_SOURCE_SETS:
+        first = (img.get(name) or "").split(",")[0].strip().split(" ")[0]
+        if first and not first.lower().startswith("data:"):
+            return first
+    return None
 
 
 def _fence(pre: etree._Element, removed: Collection[etree._Element]) -> str:

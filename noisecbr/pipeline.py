@@ -25,6 +25,7 @@ import copy
 import dataclasses
 import functools
 from collections.abc import Callable
+from urllib.parse import urljoin
 
 import numpy as np
 from lxml import etree
@@ -101,10 +102,14 @@ class Page:
 
     def kinds(self, model: Model) -> np.ndarray | None:
         """The page's kind probabilities (:data:`noisecbr.kind.KINDS` order): its
-        ``page_type``'s when given, else the ``model``'s kind model's (None without one);
-        found once per model."""
+        ``page_type``'s when given, else the ``model``'s kind model's (None without one)."""
         if self.page_type is not None:
             return one_hot(self.page_type)
+        return self.read_kinds(model)
+
+    def read_kinds(self, model: Model) -> np.ndarray | None:
+        """The kind probabilities the ``model``'s kind model reads off the page, whatever kind
+        the caller gave (None without a kind model); found once per model."""
         if model.kind_model is None:
             return None
         found = self._kinds.get(id(model))
@@ -356,12 +361,14 @@ def _kept_too_little(page: Page, decision: np.ndarray) -> bool:
 # -- render -------------------------------------------------------------------------------------
 
 def render(page: Page, decisions: Decisions, *, comments: bool = False,
-           confidence: ConfidenceModel | None = None, title: bool = False) -> CleanResult:
+           confidence: ConfidenceModel | None = None, title: bool = False,
+           read_kinds: np.ndarray | None = None) -> CleanResult:
     """The :class:`CleanResult` of a decided page: the headline and the byline out of the
     text into the metadata, the comments apart (after the text with ``comments=True``); the
     HTML, Markdown, comments and decisions rendered when first asked for, and so is the
-    result's expected F1 by the ``confidence`` model (None without one). ``title=True`` puts
-    the headline first in the text and the Markdown (as ``# …``)."""
+    result's expected F1 by the ``confidence`` model (None without one), from the kind
+    probabilities its kind model read (``read_kinds``; the decisions' kinds when not given).
+    ``title=True`` puts the headline first in the text and the Markdown (as ``# …``)."""
     table, body, decision = page.table, page.body, decisions.decision
     metadata = page.metadata
     decided = np.flatnonzero(decision >= 0)
@@ -394,7 +401,8 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False,
     later = _OnDemand(page, decisions, sorted(removed_at), metadata, thread, comments, headline)
     expected = None
     if confidence is not None:
-        expected = functools.partial(_confidence, page, decisions, confidence)
+        read = decisions.kinds if read_kinds is None else read_kinds
+        expected = functools.partial(_confidence, page, decisions, confidence, read)
     return CleanResult(html=later.html, text=text, decisions=later.decisions, url=page.url,
                        comments=thread, metadata=metadata, fallback=decisions.fell_back,
                        markdown=later.markdown, mode=decisions.mode, kinds=decisions.kinds,
@@ -411,12 +419,14 @@ def _headline_text(page: Page, metadata: PageMetadata) -> str | None:
     return metadata.title
 
 
-def _confidence(page: Page, decisions: Decisions, model: ConfidenceModel) -> float:
-    """The expected F1 of the page's result (:mod:`noisecbr.confidence`)."""
+def _confidence(page: Page, decisions: Decisions, model: ConfidenceModel,
+                kinds: np.ndarray | None) -> float:
+    """The expected F1 of the page's result (:mod:`noisecbr.confidence`), ``kinds`` the kind
+    probabilities its kind model read."""
     table = page.table
     kept = kept_pieces(table, decisions.decision, page.headline)
-    evidence = confidence_evidence(table, decisions.proba, decisions.decision, kept,
-                                   decisions.kinds, decisions.fell_back)
+    evidence = confidence_evidence(table, decisions.proba, decisions.decision, kept, kinds,
+                                   decisions.fell_back)
     return round(float(model.predict(evidence)), 4)
 
 
@@ -470,7 +480,7 @@ class _OnDemand:
 
     def markdown(self, links: bool = False, images: bool = False) -> str:
         # The same decided tree as the text.
-        options = {"links": links, "images": images, "base_url": self.page.url}
+        options = {"links": links, "images": images, "base_url": _base_url(self.page)}
         elements = self.page.table.elements
         written = render_markdown(self.page.body, {elements[i] for i in self.removed_at},
                                   **options)
@@ -483,6 +493,18 @@ class _OnDemand:
             if thread:
                 written = f"{written}\n\n---\n\n{thread}" if written else thread
         return printable(written)
+
+
+def _base_url(page: Page) -> str | None:
+    """The address a page's relative links are read against: its ``<base href>`` (against its
+    URL), else its URL, else the address its head declares (canonical link, ``og:url``)."""
+    root = page.body.getroottree().getroot()
+    base = root.find("head/base")
+    href = (base.get("href") or "").strip() if base is not None else ""
+    address = page.url or declared_url(root)
+    if href:
+        return urljoin(address or "", href)
+    return address
 
 
 def _sources(decisions: Decisions, i: int) -> dict:

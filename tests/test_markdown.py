@@ -117,3 +117,28 @@ def test_a_table_keeps_its_own_header_and_gets_an_empty_one_when_it_has_none():
     bare = render_markdown(tidy("<body><table><tr><td>x</td><td>y</td></tr>"
                                 "<tr><td>1</td><td>2</td></tr></table></body>"))
     assert bare.splitlines() == ["|  |  |", "| --- | --- |", "| x | y |", "| 1 | 2 |"]
+
+
+ARTICLE_WORDS = "Words of the article go on about the harbour and its boats. " * 12
+
+
+def test_links_and_images_are_made_absolute_without_a_url_given():
+    from noisecbr import clean
+
+    page = ("<html><head><link rel='canonical' href='https://site.test/blog/post'></head>"
+            f"<body><article><p>{ARTICLE_WORDS}<a href='/other'>other</a> <img "
+            "src='data:image/gif;base64,R0lGOD' data-src='pics/a.jpg' alt='A boat'></p>"
+            "</article></body></html>")
+    written = clean(page).to_markdown(links=True, images=True)
+    assert "[other](https://site.test/other)" in written  # the canonical link's address
+    assert "![A boat](https://site.test/blog/pics/a.jpg)" in written  # the lazy image's source
+    based = page.replace("<head>", "<head><base href='https://cdn.test/root/'>")
+    assert "[other](https://cdn.test/other)" in clean(based).to_markdown(links=True)
+    assert "![A boat](https://site.test/x/pics/a.jpg)" in clean(
+        page, url="https://site.test/x/y").to_markdown(images=True)  # a URL given wins
+
+
+def test_a_tiny_page_keeps_its_text():
+    from noisecbr import clean
+
+    assert clean("<p>just a sentence</p>").text == "just a sentence"
