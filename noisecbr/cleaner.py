@@ -18,6 +18,7 @@ pages of a site decide the same markup on its other pages (``memory=``, :mod:`no
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
@@ -87,6 +88,9 @@ class Cleaner:
     page's HTML and URL, called for each page whose result's ``confidence`` is under
     ``fallback_below``; the text it returns (a ``str``; ``None`` declines) replaces the
     result's text and Markdown, and ``result.extractor`` says ``"fallback"``.
+    ``unsafe_html=True``: ``result.html`` as the page wrote it, not sanitised (by default no
+    script, event handler, frame, form, style or ``<base>`` of the page is in it:
+    :func:`noisecbr.render.sanitised_body`).
     """
 
     def __init__(
@@ -105,6 +109,7 @@ class Cleaner:
         title: bool | None = None,
         fallback: Fallback | None = None,
         fallback_below: float = DEFAULT_FALLBACK_BELOW,
+        unsafe_html: bool = False,
     ) -> None:
         if model is None:
             model = default_model()
@@ -138,6 +143,7 @@ class Cleaner:
             raise ValueError("fallback needs a model with a confidence model (the embedded one "
                              "has it)")
         self.fallback, self.fallback_below = fallback, fallback_below
+        self.unsafe_html = unsafe_html
 
     @property
     def noise_threshold(self) -> float:
@@ -192,10 +198,15 @@ class Cleaner:
         return self.modes[page.mode]
 
     def render(self, page: Page, decisions: Decisions) -> CleanResult:
-        """The :class:`CleanResult` of ``page`` as ``decisions`` decided it."""
+        """The :class:`CleanResult` of ``page`` as ``decisions`` decided it (decisions made
+        without the page's kinds, by :func:`noisecbr.pipeline.decide` called alone, get them
+        here)."""
+        if decisions.kinds is None and page.kinds(self.model) is not None:
+            decisions = dataclasses.replace(decisions, kinds=page.kinds(self.model))
         return render(page, decisions, comments=self.comments,
                       confidence=self.model.confidence_model,
-                      title=self.title_for(page, decisions.kinds))
+                      title=self.title_for(page, decisions.kinds),
+                      read_kinds=page.read_kinds(self.model), safe_html=not self.unsafe_html)
 
     def title_for(self, page: Page, kinds: np.ndarray | None) -> bool:
         """Whether the text of ``page`` starts with its headline: ``title`` when given, else
@@ -301,20 +312,19 @@ class Cleaner:
 
 def _kind_titles(model: Model) -> dict[str, bool]:
     """Whether the text of each kind starts with its headline, as the model's metadata says
-    (``kind_titles``), when it has a kind model and names every kind; {} otherwise."""
+    (``kind_titles``, checked when the model file is read), when it has a kind model; {}
+    otherwise."""
     declared = model.metadata.get("kind_titles") or {}
-    if model.kind_model is None or not isinstance(declared, dict) or set(declared) != set(KINDS):
-        return {}
-    return {kind: bool(value) for kind, value in declared.items()}
+    return dict(declared) if model.kind_model is not None and set(declared) == set(KINDS) else {}
 
 
 def _kind_modes(model: Model) -> dict[str, str]:
-    """The walk's mode of each kind the model's metadata names (``kind_modes``), when it has a
-    kind model and names one for every kind; {} otherwise."""
+    """The walk's mode of each kind the model's metadata names (``kind_modes``, checked when
+    the model file is read), when it has a kind model; {} otherwise."""
     declared = model.metadata.get("kind_modes") or {}
-    if model.kind_model is None or not isinstance(declared, dict) or set(declared) != set(KINDS):
+    if model.kind_model is None or set(declared) != set(KINDS):
         return {}
-    if not set(declared.values()) <= set(MODES):
+    if not set(declared.values()) <= set(MODES):  # a model made in code, not read from a file
         raise ValueError(f"the model's kind_modes name modes other than {', '.join(MODES)}")
     return dict(declared)
 

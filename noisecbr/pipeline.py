@@ -362,13 +362,14 @@ def _kept_too_little(page: Page, decision: np.ndarray) -> bool:
 
 def render(page: Page, decisions: Decisions, *, comments: bool = False,
            confidence: ConfidenceModel | None = None, title: bool = False,
-           read_kinds: np.ndarray | None = None) -> CleanResult:
+           read_kinds: np.ndarray | None = None, safe_html: bool = True) -> CleanResult:
     """The :class:`CleanResult` of a decided page: the headline and the byline out of the
     text into the metadata, the comments apart (after the text with ``comments=True``); the
     HTML, Markdown, comments and decisions rendered when first asked for, and so is the
     result's expected F1 by the ``confidence`` model (None without one), from the kind
     probabilities its kind model read (``read_kinds``; the decisions' kinds when not given).
-    ``title=True`` puts the headline first in the text and the Markdown (as ``# …``)."""
+    ``title=True`` puts the headline first in the text and the Markdown (as ``# …``);
+    ``safe_html=False`` leaves the HTML unsanitised (:func:`noisecbr.render.sanitised_body`)."""
     table, body, decision = page.table, page.body, decisions.decision
     metadata = page.metadata
     decided = np.flatnonzero(decision >= 0)
@@ -398,7 +399,8 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False,
     thread = _Thread(comment_roots)
     if comments and thread():
         text = f"{text}\n\n{thread()}" if text else thread()
-    later = _OnDemand(page, decisions, sorted(removed_at), metadata, thread, comments, headline)
+    later = _OnDemand(page, decisions, sorted(removed_at), metadata, thread, comments, headline,
+                      safe_html)
     expected = None
     if confidence is not None:
         read = decisions.kinds if read_kinds is None else read_kinds
@@ -454,6 +456,7 @@ class _OnDemand:
     thread: _Thread
     comments: bool
     headline: str | None = None  # written first, as a heading
+    safe_html: bool = True  # the HTML sanitised
 
     def decisions(self) -> list[Decision]:
         # Paths from the table: still those of the tidied page after the noise is detached.
@@ -476,7 +479,8 @@ class _OnDemand:
         clone = copy.deepcopy(self.page.body)
         copies = list(clone.iter(etree.Element, etree.Entity))  # the table's order
         drop_elements([copies[i] for i in self.removed_at])
-        return printable(render_html(clone, self.metadata.document_title, self.metadata.lang))
+        return printable(render_html(clone, self.metadata.document_title, self.metadata.lang,
+                                     safe=self.safe_html))
 
     def markdown(self, links: bool = False, images: bool = False) -> str:
         # The same decided tree as the text.

@@ -9,6 +9,7 @@ separated by a tab, and runs of whitespace inside a line collapse to one space, 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable, Collection, Sequence
@@ -19,7 +20,7 @@ from lxml import etree, html
 from .backend import BACKEND
 
 __all__ = ["BLOCK_TAGS", "LINE_TAGS", "render_html", "render_text", "render_texts",
-           "verbatim_text"]
+           "sanitised_body", "verbatim_text"]
 
 #: Elements that end a paragraph: the text around them is separated by a blank line.
 BLOCK_TAGS = frozenset(
@@ -281,9 +282,10 @@ def _compiled_render() -> Callable | None:
     return BACKEND.verified("render_text", _renders_the_check_page)
 
 
-def render_html(body: etree._Element, title: str | None = None, lang: str | None = None) -> str:
+def render_html(body: etree._Element, title: str | None = None, lang: str | None = None, *,
+                safe: bool = True) -> str:
     """Serialise a body as a complete, re-parseable HTML document (with the page's ``title``
-    and ``lang`` when given)."""
+    and ``lang`` when given), sanitised unless ``safe=False`` (:func:`sanitised_body`)."""
     document = etree.Element("html")
     head = etree.SubElement(document, "head")
     etree.SubElement(head, "meta", charset="utf-8")
@@ -291,7 +293,38 @@ def render_html(body: etree._Element, title: str | None = None, lang: str | None
         etree.SubElement(head, "title").text = title
     # Serialise the body on its own so the caller's tree is not re-parented.
     body_html = html.tostring(body, encoding="unicode", method="html")
+    if safe:
+        body_html = sanitised_body(body_html)
     head_html = html.tostring(head, encoding="unicode", method="html")
     html_tag = f"<html lang={quoteattr(lang)}>" if lang else "<html>"
     return f"<!DOCTYPE html>\n{html_tag}{head_html}{body_html}</html>\n"
+
+
+@functools.cache
+def _sanitiser():
+    """lxml_html_clean's Cleaner as the output's HTML needs it (made once)."""
+    from lxml_html_clean import Cleaner as HtmlCleaner
+
+    return HtmlCleaner(
+        scripts=True, javascript=True, comments=True, style=True, inline_style=True,
+        links=True, meta=True, page_structure=False, processing_instructions=True,
+        embedded=True, frames=True, forms=True, annoying_tags=True, remove_unknown_tags=False,
+        safe_attrs_only=True, add_nofollow=False, kill_tags=("base",))
+
+
+def sanitised_body(body_html: str) -> str:
+    """A serialised ``<body>`` that a browser can open without running or loading anything the
+    page meant to (lxml_html_clean, a maintained sanitiser, not a list of our own): no scripts,
+    event handlers (``onerror``, ``onload``, ``onfocus``…), ``javascript:`` URLs, frames
+    (``srcdoc`` included), objects and embeds, forms and their controls, ``<base>``, ``<meta>``
+    refreshes, stylesheets or inline styles (``url(…)``, ``image-set(…)`` and CSS escapes load
+    from elsewhere); attributes outside HTML's safe ones dropped. The content's markup, its
+    links and its images are kept."""
+    document = html.document_fromstring(body_html or "<body></body>",
+                                        parser=html.HTMLParser(huge_tree=True))
+    _sanitiser()(document)
+    body = document.find("body")
+    if body is None:
+        return "<body></body>"
+    return html.tostring(body, encoding="unicode", method="html")
 

@@ -15,9 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Each package's layer: a module may import its own layer and those below it.
 LAYERS = {"noisecbr": 0, "casebase": 1, "training": 2, "noisecbr_apps": 3, "experiments": 4}
 #: What the engine may import besides the standard library: lxml, numpy, safetensors, the
-#: parsing helpers (html5lib, charset-normalizer) and threadpoolctl (numpy's BLAS threads).
+#: parsing helpers (html5lib, charset-normalizer), threadpoolctl (numpy's BLAS threads) and
+#: lxml_html_clean (the output HTML's sanitiser).
 ENGINE_LIBRARIES = {"lxml", "numpy", "safetensors", "html5lib", "charset_normalizer",
-                    "threadpoolctl"}
+                    "threadpoolctl", "lxml_html_clean"}
 #: Application libraries: the engine must import none of them.
 APPLICATION_LIBRARIES = {"click", "tqdm", "fastapi", "uvicorn", "starlette", "pebble", "pyspark",
                          "fastwarc", "pyarrow", "datatrove", "sqlalchemy", "alembic", "torch",
