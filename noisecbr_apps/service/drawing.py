@@ -44,8 +44,13 @@ _INERT = {"form": "div", "button": "span", "input": "span", "select": "span",
           "frame": "div", "frameset": "div", "object": "div", "embed": "span", "applet": "div",
           "param": "span", "layer": "div", "blink": "span", "marquee": "div"}
 
-#: What in CSS loads from elsewhere (``url(...)``, ``@import``, old IE's ``expression(``).
-_CSS_LOADS = re.compile(r"@import[^;]*;?|url\s*\([^)]*\)|expression\s*\(", re.IGNORECASE)
+#: What in CSS loads from elsewhere (``url(...)``, ``image-set(...)``, ``@import``, old IE's
+#: ``expression(``, Firefox's ``-moz-binding``).
+_CSS_LOADS = re.compile(r"@import[^;]*;?|(?:url|image-set|-webkit-image-set|image)\s*\([^)]*\)"
+                        r"|expression\s*\(|-moz-binding|behavior\s*:", re.IGNORECASE)
+#: A CSS escape (``\75 rl(`` is ``url(``): CSS that spells a name in escapes is dropped whole,
+#: since no pattern over its text can say what it loads.
+_CSS_ESCAPE = re.compile(r"\\")
 
 _SANITISER = HtmlCleaner(
     scripts=True, javascript=True, comments=True, style=False, inline_style=False, links=True,
@@ -62,6 +67,11 @@ def draw_page(body: etree._Element, decisions: Sequence[Decision]) -> str:
     were taken on, not yet stripped of its noise) with each decided subtree marked by its index
     in ``decisions`` and its label, sanitised."""
     tree = body.getroottree()
+    # The page's own marks would pass for ours: a page could place a box of its own over
+    # another and make the reviewer label the wrong one.
+    for element in body.iter(etree.Element):
+        for name in [name for name in element.attrib if name.startswith(DECISION_ATTRIBUTE)]:
+            del element.attrib[name]
     for index, decision in enumerate(decisions):
         found = tree.xpath(decision.path)
         if found and isinstance(found[0], etree._Element):
@@ -78,9 +88,14 @@ def draw_page(body: etree._Element, decisions: Sequence[Decision]) -> str:
         for name in _URL_ATTRIBUTES:
             element.attrib.pop(name, None)
         if "style" in element.attrib:
-            element.set("style", _CSS_LOADS.sub("none", element.get("style")))
+            style = element.get("style")
+            if _CSS_ESCAPE.search(style):
+                del element.attrib["style"]
+            else:
+                element.set("style", _CSS_LOADS.sub("none", style))
         if element.tag == "style" and element.text:
-            element.text = _CSS_LOADS.sub("", element.text)
+            element.text = ("" if _CSS_ESCAPE.search(element.text)
+                            else _CSS_LOADS.sub("", element.text))
     clean = document.find("body")
     inner = lxml_html.tostring(clean if clean is not None else document, encoding="unicode",
                                with_tail=False)
