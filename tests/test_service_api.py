@@ -328,7 +328,7 @@ def test_settings_reach_the_workers_through_the_environment():
     assert Settings.from_env({}) == Settings()
 
 
-def test_serve_command(tmp_path):
+def test_serve_command(tmp_path, monkeypatch):
     import subprocess
     import sys
 
@@ -342,6 +342,13 @@ def test_serve_command(tmp_path):
     broken.write_bytes(b"not a database" * 100)
     failed = runner.invoke(main, ["serve", "--db", str(broken)])
     assert failed.exit_code == EXIT_CASEBASE and "cannot open the case base" in failed.output
+    # Every interface: said before the server starts (here it does not: run is replaced).
+    import uvicorn
+
+    started = []
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: started.append(kwargs["host"]))
+    every = runner.invoke(main, ["serve", "--host", "0.0.0.0"])
+    assert started == ["0.0.0.0"] and "warning: listening on every interface" in every.output
     # noisecbr itself never imports the case base: `serve` is found lazily.
     code = "import sys, noisecbr_apps.cli; assert 'casebase' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
@@ -358,10 +365,15 @@ def test_explain_on_an_empty_case_base_says_so(tmp_path):
 
 def test_a_loopback_server_answers_only_to_loopback_names(monkeypatch):
     from noisecbr_apps.service import app as service_app
+    from noisecbr_apps.service.cli import allowed_hosts
 
-    app = create_app(Settings(hosts="127.0.0.1,localhost"))
+    # IPv6's loopback too (issue 43: --host ::1 answered to any Host).
+    assert allowed_hosts("::1") == allowed_hosts("127.0.0.1") == "127.0.0.1,localhost,[::1]"
+    assert allowed_hosts("0.0.0.0") is None and allowed_hosts("192.0.2.7") is None
+    app = create_app(Settings(hosts=allowed_hosts("::1")))
     with TestClient(app, base_url="http://127.0.0.1:8000") as client:
         assert client.get("/healthz").status_code == 200
+        assert client.get("/healthz", headers={"Host": "[::1]:8000"}).status_code == 200
         # A page of another site reaching it by DNS rebinding names its own host.
         assert client.get("/healthz", headers={"Host": "evil.test"}).status_code == 400
         # Past the bound of waiting pages, a clear 503 instead of an ever longer queue.

@@ -17,8 +17,20 @@ from noisecbr.exits import EXIT_CASEBASE, EXIT_USAGE
 
 __all__ = ["serve"]
 
-#: Names of the loopback interface: listening there, the server answers only to them.
-LOOPBACK = ("127.0.0.1", "localhost")
+#: Names of the loopback interface: listening there, the server answers only to them (a
+#: request whose Host header names another, as a page of another site reaching it by DNS
+#: rebinding does, gets a 400). IPv6's loopback is ``::1``, ``[::1]`` in a Host header.
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: The Host names a loopback server answers to.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+#: Addresses of every interface: any machine that reaches this one reaches the server.
+EVERY_INTERFACE = ("0.0.0.0", "::")
+
+
+def allowed_hosts(host: str) -> str | None:
+    """The Host names a server listening on ``host`` answers to (comma-separated), None for
+    any (a server on a network interface is reached by the names its clients use)."""
+    return ",".join(LOOPBACK_HOSTS) if host in LOOPBACK else None
 
 
 def _fail(message: str, code: int) -> None:
@@ -91,13 +103,18 @@ def serve(db: str | None, host: str, port: int, workers: int, pool: int, token: 
             token = secrets.token_urlsafe(24)
             click.echo(f"noisecbr serve: write token (give --token to choose it): {token}",
                        err=True)
-    loopback = host in LOOPBACK
     settings = Settings(db=db, token=token, model=model, max_body=max_body or MAX_BODY,
                         timeout=timeout or TIMEOUT, pool=pool,
                         read_timeout=read_timeout or READ_TIMEOUT,
-                        hosts=",".join(LOOPBACK) if loopback else None)
+                        hosts=allowed_hosts(host))
     os.environ.update(settings.to_env())
-    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    if host in EVERY_INTERFACE:
+        click.echo(f"noisecbr serve: warning: listening on every interface ({host}): any machine "
+                   "that reaches this one can clean pages here"
+                   + (" and read the case base" if db else "")
+                   + "; put TLS and an access control in front, or give --host 127.0.0.1",
+                   err=True)
+    shown = "127.0.0.1" if host in EVERY_INTERFACE else f"[{host}]" if ":" in host else host
     fragment = f"#token={token}" if token else ""
     click.echo(f"noisecbr serve: review page http://{shown}:{port}/review{fragment}", err=True)
     uvicorn.run("noisecbr_apps.service.app:app_from_env", factory=True, host=host, port=port,
