@@ -277,13 +277,25 @@ def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | No
                             parser=parser)
     except InputError as error:
         raise _Failure(f"{file}: {error}", EXIT_PARTIAL) from None
-    if added.page_id is None:
+    if added.page_id is None and labels:
+        # The page is stored: the labels are a further correction of it (a path that has a
+        # case relabels it, with its history), not a page to skip.
+        more = cb.add_labels(added.duplicate_of, labels, note="import-page")
+        if more["unknown_paths"] and len(more["unknown_paths"]) == len(labels):
+            raise _Failure(f"{file}: no path selects an element of the stored page "
+                           f"{added.duplicate_of} ({', '.join(labels)}): nothing changed",
+                           EXIT_NOT_FOUND)
+        click.echo(f"page {added.duplicate_of} (already stored): {more['added']} new cases, "
+                   f"{more['relabelled']} relabelled")
+        added.unknown_paths = more["unknown_paths"]
+    elif added.page_id is None:
         click.echo(f"{file}: already in the case base as page {added.duplicate_of}: skipped")
         return
+    else:
+        click.echo(f"page {added.page_id}: {sum(added.cases.values())} cases  "
+                   f"{_label_counts(added.cases)}")
     for path in added.unknown_paths:
         click.echo(f"unknown path (selects no element): {path}", err=True)
-    click.echo(f"page {added.page_id}: {sum(added.cases.values())} cases  "
-               f"{_label_counts(added.cases)}")
     if added.unknown_paths:
         click.echo(f"{len(added.unknown_paths)} of {len(labels or {})} paths matched nothing",
                    err=True)

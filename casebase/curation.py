@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,12 +25,23 @@ from sqlalchemy import bindparam, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from noisecbr.features import VECTOR_SCHEMA, vectorize
+from noisecbr.result import LABELS
+from noisecbr.subtrees import build_table
 
 from .connection import ConnectionMixin
 from .errors import NotFoundError
-from .importer import AddedPage, add_page
-from .models import Case, LabelHistory, Page, vector_to_bytes
-from .pages import check_label, check_source, find_page, site_id, stored_table
+from .importer import AddedPage, add_page, case_rows, insert_cases
+from .models import Case, LabelHistory, Page, decompress_html, vector_to_bytes
+from .pages import (
+    PreparedPage,
+    cases_from_paths,
+    check_label,
+    check_source,
+    find_page,
+    parse_stored,
+    site_id,
+    stored_table,
+)
 
 __all__ = [
     "UNMATCHED_PAGE",
@@ -115,6 +126,43 @@ class CurationMixin(ConnectionMixin):
             session.add(LabelHistory(case_id=case_id, old_label=old, new_label=label,
                                      source=source, note=note))
             return old
+
+    def add_labels(self, page_id: int, labels: Mapping[str, str],
+                   note: str = "review page") -> dict:
+        """Label the subtrees ``labels`` selects (XPath → label) on the stored page ``page_id``
+        (a page's second and later corrections: ``casebase import-page`` of a stored page, the
+        review page's boxes after its first); a path that already has a case relabels it (its
+        history keeps the change), the others get a new case with the human label.
+
+        Returns the page id, the case of each path (id, label, source), the number of new and
+        relabelled cases, and the paths that select nothing. New cases are inserted in one
+        transaction; each relabelling is one more, with its history entry (and ``note``)."""
+        with self.session() as session:
+            row = session.execute(select(Page.html, Page.content_hash)
+                                  .where(Page.id == page_id)).first()
+            if row is None:
+                raise NotFoundError(f"no page with id {page_id}")
+            body = parse_stored(decompress_html(row.html))
+            page = PreparedPage(row.content_hash, body, build_table(body), row.html)
+            cases = cases_from_paths(page, labels)
+            per_element, unknown = cases.labels, cases.unknown_paths
+            chosen = [int(i) for i in cases.indices]
+            existing = dict(session.execute(
+                select(Case.position, Case.id).where(Case.page_id == page_id)).all())
+            new = [i for i in chosen if i not in existing]
+            insert_cases(session, case_rows(page, page_id, per_element, "human", new))
+        relabelled = 0
+        for i in chosen:
+            if i in existing:
+                self.relabel(existing[i], LABELS[per_element[i]], source="human", note=note)
+                relabelled += 1
+        paths = page.paths
+        wanted = {paths[i] for i in chosen}
+        cases = self.list_cases(page_id=page_id, limit=len(page.table) + 1)
+        return {"page_id": page_id, "added": len(new), "relabelled": relabelled,
+                "unknown_paths": unknown,
+                "cases": {c.path: {"id": c.id, "label": c.label, "source": c.label_source}
+                          for c in cases if c.path in wanted}}
 
     def delete_cases(self, case_ids: Sequence[int]) -> tuple[list[int], list[int]]:
         """Delete cases (and their history) in one transaction: returns (deleted, missing)."""

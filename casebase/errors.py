@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CaseBaseError", "NotFoundError"]
+__all__ = ["CaseBaseError", "NotFoundError", "UnknownPathsError"]
 
 
 class CaseBaseError(Exception):
@@ -11,3 +11,11 @@ class CaseBaseError(Exception):
 
 class NotFoundError(CaseBaseError, LookupError):
     """A case, page or site that does not exist."""
+
+
+class UnknownPathsError(NotFoundError):
+    """Labels whose paths select no element of their page: ``paths`` are those paths."""
+
+    def __init__(self, message: str, paths: list[str]) -> None:
+        super().__init__(message)
+        self.paths = list(paths)

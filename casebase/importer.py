@@ -33,6 +33,7 @@ from noisecbr.result import LABELS, NOISE
 from noisecbr.subtrees import ElementTable
 from noisecbr.tidy import InputError, normalize_space
 
+from .errors import UnknownPathsError
 from .labelling import MAX_COVERAGE, T_DATA, T_NOISE
 from .labelling import oracle as oracle_walk
 from .models import MAX_TEXT_CHARS, Case, Page
@@ -190,6 +191,11 @@ def add_page(
         check_source(label_source)
     cases = page_cases(html, truth=truth, paths=labels, parser=parser, digest=digest,
                        t_data=t_data, t_noise=t_noise, max_coverage=max_coverage)
+    if labels and len(cases.unknown_paths) == len(labels):
+        # A correction none of whose paths selects a box is refused whole: the page stored
+        # without its cases would make the corrected run skip it as already stored.
+        raise UnknownPathsError(f"no path selects an element of the page ({', '.join(labels)})"
+                                ": nothing stored", cases.unknown_paths)
     host = site or site_of(url, f"{source}/{external_id or digest[:16]}")
     page_id = _insert_page(session, cases.page.html, digest, url=url, source=source,
                            external_id=external_id, host=host, truth=truth, parser=parser,

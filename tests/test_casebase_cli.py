@@ -167,6 +167,28 @@ def test_import_page_with_labels(db, tmp_path):
     labels.write_text(json.dumps({"//article": "junk"}))
     assert run(db, "import-page", str(page), "--labels", str(labels)).exit_code == 2
     assert run(db, "import-page", str(page)).exit_code == 2
+    # The same page again with another label: a further correction of it, not a skip.
+    labels.write_text(json.dumps({"//div[@id='topbar']": "data"}))
+    again = run(db, "import-page", str(page), "--labels", str(labels))
+    assert again.exit_code == 0 and "0 new cases, 1 relabelled" in again.stdout
+    cases = [json.loads(line) for line in run(db, "list", "--json").stdout.splitlines()]
+    assert ("div", "data") in {(c["tag"], c["label"]) for c in cases}
+
+
+def test_a_correction_with_only_a_wrong_path_stores_nothing(db, tmp_path):
+    # The README's correction workflow (issue 43, item 9): the refused page was stored with no
+    # case, and the run with the right path then skipped it as already stored.
+    page = FIXTURE / "html" / "blog-2.html.gz"
+    labels = tmp_path / "fix.json"
+    labels.write_text(json.dumps({"/html/body/main/div[7]": "noise"}))
+    wrong = run(db, "import-page", str(page), "--url", "https://n.test/p", "--labels",
+                str(labels))
+    assert wrong.exit_code == 3 and "nothing stored" in wrong.stderr
+    assert json.loads(run(db, "stats", "--json").stdout)["pages"] == 0
+    labels.write_text(json.dumps({"//div[@id='topbar']": "noise"}))
+    right = run(db, "import-page", str(page), "--url", "https://n.test/p", "--labels",
+                str(labels))
+    assert right.exit_code == 0 and "1 cases" in right.stdout
 
 
 _SLOW_IMPORT = """

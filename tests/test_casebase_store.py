@@ -251,3 +251,16 @@ def test_stored_page_reproduces_the_cases_even_when_reparsing_changes_the_tree()
     again = build_table(parse_stored(decompress_html(page.html)))
     assert again.paths() == page.table.paths()
     assert all(p.startswith("/html/body") for p in page.table.paths())
+
+
+def test_a_correction_none_of_whose_paths_selects_a_box_stores_nothing(cb):
+    from casebase.errors import UnknownPathsError
+
+    with pytest.raises(UnknownPathsError, match="nothing stored") as refused:
+        cb.add_page(_page_bytes("news-2"), url="https://n.test/p",
+                    labels={"/html/body/div[99]": "noise"})
+    assert refused.value.paths == ["/html/body/div[99]"]
+    assert cb.stats()["pages"] == 0  # so the corrected run is not skipped as a duplicate
+    added = cb.add_page(_page_bytes("news-2"), url="https://n.test/p",
+                        labels={"/html/body/main": "data"})
+    assert added.page_id is not None and dict(added.cases) == {"data": 1}

@@ -94,6 +94,7 @@ def guarded(job: Callable[..., T]) -> Callable[..., T]:
         from alembic.util import CommandError
         from sqlalchemy.exc import SQLAlchemyError
 
+        from casebase.errors import UnknownPathsError
         from casebase.store import CaseBaseError, NotFoundError
 
         try:
@@ -102,6 +103,8 @@ def guarded(job: Callable[..., T]) -> Callable[..., T]:
             raise
         except InputError as error:
             raise JobError(422, f"not a page: {error}") from None
+        except UnknownPathsError as error:  # the request's labels, not a missing resource
+            raise JobError(422, f"labels: {error}") from None
         except NotFoundError as error:
             raise JobError(404, str(error)) from None
         except (CaseBaseError, SQLAlchemyError, CommandError) as error:
@@ -332,6 +335,4 @@ def add_page_job(page: bytes | str, url: str, labels: Mapping[str, str], source:
 @guarded
 def add_labels_job(page_id: int, labels: Mapping[str, str]) -> dict:
     """Label more subtrees of a stored page: a new case for each path that has none."""
-    from .labels import add_labels
-
-    return add_labels(_casebase(), page_id, labels)
+    return _casebase().add_labels(page_id, labels)
