@@ -6,10 +6,11 @@ evidence is what the cleaner already knows when it is done (:func:`confidence_ev
 sure the kind model is of the page's kind, how sure the walk was of its decisions (the
 probabilities of the subtrees it decided, weighed by their words), how much of the page it
 kept, whether the walk fell back, how big the page is. A small linear model over them, trained
-in :mod:`training.confidence` on the pages of the recipe's folds (each cleaned by a model that
+in :mod:`training.conventions` on the pages of the recipe's folds (each cleaned by a model that
 never saw its site) and calibrated to the mean F1 of the pages it scores alike (isotonic
 regression), gives :attr:`noisecbr.result.CleanResult.confidence`: the word F1 a result such as
-this one had on average.
+this one had on average. It reads the kind model's own probabilities, also where the caller gave
+the page's kind: a kind given is not evidence of how well the page was cleaned.
 """
 
 from __future__ import annotations
@@ -102,6 +103,9 @@ class ConfidenceModel:
     def predict(self, evidence: np.ndarray) -> np.ndarray | float:
         """The expected F1 of each row of evidence, in [0, 1] (a float for one 1-D row)."""
         score = self.score(evidence)
+        # A score that is not a number (evidence no page gives) is the least trust, not the most
+        # (searchsorted puts NaN after every knot).
+        score = np.where(np.isfinite(score), score, -np.inf)
         step = np.searchsorted(self.knots, score, side="right") - 1
         out = np.clip(self.values[np.clip(step, 0, len(self.values) - 1)], 0.0, 1.0)
         return float(out[0]) if np.ndim(evidence) == 1 else out

@@ -240,7 +240,8 @@ def page_evidence(table: ElementTable, url: str | None, og_type: str | None,
             math.log1p(words[np.argmax(h1)] if h1.any() else 0) / 4,
             float(dated), float(authored),
             math.log1p(headings / max(int(counts[_TAG_INDEX["p"]]), 1)) / 2]
-    return np.asarray(out, dtype=np.float64)
+    # Counts give finite numbers; a number that is not would make every kind's probability NaN.
+    return np.nan_to_num(np.asarray(out, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
 
 
 @functools.cache

@@ -115,7 +115,7 @@ def _check_layers(weights: list[np.ndarray], biases: list[np.ndarray], columns: 
             raise ModelError(f"layer {k}: weight must be 2-D and bias 1-D, not shapes "
                              f"{weight.shape} and {bias.shape}")
         if weight.shape[1] != width:
-            what = ("input columns and lexical inputs" if k == 0 and extra_inputs else
+            what = ("input columns, lexical inputs and kinds" if k == 0 and extra_inputs else
                     "input columns" if k == 0 else f"outputs of layer {k - 1}")
             raise ModelError(f"layer {k}: weight {weight.shape} takes {weight.shape[1]} inputs, "
                              f"but there are {width} {what}")
@@ -550,7 +550,34 @@ def _metadata(path: Path, header: dict[str, str]) -> dict[str, Any]:
         raise ModelError(f"{path}: modes must be a JSON object of threshold sets")
     for mode, thresholds in modes.items():
         _check_thresholds(path, f"mode {mode!r}: ", thresholds)
+    _check_kind_conventions(path, metadata)
     return metadata
+
+
+#: The walk modes a model's ``kind_modes`` may name (the modes' own names).
+_MODE_NAMES = ("balanced", "precision", "recall")
+
+
+def _check_kind_conventions(path: Path, metadata: dict[str, Any]) -> None:
+    """The page-kind entries of a model's metadata must be what the cleaner reads: the kinds
+    its network reads (a list of names), a walk mode and a headline choice (true or false) for
+    every kind, or none."""
+    kind_inputs = metadata.get("kind_inputs", [])
+    if not isinstance(kind_inputs, list) or not all(isinstance(k, str) for k in kind_inputs):
+        raise ModelError(f"{path}: kind_inputs must be a list of kind names")
+    for key, valid, what in (("kind_modes", lambda v: v in _MODE_NAMES,
+                              f"one of {', '.join(_MODE_NAMES)}"),
+                             ("kind_titles", lambda v: isinstance(v, bool), "true or false")):
+        declared = metadata.get(key) or {}
+        if not isinstance(declared, dict):
+            raise ModelError(f"{path}: {key} must be a JSON object of the kinds")
+        if declared and set(declared) != set(KINDS):
+            raise ModelError(f"{path}: {key} must name every kind ({', '.join(KINDS)}), not "
+                             f"{', '.join(map(str, declared))}")
+        wrong = [kind for kind, value in declared.items() if not valid(value)]
+        if wrong:
+            raise ModelError(f"{path}: {key}[{wrong[0]!r}] must be {what}, not "
+                             f"{declared[wrong[0]]!r}")
 
 
 def _check_thresholds(path: Path, where: str, thresholds: Any) -> None:

@@ -104,9 +104,10 @@ class CleanResult:
         #: knows no kinds; a kind the caller gave (``page_type=``) has probability 1
         self.page_types: dict[str, float] = (
             {} if kinds is None else {kind: round(float(p), 4) for kind, p in zip(KINDS, kinds)})
-        #: the page's most probable kind, None when the model knows no kinds
-        self.page_type: str | None = (max(self.page_types, key=self.page_types.__getitem__)
-                                      if self.page_types else None)
+        #: the page's most probable kind (of the unrounded probabilities, as the walk's mode
+        #: and the headline's choice read them), None when the model knows no kinds
+        self.page_type: str | None = (None if kinds is None
+                                      else KINDS[max(range(len(KINDS)), key=kinds.__getitem__)])
         #: the headline, author, publication date and language the page declares
         #: (:class:`noisecbr.metadata.PageMetadata`)
         self.title: str | None = getattr(metadata, "title", None)

@@ -94,6 +94,20 @@ def _break(case: str) -> tuple[dict, str | dict]:
         metadata["modes"] = {"precision": {"noise": "0.35", "keep": 0.95, "leaf": 0.35}}
     elif case == "modes-not-an-object":
         metadata["modes"] = ["balanced"]
+    elif case == "kind-inputs-number":
+        metadata["kind_inputs"] = 7
+    elif case == "kind-modes-partial":
+        metadata["kind_modes"] = {"forum": "recall"}
+    elif case == "kind-mode-unknown":
+        metadata["kind_modes"] = {**metadata["kind_modes"], "forum": "fast"}
+    elif case == "kind-title-string":
+        metadata["kind_titles"] = {**metadata["kind_titles"], "forum": "false"}
+    elif case == "kind-evidence-other":
+        metadata["kind_model"] = {**metadata["kind_model"], "evidence": ["a", "b"]}
+    elif case == "kind-tensor-missing":
+        del tensors["kind.layers.1.bias"]
+    elif case == "confidence-knots-fall":
+        tensors["confidence.knots"] = tensors["confidence.knots"][::-1].copy()
     elif case == "lexicon-unsorted":
         tensors["lexicon.text.buckets"] = tensors["lexicon.text.buckets"][::-1].copy()
     elif case == "lexicon-settings":
@@ -144,6 +158,14 @@ CASES = {
                                  "{other_n}",
     "mode-threshold-string": "mode 'precision': threshold 'noise' must be a number in [0, 1]",
     "modes-not-an-object": "modes must be a JSON object of threshold sets",
+    "kind-inputs-number": "kind_inputs must be a list of kind names",
+    "kind-modes-partial": "kind_modes must name every kind (article, documentation",
+    "kind-mode-unknown": "kind_modes['forum'] must be one of balanced, precision, recall, not "
+                         "'fast'",
+    "kind-title-string": "kind_titles['forum'] must be true or false, not 'false'",
+    "kind-evidence-other": "its kind model reads other page evidence than this code computes",
+    "kind-tensor-missing": "its kind model lacks tensor 'kind.layers.1.bias'",
+    "confidence-knots-fall": "the confidence model's knots must rise",
     "lexicon-unsorted": "lexicon: text buckets must be sorted, distinct",
     "lexicon-settings": "the lexicon was made with {{'bucket_bits': 16}}",
     "lexicon-missing": "the lexicon lacks tensor 'lexicon.attr.vectors'",

@@ -191,3 +191,41 @@ def test_a_fallback_needs_a_confidence_model_and_a_threshold_in_range():
     with pytest.raises(ValueError, match="fallback_below"):
         Cleaner(kind_reading_model(confidence=confidence_of_kept_share()),
                 fallback=lambda html, url: "", fallback_below=1.5)
+
+
+def test_a_score_that_is_not_a_number_is_the_least_trust():
+    model = confidence_of_kept_share()
+    row = np.zeros(len(CONFIDENCE_EVIDENCE))
+    row[CONFIDENCE_EVIDENCE.index("kept:share")] = np.nan
+    assert model.predict(row) == model.values[0]
+
+
+def test_the_kind_given_is_not_evidence_of_the_results_quality():
+    # A network that ignores the kind (its kind weights are 0) and one mode for every kind:
+    # giving the kind changes what the result reports, never how far to trust it.
+    model = kind_reading_model(confidence=confidence_of_kept_share(),
+                               kind_modes=dict.fromkeys(KINDS, "balanced"))
+    model.weights[0][-len(KINDS):] = 0.0
+    cleaner = Cleaner(model)
+    read, given = cleaner.clean(HTML), cleaner.clean(HTML, page_type="listing")
+    assert read.text == given.text and given.page_type == "listing"
+    assert read.confidence == given.confidence
+
+
+def test_the_reported_kind_is_the_one_the_walk_follows():
+    from noisecbr.result import CleanResult
+
+    kinds = np.zeros(len(KINDS))
+    kinds[:2] = [0.49996, 0.50004]  # the same after rounding
+    result = CleanResult(html="", text="", kinds=kinds)
+    assert result.page_type == KINDS[1] == KINDS[int(np.argmax(kinds))]
+
+
+def test_the_stages_called_one_by_one_report_the_kind():
+    from noisecbr.pipeline import decide
+
+    cleaner = Cleaner(kind_reading_model())
+    page = cleaner.prepare(HTML)
+    decided = decide(page, cleaner.predict_proba(page), cleaner.thresholds_for(page))
+    assert decided.kinds is None  # decide alone knows no model
+    assert cleaner.render(page, decided).page_type == "forum"

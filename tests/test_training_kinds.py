@@ -142,8 +142,9 @@ def test_each_kind_gets_the_mode_and_headline_it_does_best_with():
     assert f1.shape == (400,) and evidence.shape == (400, len(CONFIDENCE_EVIDENCE))
 
 
-@needs_torch
 def test_the_confidence_ranks_results_by_their_f1():
+    pytest.importorskip("sklearn", reason="the confidence model is fitted with scikit-learn "
+                        "(the train extra)")
     found = synthetic_outcomes()
     f1, evidence = chosen(found, *choose(found))
     train = found.folds != 0

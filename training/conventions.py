@@ -58,6 +58,8 @@ class Outcomes:
     kinds: np.ndarray  # float (pages, kinds)
     f1: np.ndarray  # float (pages, modes, titles)
     evidence: np.ndarray  # float (pages, modes, titles, evidence)
+    #: what they are the outcomes of (:func:`signature`): the sets, the folds and their models
+    signature: str = ""
 
     def save(self, path: Path) -> None:
         """Write the outcomes to a ``.npz`` file."""
@@ -67,7 +69,24 @@ class Outcomes:
     def load(cls, path: Path) -> Outcomes:
         """The outcomes :meth:`save` wrote."""
         with np.load(path) as data:
-            return cls(**{name: data[name] for name in cls.__dataclass_fields__})
+            found = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        found["signature"] = str(found.get("signature", ""))
+        return cls(**found)
+
+
+def signature(folder: Path, sets: Sequence[str]) -> str:
+    """What outcomes depend on: the sets, the folds' pages and each fold model's networks
+    (not the conventions and confidence model ``--write`` adds to them)."""
+    import hashlib
+
+    digest = hashlib.sha256("\n".join(sets).encode())
+    digest.update((folder / "folds.json").read_bytes())
+    for path in sorted(folder.glob("fold*.safetensors")):
+        model = load_model(path)
+        for array in [*model.weights, *model.biases, *(model.kind_model.weights
+                                                        if model.kind_model else [])]:
+            digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:16]
 
 
 def _page_outcomes(page: LabelledPage, model: Model) -> tuple[np.ndarray, np.ndarray,
@@ -197,10 +216,12 @@ def report(found: Outcomes, modes: dict[str, str], titles: dict[str, bool],
     for name in dict.fromkeys(found.sets.tolist()):
         mine = found.sets == name
         lines.append(f"{name:<16} word F1 {f1[mine].mean():.3f} ({int(mine.sum())} pages)")
-    low = expected <= np.quantile(expected, 0.1)
-    lines.append(f"confidence: Spearman {spearman(expected, f1):.3f} with the page's word F1; "
-                 f"lowest tenth ({int(low.sum())} pages) mean F1 {f1[low].mean():.3f}, the "
-                 f"rest {f1[~low].mean():.3f}")
+    for name in ["all", *dict.fromkeys(found.sets.tolist())]:
+        mine = np.ones(len(f1), dtype=bool) if name == "all" else found.sets == name
+        low = mine & (expected <= np.quantile(expected[mine], 0.1))
+        lines.append(f"confidence on {name}: Spearman {spearman(expected[mine], f1[mine]):.3f} "
+                     f"with the page's word F1; its lowest tenth ({int(low.sum())} pages) "
+                     f"mean F1 {f1[low].mean():.3f}, the rest {f1[mine & ~low].mean():.3f}")
     return "\n".join(lines)
 
 
@@ -217,10 +238,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                         "fold models, and confidence.npz and conventions.json beside them")
     args = parser.parse_args(argv)
     cache = args.folds / "outcomes.npz"
-    if cache.is_file():
-        found = Outcomes.load(cache)
-    else:
+    found = Outcomes.load(cache) if cache.is_file() else None
+    made_of = signature(args.folds, sorted(args.sets))
+    if found is None or found.signature != made_of:
         found = outcomes(list(recipe_pages(args.data_dir, args.sets)), args.folds)
+        found.signature = made_of
         found.save(cache)
     modes, titles = choose(found)
     f1, evidence = chosen(found, modes, titles)

@@ -63,14 +63,17 @@ def fold_model(dataset: Dataset, held_out_sites: Collection[str], fold: int, fol
                kinds: KindData | None = None) -> Model:
     """The ``preset`` model of one fold: trained on the cases of every site but
     ``held_out_sites``, its epoch chosen on a site-grouped 15 % of them; with ``kinds`` (the
-    pages' kind evidence, for a preset that reads the page's kind), it carries the kind model
-    of the same sites."""
+    pages' kind evidence, for a preset that reads the page's kind), the network learns the
+    kinds its training pages get from kind models of the training pages alone (out of fold
+    among them: the held-out sites' labels reach no input), and the model carries the kind
+    model of all its training pages."""
     held_out = np.asarray(sorted(held_out_sites), dtype=str)
     train = dataset.subset(np.flatnonzero(~np.isin(dataset.sites, held_out)))
     kind_model = None
     if kinds is not None:
-        kind_model = fit_kinds(kinds.subset(np.flatnonzero(~np.isin(kinds.sites, held_out))),
-                               seed)
+        seen = kinds.subset(np.flatnonzero(~np.isin(kinds.sites, held_out)))
+        train = train.with_kinds(kinds_by_page(seen, folds, seed))
+        kind_model = fit_kinds(seen, seed)
     fit_part, val_part = split_by_site(train.sites, (0.85, 0.15), seed + fold)
     return fit(train.subset(fit_part), train.subset(val_part), preset, seed=seed,
                progress=progress, kind_model=kind_model,
@@ -119,8 +122,8 @@ def fold_models(
     pages named ``set/id``."""
     pages = list(pages)
     site_of_page = np.array([page.site for page in pages], dtype=object)
-    dataset, kinds = with_kinds(weighted(dataset_of(pages + list(extra))),
-                                pages + list(extra), preset, folds, seed)
+    dataset = weighted(dataset_of(pages + list(extra)))
+    kinds = kind_data(pages + list(extra)) if get_preset(preset).kind_inputs else None
     out = []
     for fold, (_, test_pages) in enumerate(site_folds(site_of_page, folds, seed)):
         model = fold_model(dataset, set(site_of_page[test_pages]), fold, folds, preset, seed,
