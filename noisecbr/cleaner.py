@@ -83,8 +83,8 @@ class Cleaner:
 
     ``title``: ``True`` puts the page's headline first in the text and the Markdown (as
     ``# …``), ``False`` leaves it out (it is ``.title`` either way); ``None`` (default) does
-    what the page's kind's truths do (the model's ``kind_titles``: an article's body starts
-    after its headline, a documentation page's at its H1). ``fallback``: a callable given a
+    what the truths of the page's kind do (the model's ``kind_titles``, chosen on the recipe's
+    folds: the embedded model's puts it first on products only). ``fallback``: a callable given a
     page's HTML and URL, called for each page whose result's ``confidence`` is under
     ``fallback_below``; the text it returns (a ``str``; ``None`` declines) replaces the
     result's text and Markdown, and ``result.extractor`` says ``"fallback"``.
@@ -331,16 +331,20 @@ def _kind_modes(model: Model) -> dict[str, str]:
 
 def clean(html: str | bytes, url: str | None = None, *, model: Model | str | Path | None = None,
           parser: Parser = "lxml", memory: SiteMemory | None = None, favor: str = AUTO,
-          comments: bool = False, max_bytes: int | None = None) -> CleanResult:
+          comments: bool = False, max_bytes: int | None = None, page_type: str | None = None,
+          title: bool | None = None) -> CleanResult:
     """Clean one page with the embedded default model (or ``model``), and the labelled pages
     of its site if a ``memory`` of them is given.
 
-    ``favor``: ``"auto"`` (default: each page's convention), ``"balanced"``, ``"precision"``
-    or ``"recall"`` (see :class:`Cleaner`); ``comments=True``
-    keeps the reader comments after the main text (they are in ``.comments`` either way).
+    ``favor``: ``"auto"`` (default: each page's kind's mode), ``"balanced"``, ``"precision"``
+    or ``"recall"`` (see :class:`Cleaner`); ``comments=True`` keeps the reader comments after
+    the main text (they are in ``.comments`` either way); ``page_type``: the page's kind, in
+    place of the one the model reads; ``title``: the headline first (True) or left out
+    (False), by default as the page's kind does.
 
     Raises an :class:`noisecbr.tidy.InputError` subclass with a one-line reason for input that
     is not a page, and :class:`noisecbr.tidy.InputTooLargeError` over ``max_bytes`` bytes
     (default :data:`noisecbr.settings.DEFAULT_MAX_BYTES`) or the element limit."""
     return Cleaner(model, parser=parser, favor=favor, comments=comments,
-                   max_bytes=max_bytes).clean(html, url=url, memory=memory)
+                   max_bytes=max_bytes, title=title).clean(html, url=url, memory=memory,
+                                                           page_type=page_type)
