@@ -54,6 +54,12 @@ from .labelling import MAX_COVERAGE, T_DATA, T_NOISE
 from .models import LABEL_SOURCES
 from .store import CaseBase, CaseBaseError, CaseRecord, NotFoundError
 
+#: The largest row id, count or offset a database stores (SQLite's and PostgreSQL's 64-bit
+#: integers): a larger number is a usage error, not an OverflowError deep in the driver.
+ROW_MAX = 2**63 - 1
+#: A row id on the command line.
+ROW_ID = click.IntRange(min=0, max=ROW_MAX)
+
 
 class _Failure(click.ClickException):
     """A one-line error with its own exit code."""
@@ -361,10 +367,13 @@ def _filters(function):
         click.option("--source", type=click.Choice(LABEL_SOURCES),
                      help="Only cases whose label came from this source."),
         click.option("--dataset", help="Only cases of pages from this dataset (page source)."),
-        click.option("--page", "page_id", type=int, help="Only cases of this page id."),
-        click.option("--schema", "schema_version", type=int, help="Only this vector schema."),
-        click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True),
-        click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True),
+        click.option("--page", "page_id", type=ROW_ID, help="Only cases of this page id."),
+        click.option("--schema", "schema_version", type=ROW_ID,
+                     help="Only this vector schema."),
+        click.option("--limit", type=click.IntRange(min=1, max=ROW_MAX), default=50,
+                     show_default=True),
+        click.option("--offset", type=click.IntRange(min=0, max=ROW_MAX), default=0,
+                     show_default=True),
         click.option("--json", "as_json", is_flag=True, help="One JSON object per line."),
     ]
     for option in reversed(options):
@@ -432,7 +441,7 @@ def _case_dict(case: CaseRecord, vector: bool = True) -> dict[str, Any]:
 
 
 @cli.command()
-@click.argument("case_id", type=int)
+@click.argument("case_id", type=ROW_ID)
 @click.option("--json", "as_json", is_flag=True, help="Everything as one JSON object.")
 @click.option("--all-features", is_flag=True, help="Print zero features too.")
 @click.pass_context
@@ -572,7 +581,7 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
 
 
 @cli.command()
-@click.argument("case_id", type=int)
+@click.argument("case_id", type=ROW_ID)
 @click.argument("label", type=click.Choice(LABELS))
 @click.option("--note", help="Why: kept in the label history.")
 @click.option("--source", type=click.Choice(LABEL_SOURCES), default="human", show_default=True)
@@ -585,7 +594,7 @@ def label(ctx: click.Context, case_id: int, label: str, note: str | None, source
 
 
 @cli.command()
-@click.argument("case_ids", type=int, nargs=-1, required=True)
+@click.argument("case_ids", type=ROW_ID, nargs=-1, required=True)
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_context
 @_handle_errors

@@ -376,3 +376,13 @@ def test_a_damaged_or_oversized_page_file_is_reported_and_skipped(db, tmp_path):
     (site / "x").write_text("text")
     page = run(other, "import-page", str(site / "bomb.html.gz"), "--truth", str(site / "x"))
     assert page.exit_code == 1 and "more than 10,000,000 bytes" in page.stderr
+
+
+def test_numbers_beyond_a_databases_integers_are_usage_errors(db, tmp_path):
+    # issue 43, item 8: "unexpected OverflowError", exit 6; and no database made for it.
+    huge = str(2**64)
+    for args in (["show", huge], ["label", huge, "noise"], ["delete", huge, "--yes"],
+                 ["list", "--limit", huge], ["list", "--offset", huge], ["list", "--page", huge]):
+        result = run(db, *args)
+        assert result.exit_code == 2 and "not in the range" in result.output, args
+    assert not (tmp_path / "cli.sqlite").exists()
