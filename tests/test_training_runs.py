@@ -156,3 +156,22 @@ def test_a_case_base_too_small_to_split_by_site_fails_in_one_line(tmp_path):
     suggested = int(caught.value.message.split("--split-seed ")[1].split()[0])
     assert works[suggested] and suggested > bad
     cb.close()
+
+
+def test_reading_runs_never_makes_a_case_base_and_a_missing_run_is_not_found(tmp_path):
+    # issue 43, item 8: `runs list --db typo.sqlite` made an empty database, `runs show 9`
+    # exited 1.
+    from click.testing import CliRunner
+
+    from casebase.store import CaseBase
+    from noisecbr.exits import EXIT_NOT_FOUND
+    from noisecbr_apps.cli import main
+
+    typo = tmp_path / "typo.sqlite"
+    listed = CliRunner().invoke(main, ["runs", "list", "--db", str(typo)])
+    assert listed.exit_code == EXIT_NOT_FOUND and "no case base at" in listed.output
+    assert not typo.exists()
+    real = tmp_path / "cb.sqlite"
+    CaseBase.open(str(real)).close()
+    shown = CliRunner().invoke(main, ["runs", "show", "9", "--db", str(real)])
+    assert shown.exit_code == EXIT_NOT_FOUND and "9" in shown.output

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from noisecbr.exits import EXIT_NOT_FOUND
 from noisecbr.result import PAPER_LABELS
 
 __all__ = ["train", "runs", "main", "train_run"]
@@ -21,10 +22,16 @@ _DB_HELP = "Case base: SQLAlchemy URL or SQLite path [env NOISECBR_DB; default: 
 
 
 def _open(db: str | None):
+    """The case base of ``--db``, as it is: a file that does not exist is not made (a mistyped
+    path would become an empty case base), exit 3 with one line."""
     import training.runs  # noqa: F401  (registers the runs table on the case base metadata)
-    from casebase.store import CaseBase
+    from casebase.store import CaseBase, NotFoundError
 
-    return CaseBase.open(db)
+    try:
+        return CaseBase.open(db, create=False)
+    except NotFoundError as error:
+        click.echo(f"Error: {error}", err=True)
+        sys.exit(EXIT_NOT_FOUND)
 
 
 def _echo(quiet: bool, message: str = "") -> None:
@@ -250,7 +257,8 @@ def runs_show(run_id, db, as_json):
     try:
         r = get_run(casebase, run_id)
     except LookupError as error:
-        raise click.ClickException(str(error)) from error
+        click.echo(f"Error: {error}", err=True)
+        sys.exit(EXIT_NOT_FOUND)
     finally:
         casebase.close()
     if as_json:
