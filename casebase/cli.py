@@ -23,7 +23,8 @@ Errors are one line on stderr; set ``CASEBASE_DEBUG=1`` for the traceback.
 
 Adding a command: write a function decorated with ``@cli.command(...)`` and
 ``@_handle_errors``, take ``ctx`` with ``@click.pass_context`` and get the case base with
-``_open(ctx)`` (``_open(ctx, create=True)`` if it fills a new one); write in one
+``_open(ctx)`` to read it as it is (``_open(ctx, write=True)`` to change it, which migrates an
+older one; ``_open(ctx, create=True)`` if it fills a new one); write in one
 ``with cb.session() as session:`` block.
 """
 
@@ -110,13 +111,15 @@ def _handle_errors(command):
     return wrapper
 
 
-def _open(ctx: click.Context, create: bool = False) -> CaseBase:
+def _open(ctx: click.Context, create: bool = False, write: bool = False) -> CaseBase:
     """The case base of ``--db``. Only the commands that fill one (``create``: init and the
     imports) create it, and say so: any other command on a SQLite file that does not exist
-    fails (exit 3) rather than reading a new, empty case base made by a typo."""
+    fails (exit 3) rather than reading a new, empty case base made by a typo. Those that
+    create or ``write`` migrate an older one; a reading command reads it as it is, at this
+    code's revision, else fails (exit 5) saying what it is."""
     state = ctx.find_root().obj
     if state.get("cb") is None:
-        state["cb"] = CaseBase.open(state["db"], create=create)
+        state["cb"] = CaseBase.open(state["db"], create=create, upgrade=create or write)
         ctx.find_root().call_on_close(state["cb"].close)
         if state["cb"].created is not None:
             click.echo(f"casebase: created a new case base at {state['cb'].created}", err=True)
@@ -589,7 +592,7 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
 @_handle_errors
 def label(ctx: click.Context, case_id: int, label: str, note: str | None, source: str) -> None:
     """Relabel a case (the change is kept in its history)."""
-    old = _open(ctx).relabel(case_id, label, source=source, note=note)
+    old = _open(ctx, write=True).relabel(case_id, label, source=source, note=note)
     click.echo(f"case {case_id}: {old} → {label} ({source})")
 
 
@@ -600,7 +603,7 @@ def label(ctx: click.Context, case_id: int, label: str, note: str | None, source
 @_handle_errors
 def delete(ctx: click.Context, case_ids: tuple[int, ...], yes: bool) -> None:
     """Delete cases (with their history)."""
-    cb = _open(ctx)
+    cb = _open(ctx, write=True)
     if not yes:
         try:
             confirmed = click.confirm(f"delete {len(set(case_ids))} case(s)?", err=True)
@@ -699,7 +702,7 @@ def import_jsonl_(ctx: click.Context, file: Path) -> None:
 @_handle_errors
 def dedupe(ctx: click.Context) -> None:
     """Merge cases with identical vectors and labels into one case with the summed count."""
-    cb = _open(ctx)
+    cb = _open(ctx, write=True)
     merged = cb.dedupe()
     click.echo(f"merged {merged:,} duplicate case(s); {cb.count_cases():,} cases remain")
 
@@ -726,7 +729,7 @@ def revectorize(ctx: click.Context, quiet: bool) -> None:
     """
     from noisecbr.features import VECTOR_SCHEMA
 
-    cb = _open(ctx)
+    cb = _open(ctx, write=True)
     done: dict[str, int] = {"pages": 0, "updated": 0}
 
     def on_page(report) -> None:

@@ -69,8 +69,8 @@ def _sqlite_file(engine: Engine) -> Path | None:
     return Path(database)
 
 
-def _missing_sqlite_file(url: str) -> Path | None:
-    """The file a SQLite ``url`` names, when it does not exist (else None)."""
+def _sqlite_url_file(url: str) -> Path | None:
+    """The file a SQLite ``url`` names (None for another database, memory, a URI)."""
     from sqlalchemy.engine import make_url
 
     try:
@@ -81,8 +81,13 @@ def _missing_sqlite_file(url: str) -> Path | None:
     if (not parsed.drivername.startswith("sqlite") or not database or database == ":memory:"
             or database.startswith("file:")):
         return None
-    path = Path(database)
-    return None if path.exists() else path
+    return Path(database)
+
+
+def _missing_sqlite_file(url: str) -> Path | None:
+    """The file a SQLite ``url`` names, when it does not exist (else None)."""
+    path = _sqlite_url_file(url)
+    return path if path is not None and not path.exists() else None
 
 
 def _create_engine(url: str) -> Engine:
@@ -190,6 +195,41 @@ def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) 
                     connection.connection.driver_connection.execute("PRAGMA foreign_keys = ON")
 
 
+def _check_revision(engine: Engine, url: str) -> None:
+    """Raise :class:`CaseBaseError` unless the database is a case base at this code's schema
+    revision: one opened as it is (a reading command, a worker, a site memory) is neither
+    migrated in passing nor read with the tables of another revision."""
+    from alembic.config import Config
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    with as_file(files("casebase.migrations")) as location:
+        config = Config()
+        config.set_main_option("script_location", str(location))
+        scripts = ScriptDirectory.from_config(config)
+        heads = set(scripts.get_heads())
+        known = {script.revision for script in scripts.walk_revisions()}
+    try:
+        with engine.connect() as connection:
+            current = set(MigrationContext.configure(connection).get_current_heads())
+    except SQLAlchemyError as error:
+        first = str(getattr(error, "orig", None) or error).splitlines()[0]
+        raise CaseBaseError(f"cannot read the case base {url}: {first}") from None
+    if current == heads:
+        return
+    if not current:
+        raise CaseBaseError(f"{url} is not a case base (no schema revision): make one with "
+                            "`casebase init`")
+    if current <= known:
+        raise CaseBaseError(f"the case base {url} is at schema revision "
+                            f"{', '.join(sorted(current))}, older than this noisecbr's "
+                            f"({', '.join(sorted(heads))}): `casebase init` upgrades it, every "
+                            "case kept")
+    raise CaseBaseError(f"the case base {url} is at schema revision "
+                        f"{', '.join(sorted(current))}, which this noisecbr does not know (made "
+                        "by a newer version?): upgrade noisecbr to read it")
+
+
 def _at_head(engine: Engine, config) -> bool:
     """Whether the database is already at the newest revision (read without a write lock)."""
     from alembic.runtime.migration import MigrationContext
@@ -215,8 +255,11 @@ class ConnectionMixin:
 
     @classmethod
     def open(cls, url: str | None = None, *, upgrade: bool = True,
-             create: bool = True) -> Self:
-        """Open (creating if needed) the case base at ``url`` and migrate it to head.
+             create: bool = True, check: bool = True) -> Self:
+        """Open (creating if needed) the case base at ``url`` and migrate it to head; with
+        ``upgrade=False`` as it is, which must then be a case base at this code's revision
+        (else :class:`CaseBaseError` says which it is and what to do; ``check=False`` for a
+        caller that checked it already and reads it later, as the service's workers do).
 
         ``url`` is a SQLAlchemy URL or a file path (a SQLite file); ``None`` means
         :func:`default_url`. With ``create=False`` a SQLite file that does not exist is a
@@ -228,6 +271,12 @@ class ConnectionMixin:
         if missing is not None and not create:
             raise NotFoundError(f"no case base at {missing} (create one with `casebase "
                                 "init` or `casebase import`)")
+        file = _sqlite_url_file(url)
+        if (not upgrade and check and file is not None and file.is_file()
+                and file.stat().st_size == 0):
+            # Opening it would write SQLite's header into it: an empty file stays empty.
+            raise CaseBaseError(f"{file} is an empty file, not a case base: make one with "
+                                "`casebase init`")
         try:
             engine = _create_engine(url)
         except ImportError as error:  # the URL names a driver that is not installed
@@ -235,6 +284,8 @@ class ConnectionMixin:
         try:
             if upgrade:
                 migrate(engine)
+            elif check:
+                _check_revision(engine, url)
         except BaseException:
             engine.dispose()
             raise

@@ -386,3 +386,32 @@ def test_numbers_beyond_a_databases_integers_are_usage_errors(db, tmp_path):
         result = run(db, *args)
         assert result.exit_code == 2 and "not in the range" in result.output, args
     assert not (tmp_path / "cli.sqlite").exists()
+
+
+def test_reading_commands_never_create_migrate_or_repair(db, tmp_path):
+    # issue 43, item 8: `stats` migrated an older case base without a word and made a 0-byte
+    # file a case base.
+    import sqlite3
+
+    from casebase.connection import migrate
+    from casebase.store import CaseBase
+    from noisecbr.exits import EXIT_CASEBASE
+
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    stats = run(f"sqlite:///{empty}", "stats")
+    assert stats.exit_code == EXIT_CASEBASE and "not a case base" in stats.stderr
+    assert empty.stat().st_size == 0
+    old = tmp_path / "old.sqlite"
+    CaseBase.open(str(old)).close()
+    with CaseBase.open(str(old)) as casebase:
+        migrate(casebase.engine, "0001", downgrade=True)
+        before = casebase.revision()
+    stats = run(f"sqlite:///{old}", "stats")
+    assert stats.exit_code == EXIT_CASEBASE and "older than this noisecbr" in stats.stderr
+    assert "casebase init" in stats.stderr
+    with sqlite3.connect(old) as connection:  # untouched
+        assert connection.execute("SELECT version_num FROM alembic_version").fetchone() == (
+            before,)
+    assert run(f"sqlite:///{old}", "init").exit_code == 0  # a writing command migrates
+    assert run(f"sqlite:///{old}", "stats").exit_code == 0

@@ -433,3 +433,25 @@ def test_a_memory_saved_before_the_totals_were_kept_keeps_only_the_box_bound():
     old.add(build_table(tidy(_divs_page([5]))), [None, "noise", "noise", "noise"])
     recalled = old.recall(build_table(tidy(_divs_page([40] * 6))))
     assert recalled[3:].tolist() == [NOISE] * 6
+
+
+def test_a_memory_from_a_case_base_of_another_revision_is_refused(tmp_path):
+    # issue 43, item 8: `clean --memory` read a newer revision's case base unchecked.
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from casebase.store import CaseBase
+    from noisecbr.exits import EXIT_CASEBASE
+    from noisecbr_apps.cli import main
+
+    db = tmp_path / "future.sqlite"
+    CaseBase.open(str(db)).close()
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE alembic_version SET version_num = '9999_future'")
+    page = tmp_path / "page.html"
+    page.write_text("<html><body><p>Some text of a page.</p></body></html>")
+    result = CliRunner().invoke(main, ["clean", str(page), "--memory", str(db), "--site",
+                                       "example.org"])
+    assert result.exit_code == EXIT_CASEBASE and "9999_future" in result.output
+    assert "newer version" in result.output

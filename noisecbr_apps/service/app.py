@@ -269,7 +269,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.db:
             from casebase.store import CaseBase
 
-            app.state.casebase = CaseBase.open(settings.db, upgrade=False, create=False)
+            app.state.casebase = CaseBase.open(settings.db, upgrade=False, create=False,
+                                                  check=False)  # `serve` checked it
         try:
             yield
         finally:

@@ -81,7 +81,8 @@ def init_worker(db: str | None, model: str | None) -> None:
         import casebase.retrieve
         import casebase.reuse  # noqa: F401
 
-        _state["casebase"] = CaseBase.open(db, upgrade=False, create=False)
+        _state["casebase"] = CaseBase.open(db, upgrade=False, create=False,
+                                              check=False)  # `serve` checked it
     _cleaner().clean(_WARM_UP).to_json()  # text, HTML and decisions: all warm
 
 
