@@ -233,8 +233,10 @@ def main(argv: list[str] | None = None) -> None:
         rows, pages, stdout = measure(FIGURES[name], args.data)
         table = render(FIGURES[name], rows, pages, day)
         tables[name] = table + grouped(stdout, rows)
-        if name in IN_README:
-            in_readme[name] = table.splitlines()[0] + "\n" + grouped(stdout, rows)
+        if name in IN_README:  # the command, then the table by type alone
+            table_rows = [line for line in grouped(stdout, rows).splitlines()
+                          if line.startswith("|")]
+            in_readme[name] = table.splitlines()[0] + "\n\n" + "\n".join(table_rows) + "\n"
         if name in SUMMARIZED:
             summary[FIGURES[name].dataset] = summary_row(FIGURES[name].dataset, rows, pages)
     args.results.write_text(replace_blocks(args.results.read_text(encoding="utf-8"), tables),
