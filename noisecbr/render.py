@@ -18,6 +18,7 @@ from xml.sax.saxutils import quoteattr
 from lxml import etree, html
 
 from .backend import BACKEND
+from .tidy import printable
 
 __all__ = ["BLOCK_TAGS", "LINE_TAGS", "render_html", "render_text", "render_texts",
            "sanitised_body", "verbatim_text"]
@@ -320,7 +321,9 @@ def sanitised_body(body_html: str) -> str:
     refreshes, stylesheets or inline styles (``url(…)``, ``image-set(…)`` and CSS escapes load
     from elsewhere); attributes outside HTML's safe ones dropped. The content's markup, its
     links and its images are kept."""
-    document = html.document_fromstring(body_html or "<body></body>",
+    # Without the control characters lxml refuses: an attribute name libxml2 read from
+    # garbage may hold one, and the sanitiser could then neither keep nor remove it.
+    document = html.document_fromstring(printable(body_html) or "<body></body>",
                                         parser=html.HTMLParser(huge_tree=True))
     _sanitiser()(document)
     body = document.find("body")

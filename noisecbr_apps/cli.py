@@ -342,22 +342,10 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
             markdown=markdown_column, by_site=by_site, title=title, page_type=page_type),
             jobs, quiet)
         return
-    fmt = fmt or _format_of(output, many=len(items) > 1 or any(
-        item != "-" and Path(item).is_dir() for item in inputs))
-    if markdown_column:
-        _fail("--markdown adds a column to the rows of WARC input; for pages give -f markdown",
-              EXIT_USAGE)
-    if (links or images) and fmt != "markdown":
-        _fail("--links and --images shape the Markdown: give -f markdown", EXIT_USAGE)
-    if fmt in _CRAWL_FORMATS:
-        _fail(f"-f {fmt} is for WARC input (one row per page): give .warc or .warc.gz files",
-              EXIT_USAGE)
-    if items.count("-") > 1:
-        _fail("standard input can be read only once", EXIT_USAGE)
-    if by_site and "-" in items:
-        _fail("--by-site groups page files by site: give files or folders, not -", EXIT_USAGE)
     # A folder in, a folder out: even with one page in it.
     many = len(items) > 1 or any(item != "-" and Path(item).is_dir() for item in inputs)
+    fmt = fmt or _format_of(output, many)
+    _check_page_options(items, fmt, markdown_column, links or images, by_site)
     targets = _targets(placed, output, fmt) if output is not None and many else None
     if targets is not None:
         output.mkdir(parents=True, exist_ok=True)
@@ -386,6 +374,23 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
                  (model, parser, smooth, memory, favor, comments, max_bytes, max_elements,
                   title, page_type, unsafe_html),
                  groups)
+
+
+def _check_page_options(items: list[str], fmt: str, markdown_column: bool, shaped: bool,
+                        by_site: bool) -> None:
+    """Refuse the options that do not fit HTML input (exit 2, one line)."""
+    if markdown_column:
+        _fail("--markdown adds a column to the rows of WARC input; for pages give -f markdown",
+              EXIT_USAGE)
+    if shaped and fmt != "markdown":
+        _fail("--links and --images shape the Markdown: give -f markdown", EXIT_USAGE)
+    if fmt in _CRAWL_FORMATS:
+        _fail(f"-f {fmt} is for WARC input (one row per page): give .warc or .warc.gz files",
+              EXIT_USAGE)
+    if items.count("-") > 1:
+        _fail("standard input can be read only once", EXIT_USAGE)
+    if by_site and "-" in items:
+        _fail("--by-site groups page files by site: give files or folders, not -", EXIT_USAGE)
 
 
 def _clean_files(items: list[str], output: Path | None, targets: dict[str, Path] | None,
