@@ -526,8 +526,12 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
             total.add(stats)
             bar.clear()
             click.echo(f"noisecbr: {item}: {stats.summary()}", err=True)
+            for _, damage in stats.damages:
+                click.echo(f"noisecbr: {item}: {damage.describe()}", err=True)
             if stats.damaged:
-                failed.append((item, "damaged archive: the records after the damage are lost"))
+                parts = len(stats.damages)
+                failed.append((item, f"damaged archive ({parts} damaged "
+                                     f"part{'s' if parts > 1 else ''}: see above)"))
     except ImportError as error:
         _fail(str(error), EXIT_USAGE)
     except OSError as error:  # the output: a full disk, a folder not writable

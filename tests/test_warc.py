@@ -10,7 +10,6 @@ from warchelpers import ACCENTED, BASE, make_crawl
 from noisecbr.kind import KINDS
 from noisecbr_apps.cli import main
 from noisecbr_apps.crawl.warc import (
-    DAMAGED,
     CrawlStats,
     _charset_decoded,
     columns,
@@ -109,19 +108,6 @@ def test_max_bytes_applies_per_record(crawl, tmp_path):
     small = sum(size <= limit for size in sizes.values())
     assert 0 < len(rows) <= small < len(sizes)
     assert "over the size limit" in result.output
-
-
-def test_a_damaged_archive_keeps_the_pages_before_the_damage(crawl, tmp_path):
-    page = (crawl.pages / "news-1.html").read_bytes()
-    warc = tmp_path / "damaged.warc"
-    warc.write_bytes(response_record(BASE + "a", page, compress=False) + b"garbage\r\n" * 50
-                     + response_record(BASE + "b", page, compress=False))
-    stats = CrawlStats()
-    pages = list(iter_pages(str(warc), stats))
-    assert [p.url for p in pages] == [BASE + "a"] and stats.skipped[DAMAGED] == 1
-    result = CliRunner().invoke(main, ["clean", str(warc), "-o", str(tmp_path / "o.jsonl")])
-    assert result.exit_code == 1 and "damaged archive" in result.output
-    assert len((tmp_path / "o.jsonl").read_text().splitlines()) == 1
 
 
 def test_usage_errors(crawl, tmp_path):

@@ -83,3 +83,19 @@ def make_crawl(folder: Path) -> Crawl:
     warc = folder / "crawl.warc.gz"
     warc.write_bytes(b"".join(records))
     return Crawl(warc=warc, pages=pages, records=len(records), cleaned=6)
+
+
+#: Pages in :func:`damaged_archive`, and the one whose gzip member is damaged.
+DAMAGED_RECORDS, DAMAGED_RECORD = 11, 1
+
+
+def damaged_archive(path: Path, base: str = "http://damage.example/") -> int:
+    """A ``.warc.gz`` of :data:`DAMAGED_RECORDS` small pages whose second gzip member has
+    corrupt deflate data; returns the offset of that member."""
+    members = [response_record(f"{base}{i}", f"<html><body><h1>Page {i}</h1><p>Page {i} has a "
+                                             f"paragraph of its own.</p></body></html>".encode())
+               for i in range(DAMAGED_RECORDS)]
+    bad = members[DAMAGED_RECORD]
+    members[DAMAGED_RECORD] = bad[:20] + b"\x00" * 30 + bad[50:]
+    path.write_bytes(b"".join(members))
+    return sum(len(member) for member in members[:DAMAGED_RECORD])

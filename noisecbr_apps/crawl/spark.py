@@ -22,6 +22,8 @@ from typing import Any
 
 import click
 
+from noisecbr.exits import EXIT_PARTIAL
+from noisecbr.limits import reading_problem
 from noisecbr.walk import AUTO, FAVOR
 
 from .pool import CleanSettings
@@ -35,6 +37,9 @@ RECORDS, CLEANED = "records read", "pages cleaned"
 #: The CPU seconds the executors' Python workers spent reading and cleaning the files.
 CPU = "cpu"
 UNOPENED = "WARC file unreadable"
+#: The accumulator's key of a file that failed (unreadable, or with damaged parts): this prefix,
+#: the path, ``\t`` and what went wrong.
+FAILED_FILE = "failed file\t"
 
 
 def open_warc(path: str):
@@ -60,17 +65,21 @@ def clean_partition(paths: Iterable[str], settings: CleanSettings,
     for path in paths:
         stats = CrawlStats()
         cpu = time.process_time()
+        failures = []
         try:
             with open_warc(path) as stream:
                 pages = iter_pages(stream, stats, settings.max_bytes)
                 for row in clean_pages(cleaner, pages, stats, settings.memories,
                                        settings.markdown, settings.by_site, settings.page_type):
                     yield tuple(row[name] for name in names)
-        except OSError:
+        except OSError as error:
             stats.skip(UNOPENED)
+            failures.append(reading_problem(error))
+        failures += [damage.describe() for _, damage in stats.damages]
         if counts is not None:
             counts.add(Counter({RECORDS: stats.records, CLEANED: stats.cleaned,
-                                CPU: time.process_time() - cpu, **stats.skipped}))
+                                CPU: time.process_time() - cpu, **stats.skipped,
+                                **{f"{FAILED_FILE}{path}\t{failure}": 1 for failure in failures}}))
 
 
 def _spark_schema(markdown: bool = False):
@@ -110,6 +119,14 @@ def _read_paths(inputs: tuple[str, ...], paths_from: str | None) -> list[str]:
         paths += [line.strip() for line in data.decode().splitlines() if line.strip()]
     # The executors' working directory is not the driver's: local paths go absolute.
     return [path if "://" in path else os.path.abspath(path) for path in paths]
+
+
+def _failed_files(counts: Counter) -> list[tuple[str, str]]:
+    """The (path, what went wrong) of the files that failed, taken out of ``counts``."""
+    keys = sorted(key for key in counts if key.startswith(FAILED_FILE))
+    for key in keys:
+        del counts[key]
+    return [tuple(key.removeprefix(FAILED_FILE).split("\t", 1)) for key in keys]
 
 
 def _summary(counts: Counter) -> str:
@@ -186,10 +203,18 @@ def spark(inputs: tuple[str, ...], output: str, paths_from: str | None, model: s
         rows = rdd.mapPartitions(lambda part: clean_partition(part, settings, counts))
         frame = session.createDataFrame(rows, _spark_schema(markdown))
         frame.write.mode("overwrite" if overwrite else "errorifexists").parquet(output)
-        click.echo(f"noisecbr spark: {len(paths)} WARC files: {_summary(counts.value)} "
+        totals = counts.value
+        failed = _failed_files(totals)
+        click.echo(f"noisecbr spark: {len(paths)} WARC files: {_summary(totals)} "
                    f"in {time.perf_counter() - started:.1f} s after Spark started", err=True)
     finally:
         session.stop()
+    if failed:
+        click.echo(f"noisecbr spark: {len({path for path, _ in failed})} of {len(paths)} WARC "
+                   "files failed:", err=True)
+        for path, problem in failed:
+            click.echo(f"  {path}: {problem}", err=True)
+        sys.exit(EXIT_PARTIAL)
 
 
 if __name__ == "__main__":  # pragma: no cover

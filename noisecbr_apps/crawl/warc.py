@@ -10,15 +10,19 @@ the cleaner as text; a charset Python does not know, or one the bytes do not dec
 bytes over instead and the cleaner detects the encoding as it does for a file.
 
 A record that is not a page (request, metadata, a PDF, a redirect) or a bad one (truncated,
-over the size limit, undecodable) is counted by reason in :class:`CrawlStats`, never fatal.
+over the size limit, undecodable) is counted by reason in :class:`CrawlStats`, never fatal. A
+damaged part of an archive is reported with where it is and why, and reading goes on at the next
+record that reads (:mod:`noisecbr_apps.crawl.archive`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import itertools
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -28,6 +32,8 @@ from typing import IO, Any
 from noisecbr.result import LABELS
 from noisecbr.tidy import DEFAULT_MAX_BYTES, InputError
 from noisecbr.walk import AUTO
+
+from .archive import Damage, records
 
 __all__ = ["HTML_TYPES", "WarcPage", "CrawlStats", "is_warc", "iter_pages", "page_row",
            "clean_pages", "columns", "RowWriter", "output_format", "warc_stem", "cached_cleaner",
@@ -44,13 +50,16 @@ TOO_LARGE = "over the size limit"
 UNREADABLE = "unreadable page"
 FAILED = "cleaning failed"
 BAD_RESPONSE = "unreadable HTTP response"
-DAMAGED = "damaged archive (rest of the file unread)"
+DAMAGED = "damaged archive part"
 
 #: How many bytes of a response without a Content-Type are sniffed for HTML markup: a page's
 #: doctype or <html> comes first, after at most a comment or whitespace.
 SNIFF_BYTES = 1024
 _HTML_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body")
 _WARC_SUFFIXES = (".warc", ".warc.gz")
+#: Characters no output column carries: C0 and C1 controls, DEL.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CHARSET = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.IGNORECASE)
 _MAGIC = b"WARC/1."
 
 #: Output formats of a crawl, by the suffix of the output file.
@@ -82,6 +91,8 @@ class CrawlStats:
     records: int = 0
     cleaned: int = 0
     skipped: Counter = field(default_factory=Counter)
+    #: The damaged parts of the archives read, with the file each is in (None: a stream).
+    damages: list[tuple[str | None, Damage]] = field(default_factory=list)
 
     def skip(self, reason: str, n: int = 1) -> None:
         """Count ``n`` records skipped for ``reason``."""
@@ -92,10 +103,11 @@ class CrawlStats:
         self.records += other.records
         self.cleaned += other.cleaned
         self.skipped.update(other.skipped)
+        self.damages += other.damages
 
     @property
     def damaged(self) -> bool:
-        """Whether an archive was damaged, so that its records after the damage were lost."""
+        """Whether an archive was damaged, so that records in its damaged parts were lost."""
         return DAMAGED in self.skipped
 
     def summary(self) -> str:
@@ -191,40 +203,84 @@ def _read_page(record: Any, limit: int, stats: CrawlStats) -> WarcPage | None:
     if len(payload) > limit:
         stats.skip(TOO_LARGE)
         return None
-    return WarcPage(url=headers.get("WARC-Target-URI") or "", record_id=record.record_id or "",
-                    date=headers.get("WARC-Date") or "",
-                    payload=_charset_decoded(payload, response.http_charset))
+    return _page(record, _charset_decoded(payload, response.http_charset))
+
+
+def _type_name(record: Any) -> str:
+    """A record's WARC-Type as its header says it (``request``, ``metadata``, …)."""
+    return _clean_field(record.headers.get("WARC-Type") or "untyped")[:40] or "untyped"
+
+
+def _clean_field(value: str | None) -> str:
+    """A header value as an output column holds it: without control characters (a URI with a
+    NUL or an escape sequence is still the record's URI, minus what no column should carry)."""
+    return _CONTROL.sub("", value or "")
+
+
+def _read_resource(record: Any, limit: int, stats: CrawlStats) -> WarcPage | None:
+    """The page of a ``resource`` record (a document stored as it is, without HTTP headers):
+    its block when the record's Content-Type is HTML (or, without one, the block looks it)."""
+    headers = record.headers
+    if int(headers.get("Content-Length") or 0) > limit:
+        stats.skip(TOO_LARGE)
+        return None
+    content_type, _, parameters = (headers.get("Content-Type") or "").partition(";")
+    content_type = content_type.strip().lower()
+    payload = record.reader.read(limit + 1)
+    if content_type not in HTML_TYPES and (content_type or not _looks_html(payload)):
+        stats.skip(NOT_HTML)
+        return None
+    if len(payload) > limit:
+        stats.skip(TOO_LARGE)
+        return None
+    charset = _CHARSET.search(parameters)
+    return _page(record, _charset_decoded(payload, charset.group(1) if charset else None))
+
+
+def _page(record: Any, payload: str | bytes) -> WarcPage:
+    headers = record.headers
+    return WarcPage(url=_clean_field(headers.get("WARC-Target-URI")),
+                    record_id=_clean_field(record.record_id), date=_clean_field(
+                        headers.get("WARC-Date")), payload=payload)
 
 
 def iter_pages(stream: IO[bytes] | str, stats: CrawlStats,
                max_bytes: int | None = None) -> Iterator[WarcPage]:
     """The HTML pages of a WARC (a path or a binary stream, gzipped or not), one at a time.
 
-    Every record read is counted in ``stats``, every record that is not a page by its reason.
-    A damaged archive (a header that does not parse) ends the file, counted as damaged."""
+    Every record read is counted in ``stats``, every record that is not a page by its reason,
+    every damaged part of the archive (a corrupt or cut gzip member, a header that does not
+    parse, a wrong length) in ``stats.damages``, reading going on after it where the stream can
+    seek (:func:`noisecbr_apps.crawl.archive.records`)."""
     try:
-        from fastwarc.warc import ArchiveIterator, WarcRecordType
+        from fastwarc.warc import WarcRecordType
     except ImportError as error:
         raise _missing(error) from error
     limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
-    try:
-        for record in ArchiveIterator(stream, parse_http=False):
-            stats.records += 1
-            if record.record_type != WarcRecordType.response:
-                continue
-            try:
-                page = _read_page(record, limit, stats)
-            except OSError:  # bad HTTP headers, a corrupt gzip body: this record only
-                stats.skip(BAD_RESPONSE)
-                continue
-            if page is not None:
-                yield page
-    except (KeyboardInterrupt, SystemExit, GeneratorExit):
-        raise
-    except BaseException:  # noqa: BLE001 - FastWARC's Rust panics are BaseExceptions
-        # OSError for a header that does not parse; a panic for worse. Either way the rest of
-        # the file cannot be found again (the record boundaries are lost).
-        stats.skip(DAMAGED)
+    name = stream if isinstance(stream, str) else getattr(stream, "name", None)
+    damages: list[Damage] = []
+    with (open(stream, "rb") if isinstance(stream, str) else contextlib.nullcontext(stream)
+          ) as source:
+        try:
+            for record in records(source, damages):
+                stats.records += 1
+                if record.record_type not in (WarcRecordType.response, WarcRecordType.resource):
+                    stats.skip(f"{_type_name(record)} record")
+                    continue
+                try:
+                    page = (_read_page(record, limit, stats)
+                            if record.record_type == WarcRecordType.response
+                            else _read_resource(record, limit, stats))
+                except OSError:  # bad HTTP headers, a corrupt gzip body: this record only
+                    stats.skip(BAD_RESPONSE)
+                    continue
+                if page is not None:
+                    yield page
+        finally:  # what was found damaged is counted even when the reader stops early
+            if damages:
+                stats.skip(DAMAGED, len(damages))
+            stats.damages += [(name if isinstance(name, str) else None, damage)
+                              for damage in damages]
 
 
 # -- writing a WARC (tests, benchmarks) --------------------------------------------------------
