@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections import Counter
 from typing import NamedTuple
 
 import numpy as np
@@ -20,6 +22,10 @@ from .errors import CaseBaseError
 __all__ = ["ArraysMixin", "CaseArrays"]
 
 _LABEL_INDEX = {name: i for i, name in enumerate(LABELS)}
+#: Ids of left-out cases a warning lists.
+_SHOW_IDS = 10
+
+log = logging.getLogger("casebase")
 
 
 class CaseArrays(NamedTuple):
@@ -45,6 +51,10 @@ class ArraysMixin(ConnectionMixin):
         from the small pages and sites tables, mapped with numpy (no join). Measured: 951 569
         cases × 170 features (schema 2) in about 6 s on a busy 2-core machine (the scan itself
         is 2 s).
+
+        A case whose vector is not the schema's width of finite values (stored by an import
+        that did not check it) is left out with a warning naming it: one bad case must not stop
+        training or ``explain`` for the whole case base.
         """
         select_sql = ("SELECT id, page_id, label, vector FROM cases "
                       # "+": a full scan in id order beats walking the schema_version index.
@@ -63,42 +73,15 @@ class ArraysMixin(ConnectionMixin):
                 result = connection.execution_options(stream_results=True).execute(
                     text(select_sql.format(":v")), {"v": schema_version})
                 fetch = result.fetchmany
-            X: np.ndarray | None = None
-            y = np.empty(n, dtype=np.int8)
-            page_ids = np.empty(n, dtype=np.int64)
-            case_ids = np.empty(n, dtype=np.int64)
-            filled = 0
-            while rows := fetch(chunk):
-                ids, pages, labels, vectors = zip(*rows)
-                k = len(ids)
-                if filled + k > n:
-                    raise CaseBaseError("the case base changed while loading: try again")
-                data = b"".join(vectors)
-                if X is None:
-                    width = len(vectors[0])
-                    if width % 4:
-                        raise CaseBaseError(f"case {ids[0]} has a vector of {width} bytes")
-                    X = np.empty((n, width // 4), dtype=np.float32)
-                if len(data) != k * X.shape[1] * 4:
-                    raise CaseBaseError(
-                        f"vectors of schema {schema_version} differ in length: the case base "
-                        "mixes vectors of different definitions under one schema version")
-                X[filled:filled + k] = np.frombuffer(data, dtype="<f4").reshape(k, -1)
-                y[filled:filled + k] = [_LABEL_INDEX[label] for label in labels]
-                page_ids[filled:filled + k] = pages
-                case_ids[filled:filled + k] = ids
-                filled += k
-        if filled != n:
-            raise CaseBaseError("the case base changed while loading: try again")
-        if X is None:
-            X = np.zeros((0, len(FEATURE_NAMES) if schema_version == VECTOR_SCHEMA else 0),
-                         dtype=np.float32)
+            X, y, page_ids, case_ids, skipped = _scan(fetch, chunk, n, schema_version)
+        if skipped:
+            _warn_skipped(skipped, schema_version, X.shape[1])
         # page id → site id → host, vectorised.
         page_keys = np.array(sorted(page_site), dtype=np.int64)
         site_of_page = np.array([page_site[k] for k in page_keys.tolist()], dtype=np.int64)
         site_keys = np.array(sorted(hosts), dtype=np.int64)
         names = np.array([hosts[k] for k in site_keys.tolist()], dtype=str)
-        if n:
+        if len(y):
             site_ids = site_of_page[np.searchsorted(page_keys, page_ids)]
             sites = names[np.searchsorted(site_keys, site_ids)]
         else:
@@ -112,3 +95,66 @@ class ArraysMixin(ConnectionMixin):
             found = dict(connection.execute(text("SELECT id, count FROM cases")).all())
         return np.fromiter((found.get(int(i), 0) for i in wanted), dtype=np.int64,
                            count=len(wanted))
+
+
+def _scan(fetch, chunk: int, n: int, schema_version: int
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]]:
+    """X, y, page ids and case ids of the ``n`` rows ``fetch`` gives ``chunk`` at a time, and
+    the ids of the rows left out for an unusable vector (:func:`_usable`)."""
+    width = len(FEATURE_NAMES) if schema_version == VECTOR_SCHEMA else None
+    X: np.ndarray | None = None
+    y = np.empty(n, dtype=np.int8)
+    page_ids = np.empty(n, dtype=np.int64)
+    case_ids = np.empty(n, dtype=np.int64)
+    filled = read = 0
+    skipped: list[int] = []
+    while rows := fetch(chunk):
+        read += len(rows)
+        if read > n:
+            raise CaseBaseError("the case base changed while loading: try again")
+        if width is None:  # an older schema: its width is what most of its vectors have
+            width = Counter(len(row[3]) for row in rows).most_common(1)[0][0] // 4
+        if X is None:
+            X = np.empty((n, width), dtype=np.float32)
+        kept, block, bad = _usable(rows, width)
+        skipped += bad
+        k = len(kept)
+        if k:
+            ids, pages, labels, _ = zip(*kept)
+            X[filled:filled + k] = block
+            y[filled:filled + k] = [_LABEL_INDEX[label] for label in labels]
+            page_ids[filled:filled + k] = pages
+            case_ids[filled:filled + k] = ids
+            filled += k
+    if read != n:
+        raise CaseBaseError("the case base changed while loading: try again")
+    if X is None:
+        X = np.zeros((0, width or 0), dtype=np.float32)
+    if filled < n:  # rows were left out: only then is the matrix copied to its size
+        X, y = np.ascontiguousarray(X[:filled]), y[:filled].copy()
+        page_ids, case_ids = page_ids[:filled].copy(), case_ids[:filled].copy()
+    return X, y, page_ids, case_ids, skipped
+
+
+def _usable(rows: list, width: int) -> tuple[list, np.ndarray, list[int]]:
+    """The rows of one fetched chunk whose vector is ``width`` finite float32 values, those
+    vectors as a matrix, and the ids of the other rows."""
+    sized = [row for row in rows if len(row[3]) == 4 * width]
+    bad = [row[0] for row in rows if len(row[3]) != 4 * width]
+    data = b"".join(row[3] for row in sized)
+    block = np.frombuffer(data, dtype="<f4").reshape(len(sized), width)
+    finite = np.isfinite(block).all(axis=1)
+    if not finite.all():  # checked on the whole block at once: a row at a time is slow
+        bad += [row[0] for row, ok in zip(sized, finite.tolist()) if not ok]
+        sized = [row for row, ok in zip(sized, finite.tolist()) if ok]
+        block = block[finite]
+    return sized, block, sorted(bad)
+
+
+def _warn_skipped(case_ids: list[int], schema_version: int, width: int) -> None:
+    """Say which cases :meth:`ArraysMixin.load_arrays` left out, and what to do about them."""
+    shown = ", ".join(map(str, case_ids[:_SHOW_IDS]))
+    more = f" and {len(case_ids) - _SHOW_IDS} more" if len(case_ids) > _SHOW_IDS else ""
+    log.warning("casebase: %d case(s) of vector schema %d left out, their vector is not %d "
+                "finite values: %s%s (delete them with `casebase delete`)", len(case_ids),
+                schema_version, width, shown, more)

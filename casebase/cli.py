@@ -11,7 +11,8 @@ Exit codes (every command; the table of :mod:`noisecbr.exits`, shared with ``noi
     0    success
     1    partial failure: some pages could not be read (import), some label paths matched
          nothing (import-page), some cases' elements were not found (revectorize)
-    2    usage error (unknown option, bad value: click's own code)
+    2    usage error (unknown option, bad value: click's own code; a record of import-jsonl
+         that cannot be stored, a label path that selects no elements)
     3    not found (unknown case id; delete: any id not found, the others are deleted)
     4    model error (explain: the model file cannot be read)
     5    database error (cannot open, locked, corrupt, unknown revision, …)
@@ -48,9 +49,12 @@ from noisecbr.exits import (
     EXIT_OK,
     EXIT_OTHER,
     EXIT_PARTIAL,
+    EXIT_USAGE,
 )
 from noisecbr.result import LABELS
+from noisecbr.subtrees import is_element_path
 
+from .errors import InvalidInputError
 from .labelling import MAX_COVERAGE, T_DATA, T_NOISE
 from .models import LABEL_SOURCES
 from .store import CaseBase, CaseBaseError, CaseRecord, NotFoundError
@@ -95,6 +99,8 @@ def _handle_errors(command):
                 raise
             if isinstance(error, NotFoundError):
                 raise _Failure(str(error), EXIT_NOT_FOUND) from None
+            if isinstance(error, InvalidInputError):  # the input given, not the database
+                raise _Failure(str(error), EXIT_USAGE) from None
             if isinstance(error, SQLAlchemyError):
                 message = str(getattr(error, "orig", None) or error).splitlines()[0]
                 raise _Failure(f"database error: {message}", EXIT_CASEBASE) from None
@@ -470,7 +476,10 @@ def show(ctx: click.Context, case_id: int, as_json: bool, all_features: bool) ->
     click.echo("\ntext:")
     click.echo(f"  {case.text}" if case.text else "  (none)")
     click.echo("\nhtml:")
-    if html is None:
+    if html is None and not is_element_path(case.path):
+        click.echo("  (the path is not an element path, so it names no subtree: the case was "
+                   "stored by hand or by an older import; delete it)")
+    elif html is None:
         click.echo("  (the path is not found in the stored page)")
     else:
         click.echo(html if len(html) <= 4000 else html[:4000] + f"\n… ({len(html):,} chars)")

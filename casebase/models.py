@@ -223,5 +223,7 @@ def vector_to_bytes(vector: np.ndarray) -> bytes:
 
 
 def vector_from_bytes(blob: bytes) -> np.ndarray:
-    """The float32 vector of stored bytes (a read-only view)."""
-    return np.frombuffer(blob, dtype="<f4")
+    """The float32 vector of stored bytes (a read-only view). Trailing bytes short of a whole
+    value (only in a case an import stored before vectors were checked) are left out, so the
+    case still reads; :meth:`~casebase.arrays.ArraysMixin.load_arrays` skips it."""
+    return np.frombuffer(blob, dtype="<f4", count=len(blob) // 4)

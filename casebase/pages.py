@@ -28,10 +28,10 @@ from sqlalchemy.orm import Session
 
 from noisecbr.convention import page_declares_article
 from noisecbr.result import LABELS
-from noisecbr.subtrees import ElementTable, build_table
+from noisecbr.subtrees import ElementTable, build_table, is_element_path
 from noisecbr.tidy import tidy
 
-from .errors import CaseBaseError
+from .errors import CaseBaseError, InvalidPathError
 from .labelling import (
     MAX_COVERAGE,
     T_DATA,
@@ -45,14 +45,16 @@ from .models import LABEL_SOURCES, Page, Site, compress_html, decompress_html
 __all__ = [
     "PageCases",
     "PreparedPage",
-    "check_label",
     "cases_from_paths",
+    "check_label",
     "check_source",
     "content_hash",
+    "find_element",
     "find_page",
     "page_cases",
     "parse_stored",
     "prepare_page",
+    "select_elements",
     "site_id",
     "stored_table",
 ]
@@ -98,6 +100,43 @@ def stored_table(blob: bytes) -> ElementTable | None:
         return build_table(parse_stored(decompress_html(blob)))
     except (zlib.error, UnicodeDecodeError, ValueError, etree.LxmlError):
         return None
+
+
+#: Characters of a refused path an error message shows.
+_SHOWN = 80
+#: What an XPath that computes gives instead of a node set, by the type lxml returns.
+_COMPUTED = ((bool, "a truth value"), (float, "a number"), (str, "a string"))
+
+
+def select_elements(tree: etree._ElementTree, path: str) -> list[etree._Element]:
+    """The elements a label's ``path`` selects in ``tree`` (the stored page: an XPath such as
+    ``//article`` or the element paths ``casebase show`` prints).
+
+    Every caller that labels by path resolves it here, so each refuses alike a path that is no
+    XPath or one that computes rather than selects (``count(//*)`` gives a number, ``string(/)``
+    a string): :class:`InvalidPathError`, a usage error, not a broken case base."""
+    try:
+        found = tree.xpath(path)
+    except (etree.XPathError, ValueError) as error:  # ValueError: a NUL or a control byte
+        raise InvalidPathError(f"invalid XPath {path[:_SHOWN]!r}: {error}", path) from None
+    if not isinstance(found, list):
+        kind = next((name for cls, name in _COMPUTED if isinstance(found, cls)), "a value")
+        raise InvalidPathError(f"path {path[:_SHOWN]!r} selects no elements: it computes "
+                               f"{kind}", path)
+    return [element for element in found if isinstance(element, etree._Element)]
+
+
+def find_element(body: etree._Element, path: str) -> etree._Element | None:
+    """The element a stored case's ``path`` names in its page's ``body`` (:func:`parse_stored`),
+    None when it names none. A path that is not an element path (stored by hand or by an import
+    before they were checked) is never evaluated: it could compute, not name."""
+    if not is_element_path(path):
+        return None
+    try:
+        found = body.getroottree().xpath(path)
+    except etree.XPathError:  # a prefixed tag (x:y) whose prefix the page does not declare
+        return None
+    return found[0] if found and isinstance(found[0], etree._Element) else None
 
 
 @dataclass
@@ -165,8 +204,9 @@ def page_cases(
     thresholds (``article_body``: relabelled to the article-body convention, the subtrees its
     markup names furniture never content: :func:`casebase.labelling.article_furniture`). With
     neither, the page has no cases. Raises :class:`noisecbr.tidy.InputError`
-    for input that is not a page and :class:`CaseBaseError` for an unknown label or an invalid
-    XPath.
+    for input that is not a page, :class:`CaseBaseError` for an unknown label and
+    :class:`InvalidPathError` for a path that selects no elements by its form
+    (:func:`select_elements`).
     """
     page = prepare_page(raw, parser, digest)
     if paths is not None:
@@ -190,11 +230,7 @@ def cases_from_paths(page: PreparedPage, paths: Mapping[str, str]) -> PageCases:
     unknown: list[str] = []
     for path, label in paths.items():
         check_label(label)
-        try:
-            found = tree.xpath(path)
-        except etree.XPathError as error:
-            raise CaseBaseError(f"invalid XPath {path!r}: {error}") from error
-        elements = [index[e] for e in found if isinstance(e, etree._Element) and e in index]
+        elements = [index[e] for e in select_elements(tree, path) if e in index]
         if not elements:
             unknown.append(path)
         labels[elements] = LABELS.index(label)

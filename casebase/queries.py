@@ -26,7 +26,7 @@ from noisecbr.result import LABELS
 from .connection import ConnectionMixin
 from .errors import NotFoundError
 from .models import Case, LabelHistory, Page, Site, decompress_html, vector_from_bytes
-from .pages import check_label, check_source, parse_stored
+from .pages import check_label, check_source, find_element, parse_stored
 
 __all__ = ["CaseRecord", "QueriesMixin"]
 
@@ -191,15 +191,14 @@ class QueriesMixin(ConnectionMixin):
         return decompress_html(blob)
 
     def subtree_html(self, case: CaseRecord) -> str | None:
-        """The case's subtree cut from its stored page by its path (None if the path selects
-        nothing: only for cases written by hand with other paths)."""
+        """The case's subtree cut from its stored page by its path (None if the path names no
+        element: only for cases written by hand or by an older import, with other paths)."""
         from lxml import html as lxml_html
 
-        body = parse_stored(self.page_html(case.page_id))
-        found = body.getroottree().xpath(case.path)
-        if not found:
+        found = find_element(parse_stored(self.page_html(case.page_id)), case.path)
+        if found is None:
             return None
-        return lxml_html.tostring(found[0], encoding="unicode", with_tail=False)
+        return lxml_html.tostring(found, encoding="unicode", with_tail=False)
 
     def stats(self) -> dict[str, Any]:
         """Counts of pages, sites and cases (per label, label source, site, dataset, schema)."""

@@ -23,18 +23,25 @@ pages already there (same source and sha256) with their cases.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import IO, Any
 
+import numpy as np
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from .models import Case, LabelHistory, Page, Site, compress_html, decompress_html
+from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
+from noisecbr.result import LABELS
+from noisecbr.subtrees import is_element_path
+
+from .errors import InvalidRecordError
+from .models import LABEL_SOURCES, Case, LabelHistory, Page, Site, compress_html, decompress_html
 from .pages import find_page, site_id
-from .store import CaseBase, CaseBaseError
+from .store import CaseBase
 
 __all__ = ["FORMAT", "export_jsonl", "import_jsonl"]
 
@@ -60,7 +67,7 @@ def export_jsonl(cb: CaseBase, out: IO[str]) -> Counter:
     counts: Counter = Counter()
     with cb.reading() as session:
         out.write(_line({"type": "casebase", "format": FORMAT, "revision": cb.revision(),
-                         "exported_at": datetime.now(timezone.utc).isoformat()}))
+                         "exported_at": datetime.now(UTC).isoformat()}))
         hosts: dict[int, str] = {}
         for site_id, host in session.execute(select(Site.id, Site.host).order_by(Site.id)):
             hosts[site_id] = host
@@ -113,8 +120,8 @@ def _declared(number: int, record: dict) -> bool | None:
     (not known)."""
     value = record.get("declared_article")
     if value is not None and not isinstance(value, bool):
-        raise CaseBaseError(f"line {number}: declared_article {value!r} is not true, false or "
-                            "null")
+        raise InvalidRecordError(f"line {number}: declared_article {value!r} is not true, false "
+                                 "or null")
     return value
 
 
@@ -125,26 +132,71 @@ def _records(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
-            raise CaseBaseError(f"line {number}: not JSON ({error.msg})") from error
+            raise InvalidRecordError(f"line {number}: not JSON ({error.msg})") from error
         if not isinstance(record, dict) or "type" not in record:
-            raise CaseBaseError(f"line {number}: not a case base record")
+            raise InvalidRecordError(f"line {number}: not a case base record")
         yield number, record
+
+
+def _check_case(number: int, record: dict) -> None:
+    """Refuse a case record whose fields a later read would trip on: a path that is not an
+    element path (an XPath such as ``count(//*)`` computes, and ``//div[1]`` names no one
+    element: ``casebase show`` and the service cut a case's subtree by its path), an unknown
+    label or label source, a schema version, position or count that is no whole number."""
+    path = record["path"]
+    if not is_element_path(path):
+        raise InvalidRecordError(f"line {number}: case path {str(path)[:80]!r} is not an "
+                                 "element path such as /html/body/div[2]/p")
+    for name, known in (("label", LABELS), ("label_source", LABEL_SOURCES)):
+        if record[name] not in known:
+            raise InvalidRecordError(f"line {number}: case {name} {record[name]!r} is not one "
+                                     f"of {', '.join(known)}")
+    for name, least in (("schema_version", 0), ("position", 0), ("count", 1)):
+        value = record[name]
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise InvalidRecordError(f"line {number}: case {name} {value!r} is not a whole "
+                                     f"number from {least}")
+
+
+def _case_vector(number: int, record: dict, widths: dict[int, int]) -> bytes:
+    """The stored bytes of a case record's vector, refused unless they are finite float32
+    values, as many as the schema has features (the current schema: the model's feature count;
+    an older one: as many as its first vector in the file). ``widths`` keeps those counts."""
+    try:
+        blob = base64.b64decode(record["vector"], validate=True)
+    except (binascii.Error, TypeError, ValueError):
+        raise InvalidRecordError(f"line {number}: case vector is not base64") from None
+    schema = record["schema_version"]
+    expected = len(FEATURE_NAMES) if schema == VECTOR_SCHEMA else widths.setdefault(
+        schema, len(blob) // 4)
+    if len(blob) != 4 * expected:
+        raise InvalidRecordError(f"line {number}: case vector is {len(blob)} bytes, vector "
+                                 f"schema {schema} has {expected} features ({4 * expected} "
+                                 "bytes)")
+    if not np.isfinite(np.frombuffer(blob, dtype="<f4")).all():
+        # NaN or infinity: a case near everything or nothing, a poison for training.
+        raise InvalidRecordError(f"line {number}: case vector holds NaN or infinite values")
+    return blob
 
 
 def import_jsonl(cb: CaseBase, lines: Iterable[str]) -> Counter:
     """Read an export into the case base in one transaction. Returns counts per type, plus
-    ``duplicate_page`` for pages that were already there (their cases are skipped too)."""
+    ``duplicate_page`` for pages that were already there (their cases are skipped too).
+
+    Every record is checked before it is written (:class:`InvalidRecordError` names its line
+    and field); the first bad one rolls the transaction back, so nothing is written."""
     with cb.session() as session:
         run = _JsonlImport(session)
         for number, record in _records(lines):
             kind = record["type"]
             handler = run.handlers.get(kind)
             if handler is None:
-                raise CaseBaseError(f"line {number}: unknown record type {kind!r}")
+                raise InvalidRecordError(f"line {number}: unknown record type {kind!r}")
             try:
                 handler(number, record)
             except KeyError as error:
-                raise CaseBaseError(f"line {number}: {kind} record without {error}") from error
+                raise InvalidRecordError(f"line {number}: {kind} record without {error}"
+                                         ) from error
         run.flush()
     return run.counts
 
@@ -163,6 +215,7 @@ class _JsonlImport:
         self.case_map: dict[int, int] = {}  # exported case id → new id, for the current page
         self.pending_cases: list[dict] = []
         self.pending_history: list[dict] = []
+        self.widths: dict[int, int] = {}  # an older schema → its vectors' length in the file
         self.handlers = {"casebase": self.header, "site": self.site, "page": self.page,
                          "case": self.case, "history": self.history}
 
@@ -178,8 +231,8 @@ class _JsonlImport:
     def header(self, number: int, record: dict) -> None:
         """The export's first line: its format must be this code's."""
         if record.get("format") != FORMAT:
-            raise CaseBaseError(f"line {number}: export format {record.get('format')!r}, "
-                                f"expected {FORMAT}")
+            raise InvalidRecordError(f"line {number}: export format {record.get('format')!r}, "
+                                     f"expected {FORMAT}")
 
     def site(self, number: int, record: dict) -> None:
         """A site: inserted with its id into an empty case base, else found or created."""
@@ -221,7 +274,10 @@ class _JsonlImport:
     def case(self, number: int, record: dict) -> None:
         """A case of the last page read (skipped with a duplicate page)."""
         if record["page"] not in self.page_map:
-            raise CaseBaseError(f"line {number}: case of unknown page {record['page']}")
+            raise InvalidRecordError(f"line {number}: case of unknown page {record['page']}")
+        # Checked even when the page is a duplicate: a bad file is refused whole.
+        _check_case(number, record)
+        vector = _case_vector(number, record, self.widths)
         page_id = self.page_map[record["page"]]
         if page_id is None:
             return
@@ -229,7 +285,7 @@ class _JsonlImport:
             "page_id": page_id, "path": record["path"], "position": record["position"],
             "tag": record["tag"], "label": record["label"],
             "label_source": record["label_source"], "text": record["text"],
-            "vector": base64.b64decode(record["vector"]),
+            "vector": vector,
             "schema_version": record["schema_version"], "count": record["count"],
             "created_at": _parse_time(record["created_at"]),
             "updated_at": _parse_time(record["updated_at"]),

@@ -19,6 +19,7 @@ says which is in use). Both give the same table, field by field.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,8 +29,31 @@ from lxml import etree
 from .backend import BACKEND
 from .fields import ASCII_WORD, KEYWORD_ATTRIBUTES, WORD, python_fields
 
-__all__ = ["WORD", "KEYWORD_ATTRIBUTES", "ElementTable", "build_table", "at_level", "cumulative",
-           "subtree_sum", "numbered", "looked_up"]
+__all__ = [
+    "ELEMENT_PATH",
+    "KEYWORD_ATTRIBUTES",
+    "WORD",
+    "ElementTable",
+    "at_level",
+    "build_table",
+    "cumulative",
+    "is_element_path",
+    "looked_up",
+    "numbered",
+    "subtree_sum",
+]
+
+
+#: An element path as :meth:`ElementTable.paths` and lxml's ``getpath`` write it: absolute
+#: steps of a tag name (``*`` for a namespaced tag without prefix) and, where a parent has several
+#: children of the tag, their position from 1 (``/html/body/div[2]/p``). Nothing else: no
+#: ``//``, predicate, axis or function, so a path names one element and never computes.
+ELEMENT_PATH = re.compile(r"(?:/(?:\*|[^\W\d][\w.:-]*)(?:\[[1-9][0-9]*\])?)+")
+
+
+def is_element_path(path: object) -> bool:
+    """Whether ``path`` is an element path (:data:`ELEMENT_PATH`), not an XPath expression."""
+    return isinstance(path, str) and ELEMENT_PATH.fullmatch(path) is not None
 
 
 @dataclass

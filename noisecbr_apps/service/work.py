@@ -95,7 +95,7 @@ def guarded(job: Callable[..., T]) -> Callable[..., T]:
         from alembic.util import CommandError
         from sqlalchemy.exc import SQLAlchemyError
 
-        from casebase.errors import UnknownPathsError
+        from casebase.errors import InvalidInputError, InvalidPathError, UnknownPathsError
         from casebase.store import CaseBaseError, NotFoundError
 
         try:
@@ -104,8 +104,11 @@ def guarded(job: Callable[..., T]) -> Callable[..., T]:
             raise
         except InputError as error:
             raise JobError(422, f"not a page: {error}") from None
-        except UnknownPathsError as error:  # the request's labels, not a missing resource
+        # The request's labels, not a missing resource nor a broken case base.
+        except (UnknownPathsError, InvalidPathError) as error:
             raise JobError(422, f"labels: {error}") from None
+        except InvalidInputError as error:
+            raise JobError(422, str(error)) from None
         except NotFoundError as error:
             raise JobError(404, str(error)) from None
         except (CaseBaseError, SQLAlchemyError, CommandError) as error:
