@@ -28,8 +28,8 @@ from .features.tokens import table_language
 from .settings import BYLINE_MAX_WORDS, BYLINE_REMOVED_PIECES, BYLINE_WITHIN_PIECES
 from .subtrees import WORD, ElementTable
 
-__all__ = ["BYLINE_MAX_WORDS", "BYLINE_REMOVED_PIECES", "BYLINE_WITHIN_PIECES", "find_byline",
-           "author_of"]
+__all__ = ["BYLINE_MAX_WORDS", "BYLINE_REMOVED_PIECES", "BYLINE_WITHIN_PIECES", "author_of",
+           "classed_author", "find_byline"]
 
 
 #: "By" and its kin, then a name: its first letter is checked to be a capital (the pattern is
@@ -176,3 +176,33 @@ def _trimmed(name: str) -> str | None:
             words = words[:k]
             break
     return " ".join(words) or None
+
+
+#: A class or id that names an author's element ("author", "author-name", "byline__author",
+#: "username", "posted-by"), not its picture, biography, links or list of posts.
+_AUTHOR_CLASS = re.compile(
+    r"(?:^|[\s_-])(?:author(?:[_-]?name)?|byline|user[_-]?name|posted[_-]?by|creator)(?=$|[\s_-])",
+    re.IGNORECASE)
+_NOT_AUTHOR_CLASS = re.compile(r"avatar|image|img|photo|bio|desc|link|social|list|box|about",
+                               re.IGNORECASE)
+
+
+def classed_author(table: ElementTable, max_words: int = BYLINE_MAX_WORDS) -> str | None:
+    """The author a page names in an element its markup calls the author's (by class or id:
+    :data:`_AUTHOR_CLASS`), for a page that declares none and shows no byline: the first such
+    element whose text is a short name ("By " and a trailing date cut as in a byline)."""
+    classes, ids = table.keyword_values[0], table.keyword_values[1]
+    # Class and id values repeat: each distinct one is matched once.
+    named = {value for value in {*classes, *ids} - {None}
+             if _AUTHOR_CLASS.search(value) and not _NOT_AUTHOR_CLASS.search(value)}
+    if not named:
+        return None
+    words = table.subtree_words()
+    for i in (i for i, (c, d) in enumerate(zip(classes, ids)) if c in named or d in named):
+        if not 0 < words[i] <= max_words + 2:
+            continue
+        text = " ".join(" ".join(table.piece_text[table.piece_start[i]:table.piece_end[i]]).split())
+        name = author_of(text) or _trimmed(_NAME_END.split(text, maxsplit=1)[0])
+        if name and not any(ch.isdigit() for ch in name):
+            return name
+    return None

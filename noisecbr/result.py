@@ -78,6 +78,7 @@ class CleanResult:
         kinds: Sequence[float] | None = None,
         confidence: float | Callable[[], float] | None = None,
         extractor: str = "noisecbr",
+        date: str | Callable[[], str | None] | None = None,
     ) -> None:
         self._confidence = confidence
         #: what wrote ``.text``: ``"noisecbr"``, or ``"fallback"`` where a low confidence
@@ -112,8 +113,19 @@ class CleanResult:
         #: (:class:`noisecbr.metadata.PageMetadata`)
         self.title: str | None = getattr(metadata, "title", None)
         self.author: str | None = getattr(metadata, "author", None)
-        self.date: str | None = getattr(metadata, "date", None)
+        self._date = date if date is not None else getattr(metadata, "date", None)
         self.lang: str | None = getattr(metadata, "lang", None)
+        self.site_name: str | None = getattr(metadata, "site_name", None)
+        self.description: str | None = getattr(metadata, "description", None)
+
+    @property
+    def date(self) -> str | None:
+        """The publication date: as the page declares it (``<meta>``, JSON-LD, ``<time>``; a
+        declared date that is not ISO 8601 as its day, ``YYYY-MM-DD``), else the day htmldate
+        finds in the page, looked for when first asked (:func:`noisecbr.metadata.found_date`)."""
+        if callable(self._date):
+            self._date = self._date()
+        return self._date
 
     @property
     def confidence(self) -> float | None:
@@ -183,6 +195,8 @@ class CleanResult:
             "author": self.author,
             "date": self.date,
             "lang": self.lang,
+            "site_name": self.site_name,
+            "description": self.description,
             "text": self.text,
             "markdown": self.markdown,
             "comments": self.comments,

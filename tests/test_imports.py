@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {"noisecbr": 0, "casebase": 1, "training": 2, "noisecbr_apps": 3, "experiments": 4}
 #: What the engine may import besides the standard library: lxml, numpy, safetensors, the
 #: parsing helpers (html5lib, charset-normalizer), threadpoolctl (numpy's BLAS threads) and
-#: lxml_html_clean (the output HTML's sanitiser).
+#: lxml_html_clean (the output HTML's sanitiser), htmldate and dateutil (a page's date).
 ENGINE_LIBRARIES = {"lxml", "numpy", "safetensors", "html5lib", "charset_normalizer",
-                    "threadpoolctl", "lxml_html_clean"}
+                    "threadpoolctl", "lxml_html_clean", "htmldate", "dateutil"}
 #: Application libraries: the engine must import none of them.
 APPLICATION_LIBRARIES = {"click", "tqdm", "fastapi", "uvicorn", "starlette", "pebble", "pyspark",
                          "fastwarc", "pyarrow", "datatrove", "sqlalchemy", "alembic", "torch",

@@ -336,7 +336,8 @@ def columns(markdown: bool = False) -> list[tuple[str, str]]:
     text."""
     return [("url", "string"), ("warc_record_id", "string"), ("warc_date", "string"),
             ("title", "string"), ("author", "string"), ("date", "string"), ("lang", "string"),
-            ("page_type", "string"), ("confidence", "float"),
+            ("site_name", "string"), ("description", "string"), ("page_type", "string"),
+            ("confidence", "float"),
             ("text", "string"), *([("markdown", "string")] if markdown else []),
             ("comments", "string"), *((f"decisions_{label}", "int") for label in LABELS)]
 
@@ -355,7 +356,8 @@ def page_row(cleaner: Any, page: WarcPage, memories: Callable | None = None,
     row: dict[str, Any] = {
         "url": page.url, "warc_record_id": page.record_id, "warc_date": page.date,
         "title": result.title, "author": result.author, "date": result.date,
-        "lang": result.lang, "page_type": result.page_type, "confidence": result.confidence,
+        "lang": result.lang, "site_name": result.site_name, "description": result.description,
+        "page_type": result.page_type, "confidence": result.confidence,
         "text": result.text, "comments": result.comments,
     }
     if markdown:
