@@ -323,9 +323,15 @@ def test_the_openapi_document_describes_the_endpoints(readonly):
 
 
 def test_settings_reach_the_workers_through_the_environment():
+    from noisecbr_apps.service.app import SETTINGS_ENV
+
     settings = Settings(db="sqlite:///x.sqlite", token="t", max_body=5, timeout=2.5, pool=2)
     assert Settings.from_env(settings.to_env()) == settings
     assert Settings.from_env({}) == Settings()
+    # One variable with every field, None included: nothing left for another to fill in.
+    assert list(settings.to_env()) == [SETTINGS_ENV]
+    assert Settings.from_env({**Settings().to_env(), "NOISECBR_SERVE_DB": "x.sqlite",
+                              "NOISECBR_SERVE_TOKEN": "t"}) == Settings()
 
 
 def test_serve_command(tmp_path, monkeypatch):
@@ -352,6 +358,74 @@ def test_serve_command(tmp_path, monkeypatch):
     # noisecbr itself never imports the case base: `serve` is found lazily.
     code = "import sys, noisecbr_apps.cli; assert 'casebase' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def _inject(monkeypatch, db: Path) -> None:
+    """A user's environment naming ``db`` and a token in the service's internal variables."""
+    monkeypatch.setenv("NOISECBR_SERVE_DB", str(db))
+    monkeypatch.setenv("NOISECBR_SERVE_TOKEN", "injected")
+    monkeypatch.setenv("NOISECBR_SERVE_SETTINGS", json.dumps({"db": str(db), "token": "injected"}))
+
+
+def test_internal_variables_a_user_set_change_nothing_served(tmp_path, monkeypatch):
+    # Issue 43: NOISECBR_SERVE_DB in the environment was served, unchecked and unshown.
+    import uvicorn
+
+    from casebase.store import CaseBase
+    from noisecbr_apps.cli import main
+    from noisecbr_apps.service.app import app_from_env
+
+    other, served = tmp_path / "other.sqlite", tmp_path / "served.sqlite"
+    CaseBase.open(str(other)).close()
+    workers = []
+
+    def run(app: str, **_options) -> None:  # what a worker does: the factory, then serve
+        module, name = app.split(":")
+        assert (module, name) == ("noisecbr_apps.service.app", app_from_env.__name__)
+        with TestClient(app_from_env(), base_url="http://127.0.0.1:8000") as client:
+            workers.append((client.app.state.settings, client.get("/healthz").json()))
+
+    monkeypatch.setattr(uvicorn, "run", run)
+    for options, db in (([], None), (["--db", str(served), "--token", TOKEN], served)):
+        _inject(monkeypatch, other)
+        result = CliRunner().invoke(main, ["serve", *options])
+        assert result.exit_code == 0, result.output
+        settings, health = workers.pop()
+        assert settings.db == (str(db) if db else None) and settings.token != "injected"
+        assert health["casebase"] == ("ok" if db else "none")
+        assert health["writes"] is bool(db)
+        for name in ("NOISECBR_SERVE_DB", "NOISECBR_SERVE_TOKEN", "NOISECBR_SERVE_SETTINGS"):
+            assert f"warning: {name} is set in the environment: ignored" in result.output
+        # The banner shows every setting in effect.
+        banner = next(line for line in result.output.splitlines() if "settings:" in line)
+        assert f"case base {db or 'none (read-only cleaning)'};" in banner
+        assert ("write token from --token" if db else "no write token") in banner
+        for shown in ("model embedded", "2 cleaning process(es) per worker",
+                      "body <= 10,000,000 bytes", "page time limit 30 s", "read timeout 30 s",
+                      "hosts 127.0.0.1,localhost,[::1]", "1 HTTP worker(s)"):
+            assert shown in banner, shown
+
+
+def test_a_worker_refuses_a_case_base_at_another_schema_revision(tmp_path, monkeypatch,
+                                                                 caplog):
+    import logging
+
+    from casebase.connection import migrate
+    from casebase.store import CaseBase
+    from noisecbr.exits import EXIT_CASEBASE
+    from noisecbr_apps.service.app import app_from_env
+
+    old = tmp_path / "old.sqlite"
+    with CaseBase.open(str(old)) as casebase:  # migrated since `serve` checked it
+        migrate(casebase.engine, "0001", downgrade=True)
+    for name, value in Settings(db=str(old)).to_env().items():
+        monkeypatch.setenv(name, value)
+    with caplog.at_level(logging.ERROR, logger="noisecbr.serve"), \
+            pytest.raises(SystemExit) as stopped:
+        app_from_env()
+    assert stopped.value.code == EXIT_CASEBASE
+    assert "cannot serve the case base" in caplog.text
+    assert "older than this noisecbr" in caplog.text and "\n" not in caplog.messages[-1]
 
 
 def test_explain_on_an_empty_case_base_says_so(tmp_path):

@@ -21,12 +21,15 @@ Limits and answers, the same on every endpoint:
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import multiprocessing
 import os
+import sys
+from collections.abc import Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Any
 
@@ -61,8 +64,12 @@ READ_TIMEOUT = 30.0
 #: refused 87 % of them. 640 MB: what a worker may hold of waiting bodies (64 of the largest).
 MAX_PENDING = 1_024
 MAX_PENDING_BYTES = 640_000_000
-#: The environment variables through which ``serve`` hands the settings to uvicorn's workers.
+#: The prefix of the service's internal environment variables (``serve`` warns of any it finds).
 ENV_PREFIX = "NOISECBR_SERVE_"
+#: The one variable through which ``serve`` hands its settings to uvicorn's workers (spawned
+#: processes, reached only by an import string and the environment): every field, as JSON.
+#: ``serve`` always writes it, so no value a user put in the environment reaches a worker.
+SETTINGS_ENV = ENV_PREFIX + "SETTINGS"
 
 #: Review page: its own scripts and styles (the drawn page keeps its inline styles), images
 #: only from itself or data: URLs, no plugins, no other host, not framed by another site.
@@ -92,21 +99,31 @@ class Settings:
     hosts: str | None = None
 
     def to_env(self) -> dict[str, str]:
-        """The settings as environment variables, for :func:`app_from_env` in each worker."""
-        return {ENV_PREFIX + k.upper(): str(v) for k, v in asdict(self).items() if v is not None}
+        """The settings as the environment of :func:`app_from_env` in each worker: every
+        field, None included, so that nothing in a worker falls back on another source."""
+        return {SETTINGS_ENV: json.dumps(asdict(self))}
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
-        """The settings :meth:`to_env` wrote."""
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings :meth:`to_env` wrote; the defaults (no case base, no token) when there
+        are none, as for an app uvicorn was pointed at by hand."""
         environ = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for field in fields(cls):
-            raw = environ.get(ENV_PREFIX + field.name.upper())
-            if raw is not None:
-                kind = {"max_body": int, "pool": int, "timeout": float,
-                        "read_timeout": float}.get(field.name, str)
-                values[field.name] = kind(raw)
-        return cls(**values)
+        raw = environ.get(SETTINGS_ENV)
+        return cls() if raw is None else cls(**json.loads(raw))
+
+    def described(self) -> str:
+        """Every setting but the token, in one line for the startup banner (a password in the
+        case base's URL hidden)."""
+        db = "none (read-only cleaning)"
+        if self.db:
+            from sqlalchemy.engine import make_url
+
+            db = (make_url(self.db).render_as_string(hide_password=True) if "://" in self.db
+                  else self.db)
+        return (f"case base {db}; model {self.model or 'embedded'}; {self.pool} cleaning "
+                f"process(es) per worker; body <= {self.max_body:,} bytes; page time limit "
+                f"{self.timeout:g} s; read timeout {self.read_timeout:g} s; hosts "
+                f"{self.hosts or 'any'}")
 
 
 class BodyLimit:
@@ -257,7 +274,7 @@ def _install_error_answers(app: FastAPI) -> None:
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service's app. The model is loaded once per cleaning process; the case base (if
     ``settings.db``) is opened once per process, as it is (no migration: ``serve`` migrates
-    before it starts the workers)."""
+    before it starts the workers, and :func:`app_from_env` checks its revision in each)."""
     from .routes import router
 
     settings = settings or Settings()
@@ -270,7 +287,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             from casebase.store import CaseBase
 
             app.state.casebase = CaseBase.open(settings.db, upgrade=False, create=False,
-                                                  check=False)  # `serve` checked it
+                                                  check=False)  # app_from_env checked it
         try:
             yield
         finally:
@@ -314,8 +331,30 @@ def _document_page_bodies(app: FastAPI) -> None:
 
 
 def app_from_env() -> FastAPI:
-    """The app with the settings ``serve`` put in the environment (uvicorn's factory)."""
-    return create_app(Settings.from_env())
+    """The app with the settings ``serve`` put in the environment (uvicorn's factory, called
+    in each worker). Its case base is checked as ``serve`` checked it: the app opens it as it
+    is, which must then be at this code's schema revision (it may have changed since, or the
+    factory be run by hand)."""
+    settings = Settings.from_env()
+    if settings.db:
+        _check_casebase(settings.db)
+    return create_app(settings)
+
+
+def _check_casebase(db: str) -> None:
+    """Stop the worker, with one line in the log, unless ``db`` is a case base at this code's
+    schema revision (opened as it is: a worker never migrates, ``serve`` did)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from casebase.store import CaseBase, CaseBaseError
+    from noisecbr.exits import EXIT_CASEBASE
+
+    try:
+        CaseBase.open(db, upgrade=False, create=False).close()
+    except (CaseBaseError, SQLAlchemyError, OSError) as error:
+        first = str(getattr(error, "orig", None) or error).splitlines()[0]
+        log.error("cannot serve the case base %s: %s", db, first)
+        sys.exit(EXIT_CASEBASE)
 
 
 def _version() -> str:

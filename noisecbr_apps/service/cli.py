@@ -10,10 +10,14 @@ import os
 import secrets
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from noisecbr.exits import EXIT_CASEBASE, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from .app import Settings
 
 __all__ = ["serve"]
 
@@ -53,6 +57,33 @@ def _prepare_casebase(db: str) -> None:
     except (CaseBaseError, SQLAlchemyError, CommandError, OSError) as error:
         first = str(getattr(error, "orig", None) or error).splitlines()[0]
         _fail(f"cannot open the case base {db}: {first}", EXIT_CASEBASE)
+
+
+def _hand_to_workers(settings: Settings) -> None:
+    """Put ``settings`` (and only them) in the environment uvicorn's workers inherit. The
+    service's internal variables found there already are removed with a warning: they are no
+    way to configure the service (the options are), and a worker must run with what ``serve``
+    decided and checked, nothing a user's environment filled in."""
+    from .app import ENV_PREFIX
+
+    for name in sorted(name for name in os.environ if name.startswith(ENV_PREFIX)):
+        click.echo(f"noisecbr serve: warning: {name} is set in the environment: ignored "
+                   "(internal to serve; give its options instead)", err=True)
+        del os.environ[name]
+    os.environ.update(settings.to_env())
+
+
+def _token_source(token: str | None) -> str:
+    """Whether a write token is in effect and where it comes from, for the banner (one from
+    the environment is in effect without a word on the command line)."""
+    from click.core import ParameterSource
+
+    if not token:
+        return "no write token (no writes)"
+    source = click.get_current_context().get_parameter_source("token")
+    return {ParameterSource.ENVIRONMENT: "write token from NOISECBR_TOKEN",
+            ParameterSource.COMMANDLINE: "write token from --token"}.get(
+                source, "a random write token (printed above)")
 
 
 @click.command()
@@ -107,7 +138,9 @@ def serve(db: str | None, host: str, port: int, workers: int, pool: int, token: 
                         timeout=timeout or TIMEOUT, pool=pool,
                         read_timeout=read_timeout or READ_TIMEOUT,
                         hosts=allowed_hosts(host))
-    os.environ.update(settings.to_env())
+    _hand_to_workers(settings)
+    click.echo(f"noisecbr serve: settings: {settings.described()}; {_token_source(token)}; "
+               f"{workers} HTTP worker(s)", err=True)
     if host in EVERY_INTERFACE:
         click.echo(f"noisecbr serve: warning: listening on every interface ({host}): any machine "
                    "that reaches this one can clean pages here"

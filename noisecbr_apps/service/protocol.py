@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -24,14 +23,14 @@ log = logging.getLogger("noisecbr.serve")
 
 class GuardedH11Protocol(H11Protocol):
     """:class:`H11Protocol` that closes a connection slower than ``read_timeout`` seconds to
-    send a request head (the setting ``serve`` puts in the environment, else
+    send a request head (the setting ``serve`` hands its workers, else
     :data:`noisecbr_apps.service.app.READ_TIMEOUT`)."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        from .app import ENV_PREFIX, READ_TIMEOUT
+        from .app import Settings
 
-        self.read_timeout = float(os.environ.get(ENV_PREFIX + "READ_TIMEOUT", READ_TIMEOUT))
+        self.read_timeout = Settings.from_env().read_timeout
         self._head_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -64,7 +63,7 @@ class GuardedH11Protocol(H11Protocol):
         # Still IDLE: no complete request head since the deadline was set (h11 leaves that
         # state when the head is complete; the body is the app's to time).
         if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-            client = "%s:%d" % self.client if self.client else "a client"
+            client = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
             log.warning("%s sent no complete request head within %g s: connection closed",
                         client, self.read_timeout)
             self.transport.close()
