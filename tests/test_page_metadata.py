@@ -89,7 +89,7 @@ def test_decisions_are_a_sized_sequence_of_the_decided_subtrees():
     result = cleaner.render(page, decisions)
     assert len(decisions) == len(result.decisions) > 0
     assert [label for _, label in decisions] == [d.label for d in result.decisions]
-    index, label = decisions[-1]
+    index, _ = decisions[-1]
     assert page.table.tags[index] == result.decisions[-1].tag and decisions[:1] == [decisions[0]]
     with pytest.raises(IndexError):
         decisions[len(decisions)]
