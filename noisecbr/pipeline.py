@@ -424,10 +424,6 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False,
             removed_at.add(index)
             if metadata.author is None:
                 metadata = dataclasses.replace(metadata, author=printable(named or "") or None)
-        if metadata.author is None:
-            # No declared author, no byline: the element the markup calls the author's.
-            metadata = dataclasses.replace(
-                metadata, author=printable(classed_author(table) or "") or None)
     # Control characters the parser left in the text (from raw bytes or references such as
     # &#1;) are not text, and would reach a terminal as they are.
     removed = {elements[i] for i in removed_at}
@@ -444,6 +440,9 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False,
     if confidence is not None:
         read = decisions.kinds if read_kinds is None else read_kinds
         expected = functools.partial(_confidence, page, decisions, confidence, read)
+    # No declared author, no byline: the element the markup calls the author's, looked for
+    # when the result's author is first read (a caller of the text alone never pays it).
+    author = metadata.author or (functools.partial(_classed_author, table) if len(table) else None)
     date = metadata.date
     if not date and (decisions.kinds is None
                      or KINDS[int(np.argmax(decisions.kinds))] in DATED_KINDS):
@@ -453,7 +452,11 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False,
     return CleanResult(html=later.html, text=text, decisions=later.decisions, url=page.url,
                        comments=thread, metadata=metadata, fallback=decisions.fell_back,
                        markdown=later.markdown, mode=decisions.mode, kinds=decisions.kinds,
-                       confidence=expected, date=date)
+                       confidence=expected, date=date, author=author)
+
+
+def _classed_author(table: ElementTable) -> str | None:
+    return printable(classed_author(table) or "") or None
 
 
 #: The kinds of page that have a publication date: in wcxb-dev's truth 510 of 621 articles

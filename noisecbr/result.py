@@ -79,6 +79,7 @@ class CleanResult:
         confidence: float | Callable[[], float] | None = None,
         extractor: str = "noisecbr",
         date: str | Callable[[], str | None] | None = None,
+        author: str | Callable[[], str | None] | None = None,
     ) -> None:
         self._confidence = confidence
         #: what wrote ``.text``: ``"noisecbr"``, or ``"fallback"`` where a low confidence
@@ -112,11 +113,20 @@ class CleanResult:
         #: the headline, author, publication date and language the page declares
         #: (:class:`noisecbr.metadata.PageMetadata`)
         self.title: str | None = getattr(metadata, "title", None)
-        self.author: str | None = getattr(metadata, "author", None)
+        self._author = author if author is not None else getattr(metadata, "author", None)
         self._date = date if date is not None else getattr(metadata, "date", None)
         self.lang: str | None = getattr(metadata, "lang", None)
         self.site_name: str | None = getattr(metadata, "site_name", None)
         self.description: str | None = getattr(metadata, "description", None)
+
+    @property
+    def author(self) -> str | None:
+        """The author: as the page declares it, else as its byline names them, else the text
+        of an element its markup calls the author's, looked for when first asked
+        (:func:`noisecbr.byline.classed_author`)."""
+        if callable(self._author):
+            self._author = self._author()
+        return self._author
 
     @property
     def date(self) -> str | None:
