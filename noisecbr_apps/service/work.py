@@ -4,8 +4,9 @@ Everything that parses a page a client sent (clean, explain, review, store) runs
 pebble process pool of the HTTP worker: cleaning is CPU-bound Python, so a thread cannot be
 stopped, but a process can. A job that passes the time limit has its process killed (pebble
 starts a fresh one) and the client gets a clear error. Each pool process loads the model once
-(:func:`init_worker`) and opens the case base once; site memories are read fresh for every
-page, so a correction acts on the next request.
+(:func:`init_worker`) and opens the case base once. It keeps the site memories it read
+(:data:`casebase.reuse.SITE_MEMORIES`, a few sites) and reads one again when the site's
+cases have changed, whoever changed them: a correction acts on the next request.
 
 Jobs return plain dicts and raise only :class:`JobError` (status + one line): the HTTP layer
 turns it into the answer. An unexpected exception is logged here with its traceback and
@@ -137,16 +138,16 @@ def _cleaner(smooth: float | None = None, comments: bool = False, favor: str = A
 
 
 def _memory(page: bytes | str, url: str | None):
-    """The site memory of the page's site (of ``url``, else of the URL the page declares),
-    read fresh from the case base; None when the page names no site."""
-    from casebase.reuse import PageMemories
+    """The site memory of the page's site (of ``url``, else of the URL the page declares) as
+    the case base holds it now; None when the page names no site."""
+    from casebase.reuse import SITE_MEMORIES, page_site, site_host
 
-    _casebase()
+    casebase = _casebase()
     try:
-        memories = PageMemories(_state["db"], url or None)
+        host = site_host(url) if url else page_site(page)
     except ValueError as error:
         raise JobError(422, f"url: {error}") from None
-    return memories(page)
+    return None if host is None else SITE_MEMORIES.get(casebase, host)
 
 
 def _result_body(result, fmt: str, links: bool = False, images: bool = False) -> Any:
@@ -306,11 +307,11 @@ def queue_job(page_id: int, limit: int) -> dict:
     page decides it, the markup counted on the site's other stored pages. A stored page keeps
     its body only: whether its head declared it an article was recorded when it was stored
     (a page stored before that is walked in the mode of its prose, :mod:`noisecbr.convention`)."""
-    from casebase.reuse import site_memory, stored_page
+    from casebase.reuse import SITE_MEMORIES, stored_page
 
     casebase = _casebase()
     table, host, declared = stored_page(casebase, page_id)
-    memory = site_memory(casebase, host)
+    memory = SITE_MEMORIES.get(casebase, host)
     decided = _cleaner().predict(Page(table.elements[0], table, declared=declared),
                                  memory=memory)
     recurrence = _site_recurrence(host, page_id)
