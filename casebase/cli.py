@@ -11,8 +11,9 @@ Exit codes (every command; the table of :mod:`noisecbr.exits`, shared with ``noi
     0    success
     1    partial failure: some pages could not be read (import), some label paths matched
          nothing (import-page), some cases' elements were not found (revectorize)
-    2    usage error (unknown option, bad value: click's own code; a record of import-jsonl
-         that cannot be stored, a label path that selects no elements)
+    2    usage error (unknown option, bad value: click's own code; a text argument that is
+         not UTF-8 (a file name may be any bytes: casebase.arguments); a record of
+         import-jsonl that cannot be stored, a label path that selects no elements)
     3    not found (unknown case id; delete: any id not found, the others are deleted)
     4    model error (explain: the model file cannot be read)
     5    database error (cannot open, locked, corrupt, unknown revision, …)
@@ -51,9 +52,11 @@ from noisecbr.exits import (
     EXIT_PARTIAL,
     EXIT_USAGE,
 )
+from noisecbr.fsnames import shown
 from noisecbr.result import LABELS
 from noisecbr.subtrees import is_element_path
 
+from .arguments import CheckedGroup
 from .errors import InvalidInputError
 from .labelling import MAX_COVERAGE, T_DATA, T_NOISE
 from .models import LABEL_SOURCES
@@ -67,10 +70,11 @@ ROW_ID = click.IntRange(min=0, max=ROW_MAX)
 
 
 class _Failure(click.ClickException):
-    """A one-line error with its own exit code."""
+    """A one-line error with its own exit code (a file name in it with its bytes that are not
+    UTF-8 as ``\\xNN``)."""
 
     def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
+        super().__init__(shown(message))
         self.exit_code = exit_code
 
 
@@ -149,7 +153,8 @@ def _label_counts(counts: Counter | dict) -> str:
         for label in LABELS)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=CheckedGroup,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--db", metavar="URL", envvar="NOISECBR_DB",
               help="SQLAlchemy URL or SQLite file path [env NOISECBR_DB; default: a SQLite file "
                    "in the user data directory].")
@@ -287,8 +292,10 @@ def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | No
         raise _Failure(f"{file}: {error}", EXIT_PARTIAL) from None
     cb = _open(ctx, create=True)
     try:
-        added = cb.add_page(raw, url=url, source=source, external_id=file.name, site=site,
-                            truth=truth, labels=labels, label_source=label_source,
+        # The file's name as the page's id: stored as text, its bytes that are not UTF-8
+        # backslash-escaped.
+        added = cb.add_page(raw, url=url, source=source, external_id=shown(file.name),
+                            site=site, truth=truth, labels=labels, label_source=label_source,
                             parser=parser)
     except InputError as error:
         raise _Failure(f"{file}: {error}", EXIT_PARTIAL) from None
@@ -304,7 +311,8 @@ def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | No
                    f"{more['relabelled']} relabelled")
         added.unknown_paths = more["unknown_paths"]
     elif added.page_id is None:
-        click.echo(f"{file}: already in the case base as page {added.duplicate_of}: skipped")
+        click.echo(f"{shown(str(file))}: already in the case base as page "
+                   f"{added.duplicate_of}: skipped")
         return
     else:
         click.echo(f"page {added.page_id}: {sum(added.cases.values())} cases  "
@@ -681,7 +689,8 @@ def export(ctx: click.Context, file: Path) -> None:
     finally:
         temporary.unlink(missing_ok=True)
     click.echo(f"exported {counts['page']:,} pages, {counts['case']:,} cases, "
-               f"{counts['history']:,} history entries, {counts['site']:,} sites to {file}")
+               f"{counts['history']:,} history entries, {counts['site']:,} sites to "
+               f"{shown(str(file))}")
 
 
 @cli.command("import-jsonl")

@@ -25,6 +25,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from noisecbr.features import VECTOR_SCHEMA, vectorize
+from noisecbr.fsnames import shown
 from noisecbr.layout import dataset_size, read_dataset, site_of
 from noisecbr.limits import read_file_limited, reading_problem
 from noisecbr.metric import PageScore, Scores, aggregate, score_page
@@ -311,13 +312,15 @@ def import_dataset(
     from tqdm import tqdm
 
     directory = Path(directory)
-    run = _DatasetImport(session, directory.name, parser, batch_rows, on_page)
+    # The folder's name is the pages' source, stored as text: its bytes that are not UTF-8
+    # backslash-escaped (issue 43, item 8).
+    run = _DatasetImport(session, shown(directory.name), parser, batch_rows, on_page)
     total = dataset_size(directory) if limit is None else min(dataset_size(directory), limit)
     thresholds = {"t_data": t_data, "t_noise": t_noise, "max_coverage": max_coverage}
     pool = _worker_pool(jobs) if jobs > 0 else None
     started = time.perf_counter()
     run.bar = tqdm(total=total, unit="page", file=sys.stderr, disable=not _show(progress),
-                   dynamic_ncols=True, desc=directory.name)
+                   dynamic_ncols=True, desc=shown(directory.name))
     try:
         for labelled in read_dataset(directory, on_unreadable=run.unreadable):
             if limit is not None and run.report.read >= limit:
@@ -466,7 +469,7 @@ def _read_pages(files: list[Path], report: ImportReport) -> tuple[list[Path], li
             readable.append(path)
         except (InputError, OSError) as error:
             report.read += 1
-            report.failed.append((path.name, reading_problem(error)))
+            report.failed.append((shown(path.name), reading_problem(error)))
     return readable, raws
 
 
@@ -511,25 +514,26 @@ def import_site(
                dynamic_ncols=True, desc=host)
     try:
         for path, raw, template in zip(files, raws, templates):
+            name = shown(path.name)  # the page's id, stored as text
             report.read += 1
             bar.update(1)
             digest = content_hash(raw)
             existing = find_page(session, source, digest)
             if existing is not None:
-                report.duplicates.append(path.name)
-                report.duplicate_of[path.name] = session.execute(
+                report.duplicates.append(name)
+                report.duplicate_of[name] = session.execute(
                     select(Page.external_id).where(Page.id == existing)).scalar()
                 continue
             try:
                 page = prepare_page(raw, parser, digest)
             except InputError as error:
-                report.failed.append((path.name, str(error)))
+                report.failed.append((name, str(error)))
                 continue
             except Exception as error:  # noqa: BLE001 - reported, the other pages go on
-                report.failed.append((path.name, f"unexpected {type(error).__name__}: {error}"))
+                report.failed.append((name, f"unexpected {type(error).__name__}: {error}"))
                 continue
             page_id = _insert_page(session, page.html, digest, url="", source=source,
-                                   external_id=path.name, host=host, truth=None,
+                                   external_id=name, host=host, truth=None,
                                    parser=parser, declared_article=page.declared_article,
                                    site_cache=site_cache)
             position = {p: i for i, p in enumerate(page.paths)}

@@ -7,8 +7,9 @@ FastAPI or pyspark. Other distributions may add subcommands as entry points
 (:mod:`noisecbr_apps.plugins`).
 
 Exit codes (:mod:`noisecbr.exits`, shared with ``casebase``): 0 success; 1 some inputs failed
-(the others were written, the failures are listed on stderr); 2 usage error; 4 model error; 5 the
-case base of ``--memory`` cannot be read.
+(the others were written, the failures are listed on stderr); 2 usage error (an argument that
+is not UTF-8 text included: a file name may be any bytes); 3 an input does not exist; 4 model
+error; 5 the case base of ``--memory`` cannot be read; 6 bench's DATASET cannot be read.
 """
 
 from __future__ import annotations
@@ -22,9 +23,17 @@ from pathlib import Path
 
 import click
 
-from noisecbr.exits import EXIT_CASEBASE, EXIT_MODEL, EXIT_NOT_FOUND, EXIT_PARTIAL, EXIT_USAGE
-from noisecbr.limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS, reading_problem
+from noisecbr.exits import (
+    EXIT_CASEBASE,
+    EXIT_MODEL,
+    EXIT_NOT_FOUND,
+    EXIT_OTHER,
+    EXIT_PARTIAL,
+    EXIT_USAGE,
+)
+from noisecbr.fsnames import shown
 from noisecbr.kind import KINDS
+from noisecbr.limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS, reading_problem
 from noisecbr.walk import AUTO, FAVOR
 
 _FORMATS = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"}
@@ -54,7 +63,23 @@ def _lazy_command(name: str) -> click.Command:
 class _LazyGroup(click.Group):
     """The ``noisecbr`` group: the commands defined here, those of :data:`_LAZY` and those
     other distributions register as entry points (:data:`noisecbr_apps.plugins.COMMANDS`),
-    each of the last two loaded only when invoked."""
+    each of the last two loaded only when invoked. The text arguments of every one of them
+    must be UTF-8, as below :class:`casebase.arguments.CheckedGroup` (imported when a command
+    runs: importing the cleaner's command line loads no case base module)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        from casebase.arguments import check_text_parameters
+
+        rest = super().parse_args(ctx, args)
+        check_text_parameters(ctx)
+        return rest
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        from casebase.arguments import checked
+
+        name, command, rest = super().resolve_command(ctx, args)
+        return name, None if command is None else checked(command), rest
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         from .plugins import command_entry_points
@@ -82,7 +107,9 @@ class _LazyGroup(click.Group):
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"noisecbr: {message}", err=True)
+    """Say ``message`` on stderr (a file name in it with its bytes that are not UTF-8 as
+    ``\\xNN``) and exit with ``code``."""
+    click.echo(f"noisecbr: {shown(message)}", err=True)
     sys.exit(code)
 
 
@@ -248,7 +275,8 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
 
 
 @main.command()
-@click.argument("inputs", nargs=-1, required=True)
+# A path (any bytes a file name may hold), checked for existence below, not by click.
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option("-o", "--output", type=click.Path(path_type=Path),
               help="Output file (one input) or directory (several). Default: standard output.")
 @click.option("-f", "--format", "fmt", type=click.Choice([*_FORMATS, *_CRAWL_FORMATS]),
@@ -425,7 +453,7 @@ def _clean_files(items: list[str], output: Path | None, targets: dict[str, Path]
             return
         if output is None:
             if many:
-                sys.stdout.write(f"==> {item} <==\n")
+                sys.stdout.write(f"==> {shown(item)} <==\n")
             sys.stdout.write(text)
         else:
             target = targets[item] if targets is not None else output
@@ -433,7 +461,8 @@ def _clean_files(items: list[str], output: Path | None, targets: dict[str, Path]
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
             except OSError as problem:
-                failures.append((item, f"cannot write {target}: {problem.strerror or problem}"))
+                failures.append((item, f"cannot write {shown(str(target))}: "
+                                       + (problem.strerror or str(problem))))
                 return
             written += 1
 
@@ -458,14 +487,15 @@ def _clean_files(items: list[str], output: Path | None, targets: dict[str, Path]
             emit(*_clean_one(*task))
     bar.close()
     if targets is not None:
-        click.echo(f"noisecbr: wrote {written} of {len(items)} pages to {output}", err=True)
+        click.echo(f"noisecbr: wrote {written} of {len(items)} pages to {shown(str(output))}",
+                   err=True)
     if unnamed:
         click.echo(f"noisecbr: {len(unnamed)} of {len(items)} pages declare no URL, so no site "
                    "memory: the model alone cleaned them (give --site)", err=True)
     if failures:
         click.echo(f"noisecbr: {len(failures)} of {len(items)} inputs failed:", err=True)
         for item, error in failures:
-            click.echo(f"  {item}: {error}", err=True)
+            click.echo(f"  {shown(item)}: {error}", err=True)
         sys.exit(EXIT_PARTIAL)
 
 
@@ -525,9 +555,9 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
                 stats = clean_warc(stream, writer, settings, pool, jobs, bar.update)
             total.add(stats)
             bar.clear()
-            click.echo(f"noisecbr: {item}: {stats.summary()}", err=True)
+            click.echo(f"noisecbr: {shown(item)}: {stats.summary()}", err=True)
             for _, damage in stats.damages:
-                click.echo(f"noisecbr: {item}: {damage.describe()}", err=True)
+                click.echo(f"noisecbr: {shown(item)}: {damage.describe()}", err=True)
             if stats.damaged:
                 parts = len(stats.damages)
                 failed.append((item, f"damaged archive ({parts} damaged "
@@ -547,7 +577,7 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
     if failed:
         click.echo(f"noisecbr: {len(failed)} of {len(warcs)} WARC files failed:", err=True)
         for item, error in failed:
-            click.echo(f"  {item}: {error}", err=True)
+            click.echo(f"  {shown(item)}: {error}", err=True)
         sys.exit(EXIT_PARTIAL)
 
 
@@ -652,8 +682,10 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
                      adapt_clicks=adapt_clicks)
     except BenchUsageError as error:
         _fail(str(error), EXIT_USAGE)
-    click.echo(f"{Path(dataset).name}: {rows[0].scores.pages if rows[0].scores else 0} pages, "
-               f"scored against {_TRUTHS[truth]}")
+    except OSError as error:  # DATASET is not a dataset (no ground-truth.json), a file unreadable
+        _fail(str(error), EXIT_OTHER)
+    pages = rows[0].scores.pages if rows[0].scores else 0
+    click.echo(f"{shown(Path(dataset).name)}: {pages} pages, scored against {_TRUTHS[truth]}")
     click.echo(format_table(rows))
     if by_type:
         click.echo("\nF1 by page type (shingle/word):\n" + format_by_type(rows))

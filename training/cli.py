@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from casebase.arguments import CheckedGroup
 from noisecbr.exits import EXIT_NOT_FOUND
 from noisecbr.result import PAPER_LABELS
 
@@ -312,7 +313,7 @@ def runs_compare(a, b, db):
         click.echo(f"{key:28} {fmt(va):>24} {fmt(vb):>24}{mark}")
 
 
-@click.group()
+@click.group(cls=CheckedGroup)
 def main():
     """noisecbr training (standalone entry point)."""
 

@@ -450,10 +450,11 @@ class RowWriter:
         self.target = target
         self._rows: list[dict[str, Any]] = []
         self._parquet = None
+        self._sink: IO[bytes] | None = None  # the Parquet file, opened here (_parquet_writer)
         self._handle: IO[str] | None = None
         self._owned = isinstance(target, (str, Path))  # a stream given is the caller's to close
         if fmt == "parquet":
-            self._parquet = _parquet_writer(target, markdown)
+            self._parquet, self._sink = _parquet_writer(target, markdown)
         elif isinstance(target, (str, Path)):
             self._handle = open(target, "w", encoding="utf-8")  # noqa: SIM115 - closed in close
         else:
@@ -481,6 +482,7 @@ class RowWriter:
             if self._rows:
                 self._flush()
             self._parquet.close()
+            self._sink.close()
         elif self._handle is not None and self._owned:
             self._handle.close()
 
@@ -500,10 +502,19 @@ def arrow_schema(markdown: bool = False):
 
 
 def _parquet_writer(target: str | Path | IO[str], markdown: bool = False):
+    """A Parquet writer of the rows to the file ``target``, and the file (the caller closes
+    both, the writer first)."""
     try:
         import pyarrow.parquet as pq
     except ImportError as error:
         raise _missing(error) from error
     if not isinstance(target, (str, Path)):
         raise ValueError("Parquet is written to a file: give -o out.parquet or a directory")
-    return pq.ParquetWriter(str(target), arrow_schema(markdown), compression="zstd")
+    # Opened by Python, not by pyarrow: pyarrow encodes a path as UTF-8, and a POSIX file name
+    # may hold any bytes (issue 43, item 8).
+    sink = open(target, "wb")  # noqa: SIM115 - closed by RowWriter.close
+    try:
+        return pq.ParquetWriter(sink, arrow_schema(markdown), compression="zstd"), sink
+    except BaseException:
+        sink.close()
+        raise

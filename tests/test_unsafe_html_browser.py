@@ -1,0 +1,218 @@
+"""The crafted page of issue 43, item 1 (tests/fixtures/unsafe/crafted.html), cleaned to HTML
+and opened in a real browser (Debian's Chromium, driven by selenium): no script runs and nothing
+loads, and the article's text and its safe links are there.
+
+Every "remote" URL of the page (``http://evil.test/…``) is pointed at a local HTTP server that
+records each request it receives, and every script or handler of the page would, if it ran, set
+the title and ``window.name`` to PWNED and request ``/pwned/…`` from that server. The raw page
+opened the same way is the control: it shows that the probe sees what runs and loads.
+"""
+
+from __future__ import annotations
+
+import http.server
+import re
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FIXTURES
+from lxml import html
+
+from noisecbr import Cleaner
+from noisecbr.render import render_html
+from noisecbr_apps.cli import main
+
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (dev extra) is missing")
+
+from selenium.webdriver.support.ui import WebDriverWait
+
+CRAFTED = FIXTURES / "unsafe" / "crafted.html"
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+#: Seconds to wait for a page to load, and for the server to see the test's own sentinel
+#: request (generous: a busy machine only makes the wait longer, never the test wrong).
+PAGE_WAIT = 60
+#: What the page's own host name stands for in the fixture.
+EVIL = "http://evil.test"
+ARTICLE = ["the sandbars off the lighthouse dry out for an hour",
+           "the ferry keeps its summer timetable throughout",
+           "the currents around the point are strong"]
+SAFE_LINKS = ["https://harbour-notes.test/tides/2025-03", "https://harbour-notes.test/causeway"]
+#: The page's meta refreshes: the last one wins, and takes the browser away from the page.
+REFRESH = re.compile(rb'<meta http-equiv="refresh"[^>]*>')
+#: What the page requests from its remote host when a vector runs or loads, by path.
+PROBES = re.compile(r"evil\.test(/pwned/[\w.-]+)")
+#: The form's own action (its button's formaction wins) and the refreshes.
+NOT_SEEN_WITHOUT_REFRESH = {"/pwned/form", "/pwned/head-refresh", "/pwned/refresh"}
+
+if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
+    pytest.skip("Chromium and its driver are not installed (apt-get install chromium "
+                "chromium-driver)", allow_module_level=True)
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Answers every request with an empty 200 and records its method and path."""
+
+    requests: list[str]
+
+    def _answer(self) -> None:
+        self.requests.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = do_HEAD = _answer
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # the test reads the record, not stderr
+
+
+class Server:
+    """The local HTTP server that stands for every remote host of the crafted page."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        handler = type("Handler", (_Recorder,), {"requests": self.requests})
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def wait_for(self, path: str, timeout: float = PAGE_WAIT) -> list[str]:
+        """The requests received once ``path`` is among them (bounded by ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        while path not in self.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert path in self.requests, f"the server never saw {path}: {self.requests}"
+        return list(self.requests)
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    recorder = Server()
+    thread = threading.Thread(target=recorder.httpd.serve_forever, daemon=True)
+    thread.start()
+    yield recorder
+    recorder.httpd.shutdown()
+    recorder.httpd.server_close()
+    thread.join()
+
+
+@pytest.fixture
+def browser(tmp_path):
+    """Headless Chromium that resolves no host name but the loopback address: a URL that is
+    not the test server's goes nowhere (and the content's https images fail to load, so an
+    ``onerror`` handler left in would run)."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update",
+                     "--disable-sync", "--disable-dev-shm-usage", "--window-size=1200,900",
+                     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                     f"--user-data-dir={tmp_path / 'chromium-profile'}"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options,
+                              service=webdriver.ChromeService(str(CHROMEDRIVER)))
+    driver.set_page_load_timeout(PAGE_WAIT)
+    yield driver
+    driver.quit()
+    shutil.rmtree(tmp_path / "chromium-profile", ignore_errors=True)
+
+
+@pytest.fixture
+def crafted(tmp_path, server) -> Path:
+    """The crafted page with its remote host pointed at the test server."""
+    page = tmp_path / "page.html"
+    page.write_bytes(CRAFTED.read_bytes().replace(EVIL.encode(), server.origin.encode()))
+    return page
+
+
+#: Click and focus every element, as a reader might: an ``onclick``/``onfocus`` left in runs,
+#: a form's button submits. Links are followed only when their URL is a script (following any
+#: other link is the reader's choice, and would end the visit), and first, a task ahead of the
+#: rest: a form submitted before would cancel the navigation that runs a ``javascript:`` URL.
+_PROVOKE = """
+const done = arguments[arguments.length - 1];
+for (const a of document.links) if (a.protocol === 'javascript:') a.click();
+setTimeout(() => {
+  for (const el of document.body.querySelectorAll('*')) {
+    if (el.closest('a[href]')) continue;
+    if (el.focus) el.focus();
+    if (el.click) el.click();
+    else el.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}));
+  }
+  done();
+}, 0);
+"""
+
+
+def _visit(driver, page: Path, server: Server) -> list[str]:
+    """Open ``page`` from disk, wait for it to load, click and focus everything, and return
+    what the server received before the test's own sentinel request came in."""
+    driver.get(page.as_uri())
+    WebDriverWait(driver, PAGE_WAIT).until(
+        lambda d: d.execute_script("return document.readyState") == "complete")
+    driver.execute_async_script(_PROVOKE)
+    # Whatever the page loads by itself was requested before the load event, and what a
+    # handler requests, before the sentinel: the server's record is complete when it comes.
+    driver.execute_script("new Image().src = arguments[0]", f"{server.origin}/sentinel")
+    requests = server.wait_for("/sentinel")
+    requests.remove("/sentinel")
+    return requests
+
+
+def _assert_safe_in_chromium(driver, page: Path, server: Server) -> None:
+    """``page`` runs and loads nothing in Chromium, and shows the article and its links."""
+    document = page.read_text(encoding="utf-8")
+    assert all(sentence in document for sentence in ARTICLE)
+    assert all(f'href="{link}"' in document for link in SAFE_LINKS)
+    assert _visit(driver, page, server) == []
+    assert "PWNED" not in driver.title
+    assert driver.execute_script("return window.name") == ""
+    assert driver.current_url == page.as_uri()
+    shown = " ".join(driver.execute_script("return document.body.innerText").split())
+    assert all(sentence in shown for sentence in ARTICLE), shown
+    links = driver.execute_script("return Array.from(document.links, a => a.href)")
+    assert set(SAFE_LINKS) <= set(links), links
+    assert server.requests == ["/sentinel"]  # nothing came in late either
+
+
+def test_the_control_every_vector_of_the_raw_page_runs_or_loads_in_chromium(
+        browser, server, crafted):
+    # Without its refreshes, so that the visit stays on the page until the end.
+    crafted.write_bytes(REFRESH.sub(b"", crafted.read_bytes()))
+    expected = set(PROBES.findall(CRAFTED.read_text(encoding="utf-8")))
+    requests = {request.split("?")[0] for request in _visit(browser, crafted, server)}
+    assert expected - NOT_SEEN_WITHOUT_REFRESH <= requests, requests
+    assert browser.execute_script("return window.name") == "PWNED"
+
+
+def test_the_control_the_raw_pages_refresh_leaves_it(browser, server, crafted):
+    # Nothing clicked: the page is left as soon as it has loaded.
+    browser.get(crafted.as_uri())
+    server.wait_for("/pwned/refresh")
+
+
+def test_the_command_lines_html_runs_and_loads_nothing(browser, server, crafted, tmp_path):
+    out = tmp_path / "out.html"
+    result = CliRunner().invoke(main, ["clean", str(crafted), "-f", "html", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    _assert_safe_in_chromium(browser, out, server)
+
+
+def test_the_librarys_html_runs_and_loads_nothing(browser, server, crafted, tmp_path):
+    out = tmp_path / "library.html"
+    out.write_text(Cleaner().clean(crafted.read_bytes()).html, encoding="utf-8")
+    _assert_safe_in_chromium(browser, out, server)
+
+
+def test_the_sanitiser_alone_on_the_whole_page_runs_and_loads_nothing(
+        browser, server, crafted, tmp_path):
+    # Every vector reaches the sanitiser here, whatever the cleaning would have removed.
+    body = html.document_fromstring(crafted.read_bytes()).find("body")
+    out = tmp_path / "body.html"
+    out.write_text(render_html(body, title="Tide tables"), encoding="utf-8")
+    assert re.search(r"autofocus|srcset|style=|<iframe|<form", out.read_text()) is None
+    _assert_safe_in_chromium(browser, out, server)
