@@ -29,7 +29,7 @@ from noisecbr.walk import AUTO, FAVOR
 from .pool import CleanSettings
 from .warc import CrawlStats, clean_pages, columns, iter_pages
 
-__all__ = ["spark", "clean_partition", "open_warc"]
+__all__ = ["clean_partition", "open_warc", "spark"]
 
 #: The counter of records read and pages cleaned in the job's accumulator (the skip reasons are
 #: counted beside them under their own names).
@@ -55,11 +55,29 @@ def open_warc(path: str):
     return filesystem.open_input_file(inner)
 
 
+_announced = False
+
+
+def _announce_python() -> None:
+    """Writes to stderr (on a cluster, the executor's log), once per Python worker, the Python
+    it runs, the noisecbr it imported and the site-packages on its path: which environment the
+    executors were given (docs/crawl.md, "A standalone cluster")."""
+    global _announced
+    if not _announced:
+        import noisecbr
+
+        _announced = True
+        sites = [entry for entry in sys.path if entry.endswith("site-packages")]
+        print(f"noisecbr spark: Python worker {os.getpid()} runs {sys.executable} with noisecbr "
+              f"{noisecbr.__file__}; site-packages {sites}", file=sys.stderr, flush=True)
+
+
 def clean_partition(paths: Iterable[str], settings: CleanSettings,
                     counts: Any = None) -> Iterator[tuple]:
     """The rows (tuples in :func:`noisecbr_apps.crawl.warc.columns` order) of every page of the
     WARC files ``paths``; what was read and skipped is added to the accumulator ``counts`` per
     file."""
+    _announce_python()
     cleaner = settings.cleaner()
     names = [name for name, _ in columns(settings.markdown)]
     for path in paths:
