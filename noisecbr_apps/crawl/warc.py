@@ -196,14 +196,22 @@ def _read_page(record: Any, limit: int, stats: CrawlStats) -> WarcPage | None:
         stats.skip(HTTP_STATUS if http is not None else NOT_HTML)
         return None
     payload = response.reader.read(limit + 1)
-    content_type = response.http_content_type
-    if content_type not in HTML_TYPES and (content_type or not _looks_html(payload)):
-        stats.skip(NOT_HTML)
-        return None
-    if len(payload) > limit:
-        stats.skip(TOO_LARGE)
+    if not _html_within(payload, response.http_content_type, limit, stats):
         return None
     return _page(record, _charset_decoded(payload, response.http_charset))
+
+
+def _html_within(payload: bytes, content_type: str | None, limit: int, stats: CrawlStats
+                 ) -> bool:
+    """Whether a payload is an HTML page (by its content type, else by its first bytes) within
+    the size limit; the reason counted in ``stats`` when not."""
+    if content_type not in HTML_TYPES and (content_type or not _looks_html(payload)):
+        stats.skip(NOT_HTML)
+        return False
+    if len(payload) > limit:
+        stats.skip(TOO_LARGE)
+        return False
+    return True
 
 
 def _type_name(record: Any) -> str:
@@ -227,11 +235,7 @@ def _read_resource(record: Any, limit: int, stats: CrawlStats) -> WarcPage | Non
     content_type, _, parameters = (headers.get("Content-Type") or "").partition(";")
     content_type = content_type.strip().lower()
     payload = record.reader.read(limit + 1)
-    if content_type not in HTML_TYPES and (content_type or not _looks_html(payload)):
-        stats.skip(NOT_HTML)
-        return None
-    if len(payload) > limit:
-        stats.skip(TOO_LARGE)
+    if not _html_within(payload, content_type, limit, stats):
         return None
     charset = _CHARSET.search(parameters)
     return _page(record, _charset_decoded(payload, charset.group(1) if charset else None))
