@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
@@ -267,7 +268,9 @@ def iso_date(declared: str | None) -> str | None:
     from dateutil import parser  # python-dateutil, htmldate's dependency
 
     try:
-        return parser.parse(declared).date().isoformat()
+        with warnings.catch_warnings():  # a zone name it does not know ("IST"): the day stands
+            warnings.simplefilter("ignore")
+            return parser.parse(declared).date().isoformat()
     except (ValueError, OverflowError, TypeError):
         return declared
 
