@@ -11,11 +11,11 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import shutil
 import urllib.request
 from pathlib import Path
 
 import pytest
+from chromiumhelpers import headless_chromium, skip_without_chromium
 from conftest import serving
 
 pytest.importorskip("fastapi", reason="the serve extra is not installed")
@@ -28,15 +28,12 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
 TRUTH = json.loads((FIXTURE / "ground-truth.json").read_text())
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 TOKEN = "browser-test-token"
 BYLINE = "/html/body/main/div/div"  # "Posted in tips": kept by the flawed model on both pages
 #: Seconds to wait for the server to answer, and for the page to show a result.
 START_WAIT, PAGE_WAIT = 60, 30
 
-if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
-    pytest.skip("Chromium and its driver are not installed (apt-get install chromium "
-                "chromium-driver)", allow_module_level=True)
+skip_without_chromium()
 
 
 
@@ -51,19 +48,8 @@ def server(tmp_path, flawed_model):
 
 @pytest.fixture
 def browser(tmp_path):
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                     "--disable-background-networking", "--disable-component-update",
-                     "--disable-sync", "--disable-dev-shm-usage", "--window-size=1400,900",
-                     f"--user-data-dir={tmp_path / 'chromium-profile'}"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(options=options,
-                              service=webdriver.ChromeService(str(CHROMEDRIVER)))
-    driver.set_page_load_timeout(PAGE_WAIT)
-    yield driver
-    driver.quit()
-    shutil.rmtree(tmp_path / "chromium-profile", ignore_errors=True)
+    with headless_chromium(tmp_path / "chromium-profile", PAGE_WAIT) as driver:
+        yield driver
 
 
 def _review(driver, tmp_path: Path, name: str) -> None:

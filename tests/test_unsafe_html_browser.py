@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import http.server
 import re
-import shutil
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chromiumhelpers import headless_chromium, skip_without_chromium
 from click.testing import CliRunner
 from conftest import FIXTURES
 from lxml import html
@@ -32,7 +32,6 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (dev extr
 from selenium.webdriver.support.ui import WebDriverWait
 
 CRAFTED = FIXTURES / "unsafe" / "crafted.html"
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 #: Seconds to wait for a page to load, and for the server to see the test's own sentinel
 #: request (generous: a busy machine only makes the wait longer, never the test wrong).
 PAGE_WAIT = 60
@@ -49,9 +48,7 @@ PROBES = re.compile(r"evil\.test(/pwned/[\w.-]+)")
 #: The form's own action (its button's formaction wins) and the refreshes.
 NOT_SEEN_WITHOUT_REFRESH = {"/pwned/form", "/pwned/head-refresh", "/pwned/refresh"}
 
-if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
-    pytest.skip("Chromium and its driver are not installed (apt-get install chromium "
-                "chromium-driver)", allow_module_level=True)
+skip_without_chromium()
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
@@ -105,20 +102,10 @@ def browser(tmp_path):
     """Headless Chromium that resolves no host name but the loopback address: a URL that is
     not the test server's goes nowhere (and the content's https images fail to load, so an
     ``onerror`` handler left in would run)."""
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                     "--disable-background-networking", "--disable-component-update",
-                     "--disable-sync", "--disable-dev-shm-usage", "--window-size=1200,900",
-                     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-                     f"--user-data-dir={tmp_path / 'chromium-profile'}"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(options=options,
-                              service=webdriver.ChromeService(str(CHROMEDRIVER)))
-    driver.set_page_load_timeout(PAGE_WAIT)
-    yield driver
-    driver.quit()
-    shutil.rmtree(tmp_path / "chromium-profile", ignore_errors=True)
+    with headless_chromium(tmp_path / "chromium-profile", PAGE_WAIT,
+                           "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                           width=1200) as driver:
+        yield driver
 
 
 @pytest.fixture
