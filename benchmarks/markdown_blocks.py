@@ -80,15 +80,10 @@ def _f1(found: Counter, truth: Counter) -> float:
 
 
 def _noisecbr(pages, folds: Path | None) -> Callable[[object], str]:
-    from noisecbr.cleaner import Cleaner
+    from noisecbr_apps.bench import page_cleaner
 
-    if folds is None:
-        cleaner = Cleaner()
-        return lambda page: cleaner.clean(page.html, url=page.url).markdown
-    from noisecbr_apps.bench import AUTO, _stored_fold_models, page_cleaners, page_key
-
-    cleaners = page_cleaners(pages, _stored_fold_models(folds, pages).__getitem__, AUTO, False)
-    return lambda page: cleaners[page_key(page)].clean(page.html, url=page.url).markdown
+    cleaner_of = page_cleaner(pages, folds)
+    return lambda page: cleaner_of(page).clean(page.html, url=page.url).markdown
 
 
 def _trafilatura(pages, folds: Path | None) -> Callable[[object], str]:

@@ -50,20 +50,12 @@ def normalised(field: str, value: str | None) -> str | None:
 def _noisecbr(pages, folds: Path | None = None) -> Callable[[object], dict]:
     """noisecbr's metadata of a page: by the embedded model, or with ``folds`` by the fold model
     that never saw the page's site (the kind it reads decides whether a date is looked for)."""
-    from noisecbr.cleaner import Cleaner
+    from noisecbr_apps.bench import page_cleaner
 
-    if folds is None:
-        cleaner = Cleaner()
-        cleaner_of = {page.id: cleaner for page in pages}
-    else:
-        from noisecbr_apps.bench import AUTO, _stored_fold_models, page_cleaners, page_key
-
-        cleaners = page_cleaners(pages, _stored_fold_models(folds, pages).__getitem__, AUTO,
-                                 False)
-        cleaner_of = {page.id: cleaners[page_key(page)] for page in pages}
+    cleaner_of = page_cleaner(pages, folds)
 
     def extract(page) -> dict:
-        result = cleaner_of[page.id].clean(page.html, url=page.url)
+        result = cleaner_of(page).clean(page.html, url=page.url)
         return {"title": result.title, "author": result.author, "date": result.date}
 
     return extract

@@ -46,7 +46,7 @@ from .structure import StructureCounts, page_structure, structure_counts
 
 __all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "bench_pages",
            "best_per_page", "cv_models", "format_table", "get_extractor", "oracle_row",
-           "page_cleaners", "page_key"]
+           "page_cleaner", "page_cleaners", "page_key"]
 
 
 class BenchUsageError(ValueError):
@@ -615,6 +615,19 @@ def _click_memories(labelled: Sequence[LabelledPage], cleaner_of: dict[str, Clea
         for choice, memory in built[key].items():
             memories[choice][page.id] = memory
     return memories
+
+
+def page_cleaner(pages: Sequence[LabelledPage], fold_models: str | Path | None = None
+                 ) -> Callable[[LabelledPage], Cleaner]:
+    """The default cleaner (``favor="auto"``) of each of ``pages``: the embedded model's, or with
+    ``fold_models`` (a folder ``python -m training.crossval`` wrote) the one of the fold model
+    that never saw the page's site."""
+    if fold_models is None:
+        cleaner = Cleaner()
+        return lambda page: cleaner
+    cleaners = page_cleaners(pages, _stored_fold_models(fold_models, pages).__getitem__, AUTO,
+                             False)
+    return lambda page: cleaners[page_key(page)]
 
 
 def page_cleaners(pages: Sequence[LabelledPage], model_of, favor: str, comments: bool
