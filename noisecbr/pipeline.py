@@ -172,12 +172,7 @@ class Page:
     @functools.cached_property
     def _read_metadata(self) -> tuple[PageMetadata, etree._Element | None]:
         metadata = _xml_safe_metadata(page_metadata(self.body, self._elements, self._json_ld))
-        headline = headline_element(self.body, metadata.title, self._elements)
-        if headline is not None:
-            shown = " ".join("".join(headline.itertext()).split())
-            if shown:
-                metadata = dataclasses.replace(metadata, title=shown)
-        return metadata, headline
+        return metadata, headline_element(self.body, metadata.title, self._elements)
 
 
 def prepare(html: str | bytes, *, url: str | None = None, parser: Parser = "lxml",
