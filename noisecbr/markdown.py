@@ -3,8 +3,10 @@
 Headings by level (``#`` … ``######``), nested ``-`` and ``1.`` lists indented under their item,
 pipe tables (the table's header row as header, else an empty one; ``|`` escaped in cells), hard
 line breaks for ``<br>`` (a backslash ending the line), fenced code with its language when the
-page names it (``class="language-python"``, ``lang-js``), inline code, block quotes,
-emphasis; links (``[text](url)``, made absolute against the page's URL) and images
+page names it (``class="language-python"``, ``lang-js``), inline code, block quotes (nested
+as ``> >``), definition lists (the term on its line, each definition after it as ``:   …``, the
+syntax of PHP Markdown Extra, Pandoc and markdown-it's deflist; plain CommonMark shows it as
+text), emphasis; links (``[text](url)``, made absolute against the page's URL) and images
 (``![alt](src)``) only when asked, and only of the http(s), mailto or relative kinds (never a
 ``javascript:`` one). ``*``, ``_``, ``[``, ``]`` and ``<`` in text are escaped, so that a page's
 text can make neither emphasis nor a link nor raw HTML. A table whose cells hold blocks, or of a
@@ -33,7 +35,7 @@ _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _LISTS = frozenset(("ul", "ol", "menu", "dir"))
 _EMPHASIS = {"em": "*", "i": "*", "strong": "**", "b": "**"}
 #: Tags that open a box of their own (the rest of BLOCK_TAGS only end a paragraph).
-_BOXES = frozenset(("li", "blockquote", "td", "th"))
+_BOXES = frozenset(("li", "blockquote", "td", "th", "dd"))
 _SPACES = re.compile(r"[ \t\r\n\f\v\u00a0]+")
 _ESCAPE = re.compile(r"([*_\\\[\]<])")
 
@@ -132,6 +134,10 @@ class _Walk:
         self.lists: list[_List] = []
         self.tables: list[list[list[_Cell]]] = []
         self.in_head = 0  # open <thead> elements
+        #: the box and its block count right after a term or a definition was written: a
+        #: definition that follows there is written as one (a definition whose term was removed
+        #: is a paragraph)
+        self.defined: tuple[_Box, int] | None = None
         #: per open inline element: where its text starts in the box's pieces
         self.marks: list[int] = []
 
@@ -176,6 +182,8 @@ class _Walk:
             self.boxes.append(_Box())
         elif tag in BLOCK_TAGS or tag == "dt":
             self.box.flush()
+            if tag == "dl":
+                self.defined = None
         if tag in _EMPHASIS or tag in ("a", "code"):
             self.marks.append(len(self.box.inline))
         if element.text:
@@ -200,6 +208,8 @@ class _Walk:
                                                  for line in quote.split("\n")))
         elif tag == "thead" and self.in_head:
             self.in_head -= 1
+        elif tag == "dd":
+            self._definition(self.boxes.pop().text())
         elif tag in ("td", "th"):
             box = self.boxes.pop()
             blocks = box.text()
@@ -218,6 +228,22 @@ class _Walk:
                 self.box.blocks.append("\n".join(items))
         elif tag in BLOCK_TAGS or tag == "dt":
             self.box.flush()
+            if tag == "dt" and self.box.blocks:
+                self.defined = (self.box, len(self.box.blocks))
+
+    def _definition(self, content: str) -> None:
+        """A finished ``<dd>``: ``:   `` and its first line after its term (or the definition
+        before it), its further lines indented under it; a paragraph when no term precedes."""
+        self.box.flush()
+        if not content:
+            return
+        if self.defined is not None and self.defined[0] is self.box \
+                and self.defined[1] == len(self.box.blocks):
+            first, *rest = content.split("\n")
+            content = "\n".join([f":   {first}"] + [f"    {line}" if line else line
+                                                     for line in rest])
+        self.box.blocks.append(content)
+        self.defined = (self.box, len(self.box.blocks))
 
     def _item(self, box: _Box) -> None:
         """A finished list item: its marker, its first block, every further line indented

@@ -142,3 +142,20 @@ def test_a_tiny_page_keeps_its_text():
     from noisecbr import clean
 
     assert clean("<p>just a sentence</p>").text == "just a sentence"
+
+
+def test_definition_lists_and_nested_quotes_keep_their_structure():
+    from noisecbr.markdown import render_markdown
+    from noisecbr.tidy import tidy
+
+    written = render_markdown(tidy(
+        "<body><dl><dt>Neap tide</dt><dd>The smallest range.</dd><dd>Twice a month."
+        "<p>Near the quarter moons.</p></dd><dt>Spring tide</dt><dd>The largest.</dd></dl>"
+        "<dl><dd>A definition whose term was removed.</dd></dl>"
+        "<blockquote><p>Outer</p><blockquote><p>Inner</p></blockquote><p>Out again</p>"
+        "</blockquote></body>"))
+    # The definition-list syntax of PHP Markdown Extra, Pandoc and markdown-it's deflist.
+    assert ("Neap tide\n\n:   The smallest range.\n\n:   Twice a month.\n\n"
+            "    Near the quarter moons.\n\nSpring tide\n\n:   The largest.") in written
+    assert "\n\nA definition whose term was removed.\n\n" in written  # no term: a paragraph
+    assert "> Outer\n>\n> > Inner\n>\n> Out again" in written
