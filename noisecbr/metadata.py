@@ -276,19 +276,31 @@ def iso_date(declared: str | None) -> str | None:
 
 
 def found_date(root: etree._Element, url: str | None = None) -> str | None:
-    """The publication day (``YYYY-MM-DD``) htmldate finds in a page that declares none: its
-    fast search (the URL, ``<meta>``, JSON-LD, ``abbr`` and ``time`` elements, date-like
-    classes, then the text's date patterns), preferring the original date to the last change.
-    Its extensive search costs ten times as much (33 against 2.8 ms a wcxb-dev page). None when
-    it finds none, or fails: a library's failure on one page never fails a clean."""
+    """The publication day (``YYYY-MM-DD``) htmldate finds in a page that declares none,
+    preferring the original date to the last change: its fast search (the URL, ``<meta>``,
+    JSON-LD, ``abbr`` and ``time`` elements, date-like classes, the text's date patterns), then
+    where that finds none its extensive search (every element's text), whose year or month
+    alone (a copyright line's "© 2025" is returned as ``2025-01-01``) is not a day and is not
+    taken. None when neither finds one, or htmldate fails: a library's failure on one page never
+    fails a clean.
+
+    Calibrated on wcxb-dev's dated truths (``python benchmarks/metadata.py``): the fast search
+    alone matched 0.802 of them; the extensive search after it 0.838, but it also dated 63 of
+    the 64 undated articles and threads it ran on, 48 of them on a first of the month; without
+    those, 0.837, and the undated pages as undated as before (docs/experiments.md). It costs
+    23 ms on a page where the fast search found none."""
     from htmldate import find_date
 
     try:
         # A document of its own (htmldate prunes what it reads; the page's tree stays ours).
-        return find_date(etree.tostring(root, encoding="unicode", method="html"),
-                         extensive_search=False, original_date=True, url=url)
+        page = etree.tostring(root, encoding="unicode", method="html")
+        fast = find_date(page, extensive_search=False, original_date=True, url=url)
+        if fast:
+            return fast
+        found = find_date(page, extensive_search=True, original_date=True, url=url)
     except Exception:  # noqa: BLE001 - see above
         return None
+    return None if not found or found.endswith("-01") else found
 
 
 def shown_title(elements: dict[str, list[etree._Element]], headline: etree._Element | None,
@@ -297,7 +309,8 @@ def shown_title(elements: dict[str, list[etree._Element]], headline: etree._Elem
     footer and asides that is not the site's name; else the heading that matches the
     ``declared`` title (:func:`headline_element`); else the declared title without a site
     suffix that names the site (``site_name``). On wcxb-dev's 1 157 titles (``python
-    benchmarks/metadata.py``) the declared title matched 0.488 of the truths, the matched heading 0.578, this 0.737."""
+    benchmarks/metadata.py``) the declared title matched 0.488 of the truths, the matched
+    heading 0.578, this 0.737."""
     site = _words(site_name or "")
     for h1 in elements["h1"]:
         text = _clean("".join(h1.itertext()))

@@ -56,6 +56,16 @@ def test_htmldate_finds_the_date_of_an_article_that_declares_none():
     assert result.date == "2021-03-03"
     from_url = _page(url="https://harbour.example/2024/05/19/wall-rebuilt")
     assert from_url.date == "2024-05-19"
+    # In no place the fast search reads: htmldate's extensive search over the text finds it.
+    in_text = _page(body="<div class='x'>Posted on 5 March 2024 by Ann</div>")
+    assert in_text.date == "2024-03-05"
+
+
+def test_a_copyright_year_is_not_a_publication_day():
+    # htmldate's extensive search returns the footer's "© 2025" as 2025-01-01: a year, no day.
+    html = ("<html><body><article><h1>Boats</h1><p>" + PARAGRAPH + "</p></article>"
+            "<footer>© 2025 Harbour Co</footer></body></html>")
+    assert noisecbr.clean(html, page_type="article").date is None
 
 
 def test_a_product_page_gets_no_date_found_for_it():
