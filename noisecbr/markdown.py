@@ -4,9 +4,9 @@ Headings by level (``#`` … ``######``), nested ``-`` and ``1.`` lists indented
 pipe tables (the table's header row as header, else an empty one; ``|`` escaped in cells), hard
 line breaks for ``<br>`` (a backslash ending the line), fenced code with its language when the
 page names it (``class="language-python"``, ``lang-js``), inline code, block quotes (nested
-as ``> >``), definition lists (the term on its line, each definition after it as ``:   …``, the
-syntax of PHP Markdown Extra, Pandoc and markdown-it's deflist; plain CommonMark shows it as
-text), emphasis; links (``[text](url)``, made absolute against the page's URL) and images
+as ``> >``), definition lists (the term on its line, each definition's first paragraph after it as
+``:   …``, the syntax of PHP Markdown Extra, Pandoc and markdown-it's deflist; plain CommonMark
+shows it as text), emphasis; links (``[text](url)``, made absolute against the page's URL) and images
 (``![alt](src)``) only when asked, and only of the http(s), mailto or relative kinds (never a
 ``javascript:`` one). ``*``, ``_``, ``[``, ``]`` and ``<`` in text are escaped, so that a page's
 text can make neither emphasis nor a link nor raw HTML. A table whose cells hold blocks, or of a
@@ -53,6 +53,9 @@ def escape_inline(text: str) -> str:
 _SAFE_SCHEMES = ("http", "https", "mailto")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 _LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang)-([\w+#.-]+)")
+#: What starts a Markdown block other than a paragraph (a heading, a list, a fence, a quote, a
+#: table, a rule): a definition so started is not written as one.
+_BLOCK_START = re.compile(r"(?:#|[-*+] |\d+\. |```|~~~|>|\||---)")
 _UNESCAPE = re.compile(r"\\([*_\\\[\]<])")
 #: A hard line break (``<br>``) while whitespace is collapsed: a Unicode noncharacter.
 _BREAK = "\ufdd3"
@@ -232,16 +235,17 @@ class _Walk:
                 self.defined = (self.box, len(self.box.blocks))
 
     def _definition(self, content: str) -> None:
-        """A finished ``<dd>``: ``:   `` and its first line after its term (or the definition
-        before it), its further lines indented under it; a paragraph when no term precedes."""
+        """A finished ``<dd>``: after its term (or the definition before it), ``:   `` before its
+        first block when that is a paragraph; its further blocks follow as they are, unindented:
+        indented, a code fence or a list in a definition became a paragraph's lazy lines for a
+        CommonMark reader without the extension (wcxb-dev's code blocks lost 0.015). Without a
+        term before it, or starting with another block, it is written as its blocks alone."""
         self.box.flush()
         if not content:
             return
         if self.defined is not None and self.defined[0] is self.box \
-                and self.defined[1] == len(self.box.blocks):
-            first, *rest = content.split("\n")
-            content = "\n".join([f":   {first}"] + [f"    {line}" if line else line
-                                                     for line in rest])
+                and self.defined[1] == len(self.box.blocks) and not _BLOCK_START.match(content):
+            content = f":   {content}"
         self.box.blocks.append(content)
         self.defined = (self.box, len(self.box.blocks))
 

@@ -150,12 +150,15 @@ def test_definition_lists_and_nested_quotes_keep_their_structure():
 
     written = render_markdown(tidy(
         "<body><dl><dt>Neap tide</dt><dd>The smallest range.</dd><dd>Twice a month."
-        "<p>Near the quarter moons.</p></dd><dt>Spring tide</dt><dd>The largest.</dd></dl>"
+        "<p>Near the quarter moons.</p></dd><dt>Spring tide</dt><dd>The largest.</dd>"
+        "<dt>Usage</dt><dd><pre>tides --neap</pre></dd></dl>"
         "<dl><dd>A definition whose term was removed.</dd></dl>"
         "<blockquote><p>Outer</p><blockquote><p>Inner</p></blockquote><p>Out again</p>"
         "</blockquote></body>"))
     # The definition-list syntax of PHP Markdown Extra, Pandoc and markdown-it's deflist.
     assert ("Neap tide\n\n:   The smallest range.\n\n:   Twice a month.\n\n"
-            "    Near the quarter moons.\n\nSpring tide\n\n:   The largest.") in written
+            "Near the quarter moons.\n\nSpring tide\n\n:   The largest.") in written
+    # A definition that is a code block stays one for every reader (never indented under ":").
+    assert "Usage\n\n```\ntides --neap\n```" in written
     assert "\n\nA definition whose term was removed.\n\n" in written  # no term: a paragraph
     assert "> Outer\n>\n> > Inner\n>\n> Out again" in written
