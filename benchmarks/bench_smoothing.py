@@ -10,7 +10,7 @@ import sys
 import time
 import tracemalloc
 
-from noisecbr.smoothing import isotonic_smooth, objective, subtree_penalties
+from noisecbr.seeds.smoothing import isotonic_smooth, objective, subtree_penalties
 
 
 def page_like_tree(n: int, rng: random.Random) -> list[int]:

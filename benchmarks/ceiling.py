@@ -24,8 +24,8 @@ import sys
 
 import numpy as np
 
-from noisecbr.metric import aggregate, score_page, shingles, tokens
-from noisecbr.walk import AUTO
+from noisecbr.decide.walk import AUTO
+from noisecbr.eval.metric import aggregate, score_page, shingles, tokens
 from noisecbr_apps.bench import bench_pages, best_per_page, cv_models, get_extractor, page_cleaners
 
 

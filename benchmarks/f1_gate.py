@@ -32,9 +32,9 @@ def sample_f1(data: Path, every: int, model: str | None = None) -> float:
     marker) are not main content, and the cleaner keeps them apart. A page that is not HTML
     scores as an empty text."""
     from noisecbr.cleaner import Cleaner
-    from noisecbr.layout import read_dataset, split_truth
-    from noisecbr.metric import aggregate, score_page
-    from noisecbr.tidy import InputError
+    from noisecbr.eval.datasets import read_dataset, split_truth
+    from noisecbr.eval.metric import aggregate, score_page
+    from noisecbr.prepare.tidy import InputError
 
     cleaner = Cleaner(model)
     scores = []

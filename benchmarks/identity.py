@@ -29,7 +29,7 @@ from noisecbr import Cleaner, InputError, tidy
 from noisecbr.features import vectorize
 
 try:  # where the element table is built: the stage folders' home, else the module before them
-    from noisecbr.prepare import build_table
+    from noisecbr.prepare.subtrees import build_table
 except ImportError:
     from noisecbr.subtrees import build_table
 

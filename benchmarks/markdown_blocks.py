@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from noisecbr.layout import read_dataset
+from noisecbr.eval.datasets import read_dataset
 
 KINDS = ("headings", "list items", "table rows", "code blocks")
 _WORDS = re.compile(r"\w+")

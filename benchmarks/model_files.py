@@ -23,7 +23,7 @@ _TESTS = Path(__file__).resolve().parents[1] / "tests"
 #: The child: load the file, print "peak-RSS-MB outcome".
 CHILD = r"""
 import resource, sys
-from noisecbr.model import ModelError, load_model
+from noisecbr.score.model import ModelError, load_model
 try:
     model = load_model(sys.argv[1])
     outcome = f"loaded ({len(model.labels)} classes)"

@@ -16,7 +16,7 @@ import time
 from collections import defaultdict
 
 from noisecbr.cleaner import Cleaner
-from noisecbr.layout import read_dataset
+from noisecbr.eval.datasets import read_dataset
 
 
 def _cpu_per_page(run, pages) -> float:

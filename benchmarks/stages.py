@@ -50,8 +50,7 @@ def load_api(package: str) -> SimpleNamespace:
     """The functions the stages call, from ``package`` (``noisecbr`` or a revision's copy):
     the pipeline's stages (:mod:`noisecbr.pipeline`), or for a revision from before them
     (``--against``) what its ``Cleaner.clean`` called (:func:`_legacy_api`)."""
-    module = {name: importlib.import_module(f"{package}.{name}") for name in
-              ("cleaner", "subtrees", "tidy")}
+    module = {name: _stage_module(package, name) for name in ("cleaner", "subtrees", "tidy")}
     try:
         module["features"] = importlib.import_module(f"{package}.features")
     except ModuleNotFoundError:  # a revision from before noisecbr.features
@@ -68,7 +67,7 @@ def load_api(package: str) -> SimpleNamespace:
         pipeline = importlib.import_module(f"{package}.pipeline")
     except ModuleNotFoundError:
         return _legacy_api(api, package)
-    backend = importlib.import_module(f"{package}.backend").BACKEND
+    backend = _stage_module(package, "backend").BACKEND
     api.kernel = backend.name
     api.lazy = getattr(pipeline, "score_and_decide", None) is not None
     if api.lazy:
@@ -76,7 +75,8 @@ def load_api(package: str) -> SimpleNamespace:
         api.row_scores = lambda cleaner, page: pipeline.RowScores(page, cleaner.model)
         api.lazy_decide = lambda cleaner, page, scores: pipeline.score_and_decide(
             page, cleaner.model, _thresholds(cleaner, page), scores=scores)
-    api.blas = pipeline._blas_controller
+    rows = _stage_module(package, "rows")
+    api.blas = getattr(rows, "blas_controller", None) or rows._blas_controller
     api.score = lambda cleaner, body, table: _scored(pipeline, cleaner, body, table)
     api.decide = lambda cleaner, page, proba: pipeline.decide(page, proba, _thresholds(cleaner,
                                                                                       page))
@@ -84,6 +84,20 @@ def load_api(package: str) -> SimpleNamespace:
     api.render = lambda cleaner, page, decided, _: pipeline.render(page, decided,
                                                                   comments=cleaner.comments)
     return api
+
+
+#: Where a module went when the engine's modules moved into stage folders (2026-11-27): a
+#: revision from before has them at the top (and its scores' rows in ``pipeline``).
+_STAGE_OF = {"subtrees": "prepare", "tidy": "prepare", "backend": "native", "rows": "score"}
+
+
+def _stage_module(package: str, name: str):
+    """``package``'s module ``name``, in its stage folder or, in an older revision, at the top."""
+    try:
+        return importlib.import_module(f"{package}.{_STAGE_OF.get(name, '')}.{name}"
+                                       .replace("..", "."))
+    except ModuleNotFoundError:
+        return importlib.import_module(f"{package}.{'pipeline' if name == 'rows' else name}")
 
 
 def _thresholds(cleaner, page):

@@ -53,8 +53,8 @@ from noisecbr.exits import (
     EXIT_USAGE,
 )
 from noisecbr.fsnames import shown
+from noisecbr.prepare.subtrees import is_element_path
 from noisecbr.result import LABELS
-from noisecbr.subtrees import is_element_path
 
 from .arguments import CheckedGroup
 from .errors import InvalidInputError
@@ -269,7 +269,7 @@ def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | No
                 truth_file: Path | None, label_source: str | None, source: str,
                 site: str | None, parser: str) -> None:
     """Import one page (.html or .html.gz) with labels for some of its subtrees."""
-    from noisecbr.tidy import InputError
+    from noisecbr.prepare.tidy import InputError
 
     from .importer import read_page_bytes
 
@@ -329,9 +329,9 @@ def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | No
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--site", "host", required=True, help="The site's host, e.g. example.com.")
 @click.option("--theta", type=click.FloatRange(0, 1), default=0.10, show_default=True,
-              help="template_labels' theta (see noisecbr.sitelevel.templates).")
+              help="template_labels' theta (see noisecbr.seeds.templates).")
 @click.option("--share", type=click.FloatRange(0, 1), default=0.85, show_default=True,
-              help="template_labels' share (see noisecbr.sitelevel.templates).")
+              help="template_labels' share (see noisecbr.seeds.templates).")
 @click.option("--source", help="Source name of the pages [default: site:HOST].")
 @click.option("--parser", type=click.Choice(["lxml", "html5lib"]), default="lxml",
               show_default=True)
@@ -343,7 +343,7 @@ def import_site_(ctx: click.Context, directory: Path, host: str, theta: float, s
     """Import the pages of one site (DIR of .html/.html.gz files) with their site template as
     noise cases (label source site_template).
 
-    Subtrees repeated across the site's pages (noisecbr.sitelevel.templates.template_labels)
+    Subtrees repeated across the site's pages (noisecbr.seeds.templates.template_labels)
     become noise cases, at every level; the other subtrees get no case, since not being
     template does not make a subtree content. One transaction; pages already imported are
     skipped, pages that are not HTML are reported (exit 1).
@@ -351,10 +351,10 @@ def import_site_(ctx: click.Context, directory: Path, host: str, theta: float, s
     from .importer import import_site, site_pages
 
     try:
-        import noisecbr.sitelevel.templates  # noqa: F401
+        import noisecbr.seeds.templates  # noqa: F401
     except ImportError:
         raise _Failure("site templates are not available in this version "
-                       "(noisecbr.sitelevel.templates is missing)", EXIT_OTHER) from None
+                       "(noisecbr.seeds.templates is missing)", EXIT_OTHER) from None
     if not site_pages(directory):
         raise click.BadParameter(f"no .html or .html.gz files in {directory}",
                                  param_hint="DIRECTORY")
@@ -544,9 +544,9 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
     result is kept in DB.explain-index.npz and read back (under a second) until a case is
     added, deleted or relabelled or another model is used."""
     from noisecbr.cleaner import default_model
-    from noisecbr.limits import DEFAULT_MAX_BYTES, read_limited
-    from noisecbr.model import ModelError, load_model
-    from noisecbr.tidy import InputError
+    from noisecbr.prepare.limits import DEFAULT_MAX_BYTES, read_limited
+    from noisecbr.prepare.tidy import InputError
+    from noisecbr.score.model import ModelError, load_model
 
     from .importer import read_page_bytes
     from .retrieve import CaseIndex, agreement_summary, explain_page

@@ -25,8 +25,8 @@ from sqlalchemy import bindparam, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from noisecbr.features import VECTOR_SCHEMA, vectorize
+from noisecbr.prepare.subtrees import build_table
 from noisecbr.result import LABELS
-from noisecbr.subtrees import build_table
 
 from .connection import ConnectionMixin
 from .errors import NotFoundError

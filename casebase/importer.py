@@ -24,15 +24,15 @@ import numpy as np
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from noisecbr.eval.datasets import dataset_size, read_dataset, site_of
+from noisecbr.eval.metric import PageScore, Scores, aggregate, score_page
 from noisecbr.features import VECTOR_SCHEMA, vectorize
 from noisecbr.fsnames import shown
-from noisecbr.layout import dataset_size, read_dataset, site_of
-from noisecbr.limits import read_file_limited, reading_problem
-from noisecbr.metric import PageScore, Scores, aggregate, score_page
-from noisecbr.render import render_text
+from noisecbr.prepare.limits import read_file_limited, reading_problem
+from noisecbr.prepare.subtrees import ElementTable
+from noisecbr.prepare.tidy import InputError, normalize_space
+from noisecbr.render.text import render_text
 from noisecbr.result import LABELS, NOISE
-from noisecbr.subtrees import ElementTable
-from noisecbr.tidy import InputError, normalize_space
 
 from .errors import UnknownPathsError
 from .labelling import MAX_COVERAGE, T_DATA, T_NOISE
@@ -181,7 +181,7 @@ def add_page(
     ``labels`` but with ``truth``, every element becomes a case labelled from the ground truth
     (source ``ground_truth``). With neither, only the page is stored. A page already stored for
     ``source`` (same sha256) is not stored again: ``page_id`` is None and ``duplicate_of`` set.
-    Raises :class:`noisecbr.tidy.InputError` for input that is not a page.
+    Raises :class:`noisecbr.prepare.tidy.InputError` for input that is not a page.
     """
     digest = content_hash(html)
     existing = find_page(session, source, digest)
@@ -454,8 +454,9 @@ def site_pages(directory: str | Path) -> list[Path]:
 
 def read_page_bytes(path: Path) -> bytes:
     """A page file's bytes, gunzipped when they are gzip, up to the cleaner's byte limit
-    (:func:`noisecbr.limits.read_file_limited`: a gzip bomb is stopped after 10 MB, never
-    inflated whole). Raises :class:`noisecbr.tidy.InputError` for a damaged or oversized file."""
+    (:func:`noisecbr.prepare.limits.read_file_limited`: a gzip bomb is stopped after 10 MB, never
+    inflated whole). Raises :class:`noisecbr.prepare.tidy.InputError` for a damaged or oversized
+    file."""
     return read_file_limited(path)
 
 
@@ -485,7 +486,7 @@ def import_site(
     progress: bool = False,
 ) -> ImportReport:
     """Import the pages of one site (a folder of .html/.html.gz files) with the subtrees that
-    :func:`noisecbr.sitelevel.templates.template_labels` finds repeated across them (the
+    :func:`noisecbr.seeds.templates.template_labels` finds repeated across them (the
     site's template) as noise cases, label source ``site_template``.
 
     Only template subtrees become cases: a subtree that is not part of the template is not
@@ -498,7 +499,7 @@ def import_site(
     """
     from tqdm import tqdm
 
-    from noisecbr.sitelevel.templates import template_labels
+    from noisecbr.seeds.templates import template_labels
 
     files = site_pages(directory)
     source = source or f"site:{host}"

@@ -1,6 +1,6 @@
 """Ground truth → noise / data / mixture / comment labels for every subtree of a page.
 
-The page's words are read in document order (the order :mod:`noisecbr.render` outputs them). A
+The page's words are read in document order (the order :mod:`noisecbr.render.text` outputs them). A
 word *matches* when one of the 4-word shingles that contain it is a shingle of the ground-truth
 text, so matching follows the metric the cleaner is scored by. A subtree's *share* is its matched
 words over its words:
@@ -20,7 +20,7 @@ article) and is noise otherwise (an icon, a spacer, an empty ad slot): it holds 
 came for. The body without words is noise.
 
 **Reader comments.** A ground truth that holds a comment thread after a marker line
-(dragnet's ``!@#$%^&*()  COMMENTS``, :data:`noisecbr.layout.COMMENTS_MARKER`) is split there:
+(dragnet's ``!@#$%^&*()  COMMENTS``, :data:`noisecbr.eval.datasets.COMMENTS_MARKER`) is split there:
 the text before it is the article, the text after it the comments, and words are matched
 against each separately. A subtree that is not noise, whose words are mostly comment text
 (share ≥ ``t_comment``, default 0.5: a thread's names, dates and reply links are not in the
@@ -50,10 +50,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from noisecbr.layout import split_truth
-from noisecbr.metric import SHINGLE, shingles, tokens
+from noisecbr.eval.datasets import split_truth
+from noisecbr.eval.metric import SHINGLE, shingles, tokens
+from noisecbr.prepare.subtrees import ElementTable
 from noisecbr.result import COMMENT, DATA, MIXTURE, NOISE
-from noisecbr.subtrees import ElementTable
 
 __all__ = ["T_DATA", "T_NOISE", "T_COMMENT", "NOISE", "DATA", "MIXTURE", "COMMENT",
            "SubtreeLabels", "article_furniture", "label_table", "oracle"]

@@ -1,6 +1,6 @@
 """The case base schema (SQLAlchemy 2.0 typed ORM).
 
-``Site``          one row per host (``www.`` stripped, see :func:`noisecbr.layout.site_of`)
+``Site``          one row per host (``www.`` stripped, see :func:`noisecbr.eval.datasets.site_of`)
 ``Page``          a page, its tidied HTML stored once (zlib-compressed UTF-8), unique per
                   (source, sha256 of the raw bytes)
 ``Case``          one candidate subtree of a page: its path, label, text and float32 vector
@@ -122,7 +122,7 @@ class Page(Base):
     truth: Mapped[str | None] = mapped_column(Text)
     #: Whether the page's head declared it an article (``og:type``, a JSON-LD article type):
     #: the stored body keeps no head, and a declared article is walked in the precision mode
-    #: (:mod:`noisecbr.convention`). NULL for pages stored before revision 0004.
+    #: (:mod:`noisecbr.decide.convention`). NULL for pages stored before revision 0004.
     declared_article: Mapped[bool | None] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.current_timestamp())
 

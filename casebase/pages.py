@@ -26,10 +26,10 @@ from lxml import html as lxml_html
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from noisecbr.convention import page_declares_article
+from noisecbr.decide.convention import page_declares_article
+from noisecbr.prepare.subtrees import ElementTable, build_table, is_element_path
+from noisecbr.prepare.tidy import tidy
 from noisecbr.result import LABELS
-from noisecbr.subtrees import ElementTable, build_table, is_element_path
-from noisecbr.tidy import tidy
 
 from .errors import CaseBaseError, InvalidPathError
 from .labelling import (
@@ -159,8 +159,8 @@ class PreparedPage:
 def prepare_page(raw: bytes | str, parser: str = "lxml", digest: str | None = None
                  ) -> PreparedPage:
     """Tidy a page, serialise the tidied body (what is stored) and tabulate that serialisation
-    parsed again (raises :class:`noisecbr.tidy.InputError`): see the module docstring for why
-    the cases come from the stored HTML re-parsed, not from the tidied tree itself."""
+    parsed again (raises :class:`noisecbr.prepare.tidy.InputError`): see the module docstring for
+    why the cases come from the stored HTML re-parsed, not from the tidied tree itself."""
     tidied = tidy(raw, parser=parser)
     serialised = lxml_html.tostring(tidied, encoding="unicode", with_tail=False)
     body = parse_stored(serialised)
@@ -203,7 +203,7 @@ def page_cases(
     labelled from the ground truth by :func:`casebase.labelling.label_table` with the given
     thresholds (``article_body``: relabelled to the article-body convention, the subtrees its
     markup names furniture never content: :func:`casebase.labelling.article_furniture`). With
-    neither, the page has no cases. Raises :class:`noisecbr.tidy.InputError`
+    neither, the page has no cases. Raises :class:`noisecbr.prepare.tidy.InputError`
     for input that is not a page, :class:`CaseBaseError` for an unknown label and
     :class:`InvalidPathError` for a path that selects no elements by its form
     (:func:`select_elements`).

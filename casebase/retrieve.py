@@ -7,7 +7,7 @@ whose label looks wrong can be corrected with ``casebase label``. The next train
 learns from the correction.
 
 *Looks like* means cosine similarity in the model's first hidden layer
-(:meth:`noisecbr.model.Model.hidden`), not in the raw vectors. The hidden layer is what the
+(:meth:`noisecbr.score.model.Model.hidden`), not in the raw vectors. The hidden layer is what the
 network computes from a vector before it decides, so it weighs the features as the network
 learnt to weigh them. In the raw vectors, the 221 features (mostly 0/1 keyword and tag bits)
 would all count the same. The search is exact: the stored embeddings times a block of
@@ -31,12 +31,12 @@ import numpy as np
 from sqlalchemy import text
 
 from noisecbr.cleaner import Cleaner
+from noisecbr.eval.datasets import site_of
 from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
-from noisecbr.layout import site_of
-from noisecbr.memory import SiteMemory
-from noisecbr.model import Model
 from noisecbr.pipeline import Decisions, Page
 from noisecbr.result import LABELS, named_probabilities
+from noisecbr.score.model import Model
+from noisecbr.site.memory import SiteMemory
 
 from .store import CaseBase, CaseBaseError
 
@@ -77,7 +77,7 @@ class Explanation:
     #: "model", or "memory" when the site's stored cases of the same markup decided
     source: str = "model"
     #: with a site memory: stored cases of the site whose subtree has the same signature
-    #: (:mod:`noisecbr.memory`), with their cosine similarity in the hidden layer
+    #: (:mod:`noisecbr.site.memory`), with their cosine similarity in the hidden layer
     same_markup: tuple[Neighbour, ...] = ()
 
     @property

@@ -1,4 +1,4 @@
-"""A site's stored cases → the :class:`noisecbr.memory.SiteMemory` that cleans its other pages.
+"""A site's stored cases → the :class:`~noisecbr.site.memory.SiteMemory` cleaning its other pages.
 
 Reads the site's labelled pages as stored (the tidied body each case was built from) with the
 *current* labels of their cases, so a correction made with ``casebase label`` or ``casebase
@@ -25,18 +25,18 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from noisecbr.layout import LabelledPage, site_host
-from noisecbr.memory import MemorySourceError, SiteMemory, declared_url
+from noisecbr.eval.datasets import LabelledPage, site_host
+from noisecbr.prepare.subtrees import ElementTable
+from noisecbr.prepare.tidy import InputError
 from noisecbr.result import LABELS
-from noisecbr.subtrees import ElementTable
-from noisecbr.tidy import InputError
+from noisecbr.site.memory import MemorySourceError, SiteMemory, declared_url
 
 from .errors import CaseBaseError, NotFoundError
 from .models import Case, LabelHistory, Page, Site
 from .pages import page_cases, stored_table
 from .store import CaseBase
 
-# site_host is noisecbr.layout's, imported here for the callers that found it here.
+# site_host is noisecbr.eval.datasets's, imported here for the callers that found it here.
 __all__ = ["MEMORY_PAGES", "MEMORY_SITES", "SITE_MEMORIES", "PageMemories", "SiteMemories",
            "memory_from_boxes", "memory_from_truth", "open_page_memories", "page_site",
            "site_host", "site_memory", "site_tables", "stored_page"]
@@ -260,8 +260,8 @@ def site_tables(casebase: CaseBase, host: str, limit: int, exclude: int | None =
                 ) -> list[ElementTable]:
     """The element tables of up to ``limit`` stored pages of the site ``host``, the latest
     first, without the page ``exclude``: the site's pages, labelled or not, on which the
-    correction queue (:mod:`noisecbr.queue`) counts recurring markup. A stored page that cannot
-    be read back is left out."""
+    correction queue (:mod:`noisecbr_apps.corrections`) counts recurring markup. A stored page that
+    cannot be read back is left out."""
     with casebase.reading() as session:
         site = session.execute(select(Site.id).where(Site.host == site_host(host))).scalar()
         if site is None:
@@ -302,7 +302,7 @@ def memory_from_boxes(table: ElementTable, labels: Sequence[int | str | None],
 
 
 def page_site(page: bytes | str) -> str | None:
-    """The site a page declares (the host of :func:`noisecbr.memory.declared_url`); None
+    """The site a page declares (the host of :func:`noisecbr.site.memory.declared_url`); None
     when it declares no URL, or one without a host."""
     url = declared_url(page)
     try:
@@ -357,7 +357,7 @@ def open_page_memories(database: str, site_or_url: str | None = None) -> PageMem
     """The :class:`PageMemories` of ``noisecbr clean --memory DB`` (its ``page_memories`` hook),
     with the case base read once: the memory of ``site_or_url``'s site is loaded, or (without
     one) the case base is checked. Raises ValueError for a site name that is not a host, and
-    :class:`noisecbr.memory.MemorySourceError` when the case base cannot be read."""
+    :class:`noisecbr.site.memory.MemorySourceError` when the case base cannot be read."""
     memories = PageMemories(database, site_or_url)
     try:
         if memories.host is None:

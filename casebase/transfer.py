@@ -35,8 +35,8 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
+from noisecbr.prepare.subtrees import is_element_path
 from noisecbr.result import LABELS
-from noisecbr.subtrees import is_element_path
 
 from .errors import InvalidRecordError
 from .models import LABEL_SOURCES, Case, LabelHistory, Page, Site, compress_html, decompress_html

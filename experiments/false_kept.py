@@ -24,13 +24,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from noisecbr.cleaner import Cleaner, default_model  # noqa: E402
+from noisecbr.eval.datasets import read_dataset, split_truth  # noqa: E402
+from noisecbr.eval.metric import shingles, tokens  # noqa: E402
 from noisecbr.features.tokens import VOCABULARIES  # noqa: E402
-from noisecbr.layout import read_dataset, split_truth  # noqa: E402
-from noisecbr.metric import shingles, tokens  # noqa: E402
-from noisecbr.model import load_model  # noqa: E402
-from noisecbr.render import render_texts  # noqa: E402
+from noisecbr.prepare.tidy import InputError  # noqa: E402
+from noisecbr.render.text import render_texts  # noqa: E402
 from noisecbr.result import DATA  # noqa: E402
-from noisecbr.tidy import InputError  # noqa: E402
+from noisecbr.score.model import load_model  # noqa: E402
 
 _VOCABULARY_OF = {w: name for name, words in VOCABULARIES.items() for w in words}
 

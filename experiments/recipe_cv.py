@@ -29,10 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from noisecbr.cleaner import Cleaner, default_model  # noqa: E402
-from noisecbr.layout import read_dataset, split_truth  # noqa: E402
-from noisecbr.metric import aggregate, mean_word_f1, score_page, tokens, word_f1  # noqa: E402
-from noisecbr.model import load_model, save_model  # noqa: E402
-from noisecbr.tidy import InputError  # noqa: E402
+from noisecbr.eval.datasets import read_dataset, split_truth  # noqa: E402
+from noisecbr.eval.metric import aggregate, mean_word_f1, score_page, tokens, word_f1  # noqa: E402
+from noisecbr.prepare.tidy import InputError  # noqa: E402
+from noisecbr.score.model import load_model, save_model  # noqa: E402
 from training.datasets import Dataset, from_labelled, site_folds, split_by_site  # noqa: E402
 from training.presets import get_preset  # noqa: E402
 from training.recipe import RELABELLED_SETS, TRAINING_SETS, recipe_pages, superseded_ids  # noqa: E402
@@ -118,7 +118,7 @@ def train_fold(dataset: Dataset, fold_of_case: np.ndarray, fold: int, seed: int,
 def true_kinds(pages) -> dict[str, np.ndarray]:
     """Each page's kind probabilities as its truth's page type gives them (a page of a set
     without page types is an article)."""
-    from noisecbr.kind import one_hot
+    from noisecbr.score.kind import one_hot
 
     return {f"{p.dataset}/{p.id}": one_hot(_kind(p)) for p in pages}
 
@@ -130,7 +130,7 @@ def _kind(page) -> str:
 def placeholder_kind_model():
     """A kind model that says nothing (every page's kind is given): what a model reading the
     true kinds carries."""
-    from noisecbr.kind import EVIDENCE_NAMES, KINDS, KindModel
+    from noisecbr.score.kind import EVIDENCE_NAMES, KINDS, KindModel
 
     return KindModel([np.zeros((len(KINDS), len(EVIDENCE_NAMES)))], [np.zeros(len(KINDS))],
                      np.zeros(len(EVIDENCE_NAMES)), np.ones(len(EVIDENCE_NAMES)))
@@ -163,7 +163,7 @@ def score_pages(pages, model_of, modes, given_kinds: bool = False) -> list[dict]
 
 
 def report(rows: list[dict], key: str = "s") -> str:
-    from noisecbr.metric import PageScore
+    from noisecbr.eval.metric import PageScore
 
     lines = []
     for name in dict.fromkeys(r["set"] for r in rows):
@@ -200,7 +200,7 @@ def report(rows: list[dict], key: str = "s") -> str:
 
 def paired(rows: list[dict], other: list[dict], rounds: int = 1000) -> str:
     """Per set: F1 difference against ``other`` (same pages) with a paired bootstrap 95 % ±."""
-    from noisecbr.metric import PageScore
+    from noisecbr.eval.metric import PageScore
 
     theirs = {r["key"]: r for r in other}
     lines = []

@@ -26,7 +26,7 @@ written to ``DIR/sitelevel.json``:
    smoothing (``Cleaner(model, smooth=c)``) for each ``--smooth`` value, checked again on the
    model's own validation pages (other sites, used only to pick its epoch; skip with
    ``--no-smooth-check``), and the time of
-   :func:`noisecbr.smoothing.isotonic_smooth` on the smallest evaluation page with at least
+   :func:`noisecbr.seeds.smoothing.isotonic_smooth` on the smallest evaluation page with at least
    5 000 subtrees, on the largest one, and on a synthetic 5 000-node page-like tree.
 
 Byte-identical pages are kept as the data has them (each is scored); the site-level methods
@@ -53,16 +53,16 @@ from lxml import etree
 
 from casebase.labelling import label_table
 from noisecbr.cleaner import Cleaner
-from noisecbr.layout import LabelledPage, read_dataset
-from noisecbr.metric import PageScore, aggregate, bootstrap_f1, score_page
-from noisecbr.model import Model, load_model, save_model
+from noisecbr.eval.datasets import LabelledPage, read_dataset
+from noisecbr.eval.metric import PageScore, aggregate, bootstrap_f1, score_page
 from noisecbr.pipeline import Page
-from noisecbr.render import render_text
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.prepare.tidy import tidy
+from noisecbr.render.text import render_text
 from noisecbr.result import NOISE, PAPER_LABELS
-from noisecbr.sitelevel import SiteStyleTree, template_labels
-from noisecbr.smoothing import isotonic_smooth, subtree_penalties
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import tidy
+from noisecbr.score.model import Model, load_model, save_model
+from noisecbr.seeds import SiteStyleTree, template_labels
+from noisecbr.seeds.smoothing import isotonic_smooth, subtree_penalties
 
 __all__ = [
     "METHODS",
@@ -91,7 +91,7 @@ MODEL_FILE = "heldout-default.safetensors"
 
 #: The code a held-out model depends on (cases, labels, training): a cached model is reused only
 #: while these files are unchanged.
-MODEL_SOURCES = ("noisecbr/tidy.py", "noisecbr/subtrees.py", *(
+MODEL_SOURCES = ("noisecbr/prepare/tidy.py", "noisecbr/prepare/subtrees.py", *(
                      f"noisecbr/features/{name}.py" for name in (
                          "schema", "tags", "keywords", "tokens", "quantities", "page",
                          "vectors")),
@@ -180,7 +180,7 @@ def validation_pages(dirs: Sequence[Path], held_out: Sequence[str], seed: int = 
     per subtree), so counting subtrees reproduces the split :func:`train_heldout_model` made.
     These pages were used to pick the model's epoch and class offsets, never trained on.
     """
-    from noisecbr.tidy import InputError
+    from noisecbr.prepare.tidy import InputError
     from training.datasets import split_by_site
 
     held = set(held_out)
@@ -346,8 +346,9 @@ def summary_rows(results: Sequence[PageResult], methods: Sequence[str],
 def template_agreement(site_pages: Sequence[LabelledPage], theta: float = 0.10) -> dict:
     """Counts of template subtrees of one site by ground-truth label, with and without words.
 
-    Both sides use :func:`noisecbr.tidy.tidy` with its defaults and ``getroottree().getpath``;
-    paths found on one side only are counted in ``unmatched`` (0 when tidying is deterministic).
+    Both sides use :func:`noisecbr.prepare.tidy.tidy` with its defaults and
+    ``getroottree().getpath``; paths found on one side only are counted in ``unmatched`` (0 when
+    tidying is deterministic).
     """
     labels = template_labels([page.html for page in site_pages], theta=theta)
     counts: Counter[str] = Counter()

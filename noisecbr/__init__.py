@@ -18,12 +18,9 @@ The pipeline's stages, one at a time (:mod:`noisecbr.pipeline`):
 from __future__ import annotations
 
 from .cleaner import Cleaner, clean, default_model
-from .memory import SiteMemory
-from .model import Model, ModelError, SchemaMismatchError, load_model, save_model
+from .decide.walk import Thresholds
 from .pipeline import Decisions, Page
-from .result import LABELS, CleanResult, Decision
-from .smoothing import isotonic_smooth
-from .tidy import (
+from .prepare.tidy import (
     BinaryInputError,
     EmptyInputError,
     InputError,
@@ -32,7 +29,10 @@ from .tidy import (
     WARCInputError,
     tidy,
 )
-from .walk import Thresholds
+from .result import LABELS, CleanResult, Decision
+from .score.model import Model, ModelError, SchemaMismatchError, load_model, save_model
+from .seeds.smoothing import isotonic_smooth
+from .site.memory import SiteMemory
 
 __version__ = "0.1.0"
 
@@ -68,7 +68,7 @@ __all__ = [
 def __getattr__(name: str):
     # The site-level methods are imported on first use: most users never need them.
     if name in ("SiteStyleTree", "CompressedStructureTree"):
-        from . import sitelevel
+        from . import seeds
 
-        return getattr(sitelevel, name)
+        return getattr(seeds, name)
     raise AttributeError(f"module 'noisecbr' has no attribute {name!r}")

@@ -10,10 +10,11 @@
 
 As in scikit-learn, ``predict_proba`` gives the class probabilities and ``predict`` the
 decisions; the thresholds between the two are a frozen value
-(:class:`noisecbr.walk.Thresholds`), those of the page's convention by default
+(:class:`noisecbr.decide.walk.Thresholds`), those of the page's convention by default
 (:meth:`Cleaner.thresholds_for`, ``favor="auto"``). Pages of one site cleaned together lose
-what recurs across them (:meth:`Cleaner.clean_site`, :mod:`noisecbr.evidence`); the labelled
-pages of a site decide the same markup on its other pages (``memory=``, :mod:`noisecbr.memory`).
+what recurs across them (:meth:`Cleaner.clean_site`, :mod:`noisecbr.site.evidence`); the labelled
+pages of a site decide the same markup on its other pages (``memory=``,
+:mod:`noisecbr.site.memory`).
 """
 
 from __future__ import annotations
@@ -26,10 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .evidence import SiteEvidence
-from .kind import KINDS
-from .memory import SiteMemory
-from .model import Model, load_model
+from .decide.walk import AUTO, FAVOR, MODES, Thresholds
 from .pipeline import (
     Decisions,
     NoiseEvidence,
@@ -40,10 +38,13 @@ from .pipeline import (
     score,
     score_and_decide,
 )
+from .prepare.tidy import InputError, Parser, printable
 from .result import CleanResult
+from .score.kind import KINDS
+from .score.model import Model, load_model
 from .settings import DEFAULT_FALLBACK_BELOW, EVIDENCE_MAX_PAGES
-from .tidy import InputError, Parser, printable
-from .walk import AUTO, FAVOR, MODES, Thresholds
+from .site.evidence import SiteEvidence
+from .site.memory import SiteMemory
 
 __all__ = ["DEFAULT_MODEL", "FAVOR", "Cleaner", "clean", "default_model"]
 
@@ -73,12 +74,12 @@ class Cleaner:
 
     ``favor`` picks the model's threshold set: ``"auto"`` (default) the set of each page's
     kind, as the model chose them on site-grouped folds (a model without a kind model: the
-    page's convention, :mod:`noisecbr.convention`), or one for every page:
+    page's convention, :mod:`noisecbr.decide.convention`), or one for every page:
     ``"precision"`` removes more where unsure, ``"recall"`` keeps more, ``"balanced"``;
     ``noise_threshold``, ``keep_threshold`` and ``leaf_threshold`` replace one of them (in
     every set). ``comments=True`` appends the reader comments to ``.text`` (they are
     in ``.comments`` either way). ``smooth``: isotonic smoothing of the noise scores over the
-    tree (:func:`noisecbr.smoothing.isotonic_smooth`). ``max_bytes`` and ``max_elements``:
+    tree (:func:`noisecbr.seeds.smoothing.isotonic_smooth`). ``max_bytes`` and ``max_elements``:
     the input limits (:mod:`noisecbr.settings`).
 
     ``title``: ``True`` puts the page's headline first in the text and the Markdown (as
@@ -90,7 +91,7 @@ class Cleaner:
     result's text and Markdown, and ``result.extractor`` says ``"fallback"``.
     ``unsafe_html=True``: ``result.html`` as the page wrote it, not sanitised (by default no
     script, event handler, frame, form, style or ``<base>`` of the page is in it:
-    :func:`noisecbr.render.sanitised_body`).
+    :func:`noisecbr.render.text.sanitised_body`).
     """
 
     def __init__(
@@ -167,8 +168,8 @@ class Cleaner:
     def prepare(self, html: str | bytes, url: str | None = None, *,
                 page_type: str | None = None) -> Page:
         """The page of ``html``, tidied with this cleaner's parser and limits; ``page_type``:
-        its kind, when known (:data:`noisecbr.kind.KINDS`), in place of the kind model's.
-        Raises :class:`noisecbr.tidy.InputError` for input that is not HTML."""
+        its kind, when known (:data:`noisecbr.score.kind.KINDS`), in place of the kind model's.
+        Raises :class:`noisecbr.prepare.tidy.InputError` for input that is not HTML."""
         return prepare(html, url=url, parser=self.parser, max_bytes=self.max_bytes,
                        max_elements=self.max_elements, page_type=page_type)
 
@@ -222,13 +223,15 @@ class Cleaner:
               memory: SiteMemory | None = None, site: SiteEvidence | None = None,
               extra_noise: NoiseEvidence | None = None,
               page_type: str | None = None) -> CleanResult:
-        """Clean one page. Raises :class:`noisecbr.tidy.InputError` for input that is not HTML.
+        """Clean one page. Raises :class:`noisecbr.prepare.tidy.InputError` for input that is not
+        HTML.
 
-        ``memory``: the labelled pages of the page's site (:class:`noisecbr.memory.SiteMemory`);
-        where their subtrees of the same signature agree on a label, that label decides.
-        ``site``: unlabelled pages of its site (:meth:`site_evidence`); what recurs on them is
-        removed (:mod:`noisecbr.evidence`). ``page_type``: the page's kind, when known
-        (:data:`noisecbr.kind.KINDS`), in place of the kind model's."""
+        ``memory``: the labelled pages of the page's site
+        (:class:`noisecbr.site.memory.SiteMemory`); where their subtrees of the same signature agree
+        on a label, that label decides. ``site``: unlabelled pages of its site
+        (:meth:`site_evidence`); what recurs on them is removed (:mod:`noisecbr.site.evidence`).
+        ``page_type``: the page's kind, when known (:data:`noisecbr.score.kind.KINDS`), in place of
+        the kind model's."""
         page = self.prepare(html, url, page_type=page_type)
         if self._scores_lazily(memory, site, extra_noise):
             result = self.render(page, score_and_decide(page, self.model,
@@ -266,7 +269,7 @@ class Cleaner:
                 and extra_noise is None and not self.smooth)
 
     def site_evidence(self, pages: Iterable[str | bytes]) -> SiteEvidence:
-        """The :class:`~noisecbr.evidence.SiteEvidence` of unlabelled pages of one site (the
+        """The :class:`~noisecbr.site.evidence.SiteEvidence` of unlabelled pages of one site (the
         first :data:`~noisecbr.settings.EVIDENCE_MAX_PAGES` distinct pages that are HTML; the
         others are not read)."""
         evidence = SiteEvidence()
@@ -285,8 +288,8 @@ class Cleaner:
         pages (:meth:`site_evidence`, from the first
         :data:`~noisecbr.settings.EVIDENCE_MAX_PAGES`), in the order given. A page is its HTML
         or an (HTML, URL) pair; ``memory`` as in :meth:`clean`. Raises
-        :class:`noisecbr.tidy.InputError` at a page that is not HTML (clean a crawl's pages with
-        :meth:`site_evidence` and :meth:`clean` to go on past one)."""
+        :class:`noisecbr.prepare.tidy.InputError` at a page that is not HTML (clean a crawl's pages
+        with :meth:`site_evidence` and :meth:`clean` to go on past one)."""
         pairs = (page if isinstance(page, tuple) else (page, None) for page in pages)
         first = list(itertools.islice(pairs, EVIDENCE_MAX_PAGES))
         # The first pages are prepared once: their tables are the evidence, and then what is
@@ -342,9 +345,9 @@ def clean(html: str | bytes, url: str | None = None, *, model: Model | str | Pat
     place of the one the model reads; ``title``: the headline first (True) or left out
     (False), by default as the page's kind does.
 
-    Raises an :class:`noisecbr.tidy.InputError` subclass with a one-line reason for input that
-    is not a page, and :class:`noisecbr.tidy.InputTooLargeError` over ``max_bytes`` bytes
-    (default :data:`noisecbr.settings.DEFAULT_MAX_BYTES`) or the element limit."""
+    Raises an :class:`noisecbr.prepare.tidy.InputError` subclass with a one-line reason for input
+    that is not a page, and :class:`noisecbr.prepare.tidy.InputTooLargeError` over ``max_bytes``
+    bytes (default :data:`noisecbr.settings.DEFAULT_MAX_BYTES`) or the element limit."""
     return Cleaner(model, parser=parser, favor=favor, comments=comments,
                    max_bytes=max_bytes, title=title).clean(html, url=url, memory=memory,
                                                            page_type=page_type)

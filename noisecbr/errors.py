@@ -1,5 +1,5 @@
 """The typed errors of input that is not a page the cleaner can read (re-exported by
-:mod:`noisecbr.tidy` and :mod:`noisecbr`). Each carries a one-line reason."""
+:mod:`noisecbr.prepare.tidy` and :mod:`noisecbr`). Each carries a one-line reason."""
 
 from __future__ import annotations
 

@@ -8,9 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .kind import KINDS
-
-__all__ = ["LABELS", "PAPER_LABELS", "NOISE", "DATA", "MIXTURE", "COMMENT", "Decision",
+__all__ = ["LABELS", "PAPER_LABELS", "NOISE", "DATA", "MIXTURE", "COMMENT", "KINDS", "Decision",
            "CleanResult", "named_probabilities"]
 
 #: Class order of every model output and every one-hot target: [1 0 0] noise, [0 1 0] data,
@@ -22,6 +20,9 @@ LABELS: tuple[str, str, str, str] = ("noise", "data", "mixture", "comment")
 PAPER_LABELS: tuple[str, str, str] = LABELS[:3]
 #: Each class's index in LABELS: its column in a model's output and its value in a label array.
 NOISE, DATA, MIXTURE, COMMENT = range(len(LABELS))
+#: The kinds of page, in the order of the kind model's outputs (WCXB's page types).
+KINDS: tuple[str, ...] = ("article", "documentation", "service", "forum", "product",
+                          "collection", "listing")
 
 
 def named_probabilities(probabilities: Sequence[float]) -> dict[str, float]:
@@ -47,8 +48,8 @@ class Decision:
     probabilities: tuple[float, ...]  # in LABELS order (a 3-class model's comment: 0.0)
     text_length: int
     #: "model" (the network's scores decided), "memory" (stored cases of the page's site with
-    #: the same markup agreed on the label; see :mod:`noisecbr.memory`) or "site" (its text
-    #: recurs on the site's other pages: a template; see :mod:`noisecbr.evidence`)
+    #: the same markup agreed on the label; see :mod:`noisecbr.site.memory`) or "site" (its text
+    #: recurs on the site's other pages: a template; see :mod:`noisecbr.site.evidence`)
     source: str = "model"
     #: for a decision by memory: ids of (up to 5) stored cases of the site with the same markup
     #: (``casebase show ID``), when the memory was read from a case base
@@ -95,14 +96,14 @@ class CleanResult:
         self._decisions = decisions if decisions is not None else []
         self._comments = comments
         #: True when the walk kept almost nothing and the subtree with the most data mass was
-        #: kept instead (:mod:`noisecbr.fallback`)
+        #: kept instead (:mod:`noisecbr.decide.fallback`)
         self.fallback = fallback
         #: the walk's mode on this page: ``precision``, ``balanced`` or ``recall`` (under
-        #: ``favor="auto"`` the page's convention's, :mod:`noisecbr.convention`), None for
+        #: ``favor="auto"`` the page's convention's, :mod:`noisecbr.decide.convention`), None for
         #: thresholds made by hand
         self.mode = mode
-        #: each kind of page's probability (:data:`noisecbr.kind.KINDS`: article,
-        #: documentation, service, forum, product, collection, listing), {} when the model
+        #: each kind of page's probability (:data:`KINDS`: article, documentation, service,
+        #: forum, product, collection, listing), {} when the model
         #: knows no kinds; a kind the caller gave (``page_type=``) has probability 1
         self.page_types: dict[str, float] = (
             {} if kinds is None else {kind: round(float(p), 4) for kind, p in zip(KINDS, kinds)})
@@ -111,7 +112,7 @@ class CleanResult:
         self.page_type: str | None = (None if kinds is None
                                       else KINDS[max(range(len(KINDS)), key=kinds.__getitem__)])
         #: the headline, author, publication date and language the page declares
-        #: (:class:`noisecbr.metadata.PageMetadata`)
+        #: (:class:`noisecbr.prepare.metadata.PageMetadata`)
         self.title: str | None = getattr(metadata, "title", None)
         self._author = author if author is not None else getattr(metadata, "author", None)
         self._date = date if date is not None else getattr(metadata, "date", None)
@@ -123,7 +124,7 @@ class CleanResult:
     def author(self) -> str | None:
         """The author: as the page declares it, else as its byline names them, else the text
         of an element its markup calls the author's, looked for when first asked
-        (:func:`noisecbr.byline.classed_author`)."""
+        (:func:`noisecbr.render.byline.classed_author`)."""
         if callable(self._author):
             self._author = self._author()
         return self._author
@@ -132,7 +133,8 @@ class CleanResult:
     def date(self) -> str | None:
         """The publication date: as the page declares it (``<meta>``, JSON-LD, ``<time>``; a
         declared date that is not ISO 8601 as its day, ``YYYY-MM-DD``), else the day htmldate
-        finds in the page, looked for when first asked (:func:`noisecbr.metadata.found_date`)."""
+        finds in the page, looked for when first asked
+        (:func:`noisecbr.prepare.metadata.found_date`)."""
         if callable(self._date):
             self._date = self._date()
         return self._date
@@ -140,7 +142,7 @@ class CleanResult:
     @property
     def confidence(self) -> float | None:
         """The result's expected word F1 in [0, 1], from the page's own evidence (how sure
-        the kind and the decisions were, how much was kept: :mod:`noisecbr.confidence`);
+        the kind and the decisions were, how much was kept: :mod:`noisecbr.render.confidence`);
         None when the model has no confidence model."""
         if callable(self._confidence):
             self._confidence = self._confidence()
@@ -165,7 +167,7 @@ class CleanResult:
     def to_markdown(self, *, links: bool = False, images: bool = False) -> str:
         """The main content as Markdown, with ``[text](url)`` links and ``![alt](src)`` images
         when asked (their URLs made absolute against the page's URL); the kept comments follow
-        a rule when the cleaner keeps them (:mod:`noisecbr.markdown`)."""
+        a rule when the cleaner keeps them (:mod:`noisecbr.render.markdown`)."""
         if not callable(self._markdown):
             return self._markdown
         return self._markdown(links=links, images=images)

@@ -9,7 +9,7 @@ keyword lists, cache sizes) stay with the code that reads them.
 
 from __future__ import annotations
 
-# -- input: what is refused before parsing (noisecbr.limits, noisecbr.sniff, noisecbr.tidy) ----
+# -- input: what is refused before parsing (noisecbr.prepare: limits, sniff, tidy) ------------
 
 #: Pages larger than this are refused (10 MB: the largest of the 2 171 modernweb-dev and
 #: dragnet pages is 5.3 MB; a bigger "page" is a data dump or an attack on memory, and at this
@@ -61,7 +61,7 @@ MIN_STOP_SHARE = 0.1
 #: a widget's box is usually the element itself or one to three wrappers above it.
 LEXICAL_ANCESTORS = 3
 
-# -- the walk (noisecbr.walk) -------------------------------------------------------------------
+# -- the walk (noisecbr.decide.walk) -------------------------------------------------------------
 
 #: Walk thresholds used when a model does not carry its own. Balanced, 0.5 / 0.9 / 0.5: remove
 #: what the network more likely than not calls noise, keep whole only what it is sure is data.
@@ -74,7 +74,7 @@ DEFAULT_MODES = {
     "recall": {"noise": 0.7, "keep": 0.8, "leaf": 0.7},
 }
 #: ``favor="auto"`` (the default) walks each page in the mode of its convention
-#: (:mod:`noisecbr.convention`): a page that declares itself an article (``og:type`` article,
+#: (:mod:`noisecbr.decide.convention`): a page that declares itself an article (``og:type`` article,
 #: a JSON-LD ``Article``, ``NewsArticle``, ``BlogPosting``…) in the precision mode, the article
 #: body alone; a page with little prose (under :data:`PROSE_MIN_SHARE` of its characters in
 #: text pieces of :data:`PROSE_PIECE_CHARS` or more, outside links: listings, products,
@@ -173,7 +173,7 @@ TEMPLATE_MAX_DATA = 0.8
 #: and comparing each page with every other page of a 10 000-page site would cost quadratic time.
 EVIDENCE_MAX_PAGES = 16
 
-#: Levels of the page the lazy walk (:func:`noisecbr.walk.walk_lazily`) scores in one round,
+#: Levels of the page the lazy walk (:func:`noisecbr.decide.walk.walk_lazily`) scores in one round,
 #: from the elements it has reached: the walk reads the scores of 7 % of a dragnet page's
 #: elements, 20 % of a modernweb-dev page's, some ten levels deep. On 200 pages of each
 #: (2026-11-26): 1 level → 9.6 rounds a dragnet page, 10 % of its elements scored; 3 → 3.5
@@ -182,7 +182,7 @@ EVIDENCE_MAX_PAGES = 16
 #: 47.3 / 47.1 / 47.4 M for 3 / 4 / 6.
 WALK_LOOKAHEAD = 4
 
-# -- confidence: where a result is handed to another extractor (noisecbr.confidence) --------
+# -- confidence: where a result is handed to another extractor (noisecbr.render.confidence) ---
 
 #: ``Cleaner(fallback=…)`` hands a page on when its result's expected word F1 is under this. On
 #: the recipe's folds (3 458 pages of the seven sets, each scored by a confidence model fitted

@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from noisecbr.cleaner import FAVOR, Cleaner, default_model
-from noisecbr.evidence import SiteEvidence
-from noisecbr.layout import LabelledPage, read_dataset, split_truth
-from noisecbr.memory import SiteMemory
-from noisecbr.metric import (
+from noisecbr.decide.walk import AUTO
+from noisecbr.eval.datasets import LabelledPage, read_dataset, split_truth
+from noisecbr.eval.metric import (
     PageScore,
     Scores,
     aggregate,
@@ -38,9 +37,10 @@ from noisecbr.metric import (
     tokens,
     word_f1,
 )
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import InputError, tidy
-from noisecbr.walk import AUTO
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.prepare.tidy import InputError, tidy
+from noisecbr.site.evidence import SiteEvidence
+from noisecbr.site.memory import SiteMemory
 
 from .structure import StructureCounts, page_structure, structure_counts
 
@@ -57,7 +57,7 @@ class BenchUsageError(ValueError):
 Extractor = Callable[[bytes, str], str]
 
 #: What the ground truth is scored as: ``full`` (as the dataset gives it) or ``article`` (the
-#: text before a reader-comments marker, :func:`noisecbr.layout.split_truth`).
+#: text before a reader-comments marker, :func:`noisecbr.eval.datasets.split_truth`).
 TRUTHS = ("full", "article")
 #: A page is a *near-empty failure* when an extractor keeps fewer than EMPTY_WORDS words of it
 #: although its ground truth has at least TRUTH_WORDS.
@@ -70,8 +70,8 @@ def _noisecbr(model=None, comments: bool = False) -> Extractor:
 
 
 def _no_cleaning() -> Extractor:
-    from noisecbr.render import render_text
-    from noisecbr.tidy import tidy
+    from noisecbr.prepare.tidy import tidy
+    from noisecbr.render.text import render_text
 
     return lambda html, url: render_text(tidy(html))
 
@@ -89,7 +89,7 @@ def _readability() -> Extractor:
 
     def extract(html: bytes, url: str) -> str:
         summary = Document(html, url=url or None).summary(html_partial=True)
-        from noisecbr.render import render_text
+        from noisecbr.render.text import render_text
 
         return render_text(lxml_html.fromstring(summary)) if summary.strip() else ""
 
@@ -161,7 +161,7 @@ class BenchRow:
     empty: int = 0
     note: str = ""
     pages: list[PageScore] = field(default_factory=list, repr=False)
-    #: each page's word F1 (WCXB's metric: :func:`noisecbr.metric.word_f1`)
+    #: each page's word F1 (WCXB's metric: :func:`noisecbr.eval.metric.word_f1`)
     page_words: list[float] = field(default_factory=list, repr=False)
     page_types: list[str] = field(default_factory=list, repr=False)
     page_langs: list[str] = field(default_factory=list, repr=False)
@@ -309,7 +309,7 @@ def _stored_fold_models(folder: str | Path, pages: Sequence[LabelledPage]) -> di
     """The model of each page (by :func:`page_key`) from a folder of fold models."""
     import json
 
-    from noisecbr.model import ModelError, load_model
+    from noisecbr.score.model import ModelError, load_model
 
     folder = Path(folder)
     try:
@@ -408,15 +408,15 @@ def bench(
     and on every page of the ``with_sets`` datasets whose site is not held out.
 
     With ``adapt`` K, only the pages of sites with more than K pages are scored, and noisecbr
-    gets a second row: the same cleaner with the :class:`~noisecbr.memory.SiteMemory` of K other
-    pages of the page's site, labelled from their ground truth (as if a user had corrected
+    gets a second row: the same cleaner with the :class:`~noisecbr.site.memory.SiteMemory` of K
+    other pages of the page's site, labelled from their ground truth (as if a user had corrected
     them).
 
     With ``adapt_clicks`` (numbers of clicks N), only the pages of sites with more than one page
     are scored, and noisecbr gets two rows per N: the same cleaner with the memory of N boxes
     of another page of the site (the first by id), each labelled as its ground truth labels
-    it: the first N of the correction queue (:mod:`noisecbr.queue`), and N drawn at random
-    from the same candidates (seeded by ``seed``).
+    it: the first N of the correction queue (:mod:`noisecbr_apps.corrections`), and N drawn at
+    random from the same candidates (seeded by ``seed``).
 
     ``truth`` picks the ground truth scored against (:data:`TRUTHS`); ``comments`` asks
     noisecbr and trafilatura to keep reader comments after the main text; ``modes`` adds a
@@ -555,7 +555,8 @@ def _site_slots(label: str, cleaner_of: dict[str, Cleaner], labelled: Sequence[L
 
 
 #: How the clicks of ``--adapt-clicks`` are chosen: the correction queue's first N boxes
-#: (:mod:`noisecbr.queue`), and N boxes drawn at random (seeded) from the same candidates.
+#: (:mod:`noisecbr_apps.corrections`), and N boxes drawn at random (seeded) from the same
+#: candidates.
 CLICK_CHOICES = ("queued", "random")
 
 
@@ -563,14 +564,14 @@ def _clicked(page: LabelledPage, cleaner: Cleaner, recurrence, clicks: Sequence[
              seed: int) -> dict[tuple[int, str], SiteMemory]:
     """The memories N clicks on ``page`` teach, for each N of ``clicks`` and each of
     :data:`CLICK_CHOICES`: the page decided by ``cleaner``, its boxes ranked (markup counted on
-    the site's pages in ``recurrence``, a :class:`noisecbr.queue.Recurrence` that holds this
-    page too) or shuffled (seeded by ``seed`` and the page), each of the first N labelled as
+    the site's pages in ``recurrence``, a :class:`noisecbr_apps.corrections.Recurrence` that holds
+    this page too) or shuffled (seeded by ``seed`` and the page), each of the first N labelled as
     its ground truth labels it. Empty memories for a page that is not HTML."""
     import random
 
     from casebase.labelling import label_table
     from casebase.reuse import memory_from_boxes
-    from noisecbr.queue import rank_boxes
+    from noisecbr_apps.corrections import rank_boxes
 
     try:
         prepared = cleaner.prepare(page.html, page.url)
@@ -592,7 +593,7 @@ def _click_memories(labelled: Sequence[LabelledPage], cleaner_of: dict[str, Clea
     what N clicks on another page of its site (the first by id, as ``adapt`` 1 takes it),
     decided by the page's cleaner, teach (:func:`_clicked`). The queue counts recurring
     markup on every page of the site in the set."""
-    from noisecbr.queue import Recurrence
+    from noisecbr_apps.corrections import Recurrence
 
     sites: dict[str, Recurrence] = {}
     for page in labelled:
@@ -684,8 +685,8 @@ def page_language(html: bytes) -> str:
     from noisecbr.features.language import LANGUAGES
     from noisecbr.features.language import page_language as read_off
     from noisecbr.features.tokens import word_codes
-    from noisecbr.subtrees import build_table
-    from noisecbr.tidy import InputError, tidy
+    from noisecbr.prepare.subtrees import build_table
+    from noisecbr.prepare.tidy import InputError, tidy
 
     try:
         found = read_off(word_codes(build_table(tidy(html))))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import click
 
+from noisecbr.decide.walk import AUTO, FAVOR
 from noisecbr.exits import (
     EXIT_CASEBASE,
     EXIT_MODEL,
@@ -32,9 +33,8 @@ from noisecbr.exits import (
     EXIT_USAGE,
 )
 from noisecbr.fsnames import shown
-from noisecbr.kind import KINDS
-from noisecbr.limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS, reading_problem
-from noisecbr.walk import AUTO, FAVOR
+from noisecbr.prepare.limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS, reading_problem
+from noisecbr.score.kind import KINDS
 
 _FORMATS = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"}
 #: The formats of WARC input: one row per page (noisecbr_apps.crawl.warc.FORMATS).
@@ -135,8 +135,8 @@ def _expand(inputs: tuple[str, ...]) -> Iterator[tuple[str, Path]]:
 
 def _read(item: str, max_bytes: int | None = None) -> bytes:
     """The page bytes of a file (or ``-``: standard input), gunzipped; read and decompressed
-    in steps that stop at ``max_bytes`` (:class:`noisecbr.tidy.InputTooLargeError`)."""
-    from noisecbr.limits import DEFAULT_MAX_BYTES, read_file_limited, read_limited
+    in steps that stop at ``max_bytes`` (:class:`noisecbr.prepare.tidy.InputTooLargeError`)."""
+    from noisecbr.prepare.limits import DEFAULT_MAX_BYTES, read_file_limited, read_limited
 
     limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     if item == "-":
@@ -204,7 +204,7 @@ def _page_memories(database: str, site: str | None, url: str | None, warc: bool 
     input, or else of the site each page declares (of a WARC record: its target URI), read
     from the case base (:func:`casebase.reuse.open_page_memories`)."""
     from casebase.reuse import open_page_memories as open_memories
-    from noisecbr.memory import MemorySourceError
+    from noisecbr.site.memory import MemorySourceError
 
     if "://" not in database and not Path(database).is_file():
         # Opening a missing SQLite file would create an empty case base: say so instead.
@@ -233,8 +233,8 @@ def _page_memories(database: str, site: str | None, url: str | None, warc: bool 
 def _clean_site(items: list[str], fmt: str, url: str | None
                 ) -> list[tuple[str, str | None, str | None, bool]]:
     """Clean the page files of one site together (``--by-site``): each with what recurs on
-    the site's other pages (:mod:`noisecbr.evidence`); results as :func:`_clean_one`'s."""
-    from noisecbr.tidy import InputError
+    the site's other pages (:mod:`noisecbr.site.evidence`); results as :func:`_clean_one`'s."""
+    from noisecbr.prepare.tidy import InputError
 
     def readable():
         for item in items:
@@ -251,7 +251,7 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
                ) -> tuple[str, str | None, str | None, bool]:
     """Returns (input, output, error, whether the page named no site for --memory): one bad
     page never stops the batch. ``evidence``: the page's site's, with ``--by-site``."""
-    from noisecbr.tidy import InputError
+    from noisecbr.prepare.tidy import InputError
 
     try:
         data = _read(item, _worker_cleaner.max_bytes) if data is None else data
@@ -345,8 +345,8 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
     With --memory, pages of a site whose labelled pages are in the case base (imported, or
     corrected with `casebase label`) are cleaned with what those pages say, without retraining.
     With --by-site, what recurs across a site's pages is removed from each, without labels."""
-    from noisecbr.model import ModelError
-    from noisecbr.tidy import InputError
+    from noisecbr.prepare.tidy import InputError
+    from noisecbr.score.model import ModelError
 
     from .crawl.warc import is_warc
 
@@ -521,7 +521,7 @@ def _clean_crawl(warcs: list[str], output: Path | None, fmt: str | None, setting
     """``noisecbr clean`` of WARC files: one row per HTML page, a summary per file on stderr."""
     from tqdm import tqdm
 
-    from noisecbr.model import ModelError
+    from noisecbr.score.model import ModelError
 
     from .crawl.pool import clean_warc, worker_pool
     from .crawl.warc import CrawlStats, RowWriter, output_format
@@ -660,7 +660,7 @@ def bench_command(dataset: str, extractors: tuple[str, ...], cv: int | None,
     """Score extractors on DATASET (html/<id>.html.gz + ground-truth.json): shingle P/R/F1
     with a bootstrap ±, the mean word F1 (WCXB's metric) and docs/s (CPU time, one
     process)."""
-    from noisecbr.metric import mean_word_f1
+    from noisecbr.eval.metric import mean_word_f1
 
     from .bench import PEERS, BenchUsageError, bench, format_by_type, format_structure, format_table
 

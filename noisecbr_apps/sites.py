@@ -2,7 +2,7 @@
 (``noisecbr clean DIR --by-site``; WARC records group by the host of their target URI).
 
 A saved page rarely keeps its address in its file name, but most declare it: the host of its
-``<link rel="canonical">`` or ``og:url`` (:func:`noisecbr.memory.declared_url`) names the
+``<link rel="canonical">`` or ``og:url`` (:func:`noisecbr.site.memory.declared_url`) names the
 site. A page that declares none belongs with the other pages of its folder, as a crawler
 saving one folder per site lays them out.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from noisecbr.layout import site_of
-from noisecbr.memory import declared_url
-from noisecbr.tidy import InputError
+from noisecbr.eval.datasets import site_of
+from noisecbr.prepare.tidy import InputError
+from noisecbr.site.memory import declared_url
 
 __all__ = ["group_by_site"]
 

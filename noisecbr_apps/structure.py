@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from noisecbr.render import verbatim_text
-from noisecbr.tidy import InputError, tidy
+from noisecbr.prepare.tidy import InputError, tidy
+from noisecbr.render.text import verbatim_text
 
 __all__ = ["PageStructure", "StructureCounts", "page_structure", "structure_counts"]
 

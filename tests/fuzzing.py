@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import noisecbr
-from noisecbr.tidy import InputError
+from noisecbr.prepare.tidy import InputError
 
 __all__ = ["FAMILIES", "clean_everything", "generate"]
 
@@ -148,7 +148,7 @@ def clean_everything(page: bytes | str) -> str | None:
     for value in (result.title, result.author, result.date, result.lang):
         assert value is None or isinstance(value, str)
     # What the CLI writes: UTF-8 encodable (no lone surrogates), the JSON parseable, and no
-    # control character but tab and newline anywhere (noisecbr.tidy.printable).
+    # control character but tab and newline anywhere (noisecbr.prepare.tidy.printable).
     result.text.encode()
     result.html.encode()
     json.loads(result.to_json().encode())

@@ -1,8 +1,8 @@
 """The bench's timing loop: extractors take turns over blocks of pages and score every page."""
 
-from noisecbr.layout import LabelledPage
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import tidy
+from noisecbr.eval.datasets import LabelledPage
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.prepare.tidy import tidy
 from noisecbr_apps.bench import ROUND_PAGES, _run
 
 
@@ -74,7 +74,7 @@ def test_cv_fold_models_learn_from_the_datasets_own_truth(tmp_path, monkeypatch,
     import json
 
     from noisecbr.cleaner import default_model
-    from noisecbr.layout import COMMENTS_MARKER
+    from noisecbr.eval.datasets import COMMENTS_MARKER
     from noisecbr_apps import bench as bench_module
 
     data = tmp_path / "set"
@@ -160,7 +160,7 @@ def test_fold_models_score_each_page_with_its_folds_model(tmp_path, article_html
     import pytest
 
     from noisecbr.cleaner import default_model
-    from noisecbr.model import save_model
+    from noisecbr.score.model import save_model
     from noisecbr_apps import bench as bench_module
 
     data = _dataset(tmp_path, "set", article_html, ["de-DE", "en", ""])
@@ -196,7 +196,7 @@ def test_adapt_clicks_adds_a_queued_and_a_random_row_per_number(tmp_path, flawed
     from click.testing import CliRunner
     from conftest import dataset_with_page
 
-    from noisecbr.model import load_model, save_model
+    from noisecbr.score.model import load_model, save_model
     from noisecbr_apps import bench as bench_module
     from noisecbr_apps.cli import main
 

@@ -261,11 +261,11 @@ def test_interrupted_import_leaves_the_database_as_it_was(tmp_path, how):
 
 
 def _fake_template_labels(pages, theta=0.10, share=0.85):
-    """Stands in for noisecbr.sitelevel.templates.template_labels: a subtree is template when
+    """Stands in for noisecbr.seeds.templates.template_labels: a subtree is template when
     the same path holds the same text on every page."""
     from casebase.importer import subtree_texts
-    from noisecbr.subtrees import build_table
-    from noisecbr.tidy import tidy
+    from noisecbr.prepare.subtrees import build_table
+    from noisecbr.prepare.tidy import tidy
 
     tables = [build_table(tidy(page)) for page in pages]
     keyed = [dict(zip(t.paths(), subtree_texts(t))) for t in tables]
@@ -277,9 +277,9 @@ def _fake_template_labels(pages, theta=0.10, share=0.85):
 def test_import_site_stores_template_subtrees_as_noise(db, tmp_path, monkeypatch):
     import types
 
-    fake = types.ModuleType("noisecbr.sitelevel.templates")
+    fake = types.ModuleType("noisecbr.seeds.templates")
     fake.template_labels = _fake_template_labels
-    monkeypatch.setitem(sys.modules, "noisecbr.sitelevel.templates", fake)
+    monkeypatch.setitem(sys.modules, "noisecbr.seeds.templates", fake)
     site = tmp_path / "site"
     site.mkdir()
     for name in ("blog-1", "blog-2"):
@@ -300,7 +300,7 @@ def test_import_site_stores_template_subtrees_as_noise(db, tmp_path, monkeypatch
 
 
 def test_import_site_without_templates_module(db, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "noisecbr.sitelevel.templates", None)
+    monkeypatch.setitem(sys.modules, "noisecbr.seeds.templates", None)
     result = run(db, "import-site", str(tmp_path), "--site", "x.test")
     assert result.exit_code == 6 and "not available" in result.stderr
 

@@ -15,7 +15,7 @@ from casebase.retrieve import CaseIndex, explain_page
 from casebase.store import CaseBase, CaseBaseError
 from noisecbr.cleaner import Cleaner, default_model
 from noisecbr.features import FEATURE_NAMES
-from noisecbr.model import Model
+from noisecbr.score.model import Model
 
 FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
 NEWS_URL = json.loads((FIXTURE / "ground-truth.json").read_text())["news-1"]["url"]

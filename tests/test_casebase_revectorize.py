@@ -1,4 +1,5 @@
-"""casebase revectorize: vectors of an older schema recomputed from the stored pages, labels kept."""
+"""casebase revectorize: vectors of an older schema recomputed from the stored pages, labels
+kept."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from casebase.cli import cli
 from casebase.pages import parse_stored
 from casebase.store import CaseBase
 from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
-from noisecbr.subtrees import build_table
+from noisecbr.prepare.subtrees import build_table
 
 OLD_SCHEMA = 2
 #: Schema 2 vectors were shorter: old rows get this many features, the new ones all of them.

@@ -16,9 +16,9 @@ from casebase.pages import parse_stored, prepare_page
 from casebase.store import CaseBase, CaseBaseError, NotFoundError
 from casebase.transfer import export_jsonl, import_jsonl
 from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.prepare.tidy import tidy
 from noisecbr.result import LABELS, PAPER_LABELS
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import tidy
 
 FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
 

@@ -7,8 +7,8 @@ from lxml import html as lxml_html
 import noisecbr
 from noisecbr.cleaner import Cleaner
 from noisecbr.features import FEATURE_NAMES
-from noisecbr.model import Model, ModelError, SchemaMismatchError, load_model, save_model
 from noisecbr.result import LABELS
+from noisecbr.score.model import Model, ModelError, SchemaMismatchError, load_model, save_model
 
 
 def test_default_model_removes_furniture_and_keeps_article(article_html):
@@ -115,7 +115,7 @@ def test_bad_input_gets_a_clear_error():
 
 
 def test_threshold_tests_decide_as_scalar_comparisons():
-    from noisecbr.walk import _reaches
+    from noisecbr.decide.walk import _reaches
 
     rng = np.random.default_rng(0)
     for threshold in (0.5, 0.9, 0.1, 0.123456789, np.float64(0.9), np.float32(0.9), 1, 0):

@@ -1,20 +1,19 @@
 """favor="auto": each page walked in the mode of its kind (a model with a kind model, as the
-embedded one), else of its convention (noisecbr.convention)."""
+embedded one), else of its convention (noisecbr.decide.convention)."""
 
 from __future__ import annotations
 
 import pytest
+from conftest import FIXTURES
 
 import noisecbr
 from noisecbr.cleaner import Cleaner
-from noisecbr.convention import declares_article, page_mode, prose_share
-from noisecbr.kind import KINDS
+from noisecbr.decide.convention import declares_article, page_mode, prose_share
+from noisecbr.decide.walk import Thresholds
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.prepare.tidy import tidy
+from noisecbr.score.kind import KINDS
 from noisecbr.settings import PROSE_MIN_SHARE, PROSE_PIECE_CHARS
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import tidy
-from noisecbr.walk import Thresholds
-
-from conftest import FIXTURES
 
 #: A model that knows no page kinds (made by hand): its pages walk in their convention's mode.
 CONVENTIONAL = FIXTURES / "models" / "keeps-promos.safetensors"

@@ -7,8 +7,8 @@ import math
 import pytest
 from treehelpers import nest_deeply
 
-from noisecbr.sitelevel import CompressedStructureTree
-from noisecbr.tidy import tidy
+from noisecbr.prepare.tidy import tidy
+from noisecbr.seeds import CompressedStructureTree
 
 # Virtual leaves are grandparents of actual leaves, so every block here is two levels deep
 # (ul > li > a, div > div > p) and the body three.

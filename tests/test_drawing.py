@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
+from noisecbr.prepare.tidy import tidy
 from noisecbr.result import Decision
-from noisecbr.tidy import tidy
 from noisecbr_apps.service.drawing import DECISION_ATTRIBUTE, LABEL_ATTRIBUTE, draw_page
 
 FOOTER = Decision(path="/html/body/footer", tag="footer", label="noise",

@@ -1,4 +1,4 @@
-"""Site evidence (noisecbr.evidence): what recurs across unlabelled pages of a site is removed
+"""Site evidence (noisecbr.site.evidence): what recurs across unlabelled pages of a site is removed
 from each; the CLI's --by-site and WARC input group pages by site."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import numpy as np
 from click.testing import CliRunner
 
 from noisecbr.cleaner import Cleaner
-from noisecbr.evidence import SiteEvidence, text_fingerprints
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.prepare.tidy import tidy
 from noisecbr.settings import EVIDENCE_MAX_PAGES as MAX_PAGES
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import tidy
+from noisecbr.site.evidence import SiteEvidence, text_fingerprints
 from noisecbr_apps.cli import main
 from noisecbr_apps.crawl.warc import CrawlStats, WarcPage, clean_pages
 

@@ -134,7 +134,7 @@ def test_a_bad_case_of_a_page_already_stored_is_refused_too(export_lines, tmp_pa
 
 
 def test_every_path_the_project_writes_is_an_element_path(stored):
-    from noisecbr.subtrees import is_element_path
+    from noisecbr.prepare.subtrees import is_element_path
 
     cb = CaseBase.open(f"sqlite:///{stored}")
     try:

@@ -34,7 +34,8 @@ def _module_name(path: Path) -> str:
 
 
 def _modules() -> dict[str, Path]:
-    # Cython modules (the compiled kernel, noisecbr/_kernel.pyx) are modules of the project too.
+    # Cython modules (the compiled kernel, noisecbr/native/_kernel.pyx) are modules of the project
+    # too.
     return {_module_name(path): path for package in LAYERS for pattern in ("*.py", "*.pyx")
             for path in sorted((ROOT / package).rglob(pattern))}
 

@@ -1,7 +1,7 @@
-"""The compiled kernel (noisecbr/_kernel.pyx) against the pure Python path it replaces: the same
-element table field by field, hence the same vectors and the same cleaned text, on the fixtures,
-on hand-made pages that probe lxml's text rules, and on generated hostile pages. The whole dev
-data (2 344 pages) is compared by ``benchmarks/identity.py``, too slow for CI."""
+"""The compiled kernel (noisecbr/native/_kernel.pyx) against the pure Python path it replaces: the
+same element table field by field, hence the same vectors and the same cleaned text, on the
+fixtures, on hand-made pages that probe lxml's text rules, and on generated hostile pages. The whole
+dev data (2 344 pages) is compared by ``benchmarks/identity.py``, too slow for CI."""
 
 from __future__ import annotations
 
@@ -20,15 +20,16 @@ from hypothesis import strategies as st
 from lxml import etree
 
 import noisecbr
-from noisecbr import backend, subtrees
-from noisecbr.backend import BACKEND
 from noisecbr.cleaner import Cleaner
 from noisecbr.features import FEATURE_NAMES, vectorize
-from noisecbr.fields import python_fields
-from noisecbr.tidy import InputError, tidy
+from noisecbr.native import backend
+from noisecbr.native.backend import BACKEND
+from noisecbr.prepare import subtrees
+from noisecbr.prepare.fields import python_fields
+from noisecbr.prepare.tidy import InputError, tidy
 
 try:  # the module itself, even where the import-time check turned it down
-    from noisecbr import _kernel
+    from noisecbr.native import _kernel
 except ImportError:
     _kernel = None
 
@@ -68,7 +69,7 @@ def test_the_compiled_kernel_is_built_and_in_use():
 
 
 def test_the_environment_variable_selects_the_pure_path():
-    code = "from noisecbr.backend import BACKEND; print(BACKEND.name, BACKEND.kernel)"
+    code = "from noisecbr.native.backend import BACKEND; print(BACKEND.name, BACKEND.kernel)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, backend.PURE_PYTHON_ENV: "1"}).stdout
     assert out.split() == ["python", "None"]
@@ -85,14 +86,14 @@ def test_a_kernel_that_disagrees_is_not_used():
 def test_a_kernel_that_cannot_be_imported_is_said_once(monkeypatch):
     # As after `pip install .` with the package imported from the checkout's root: the
     # sources hold no built kernel.
-    import noisecbr
+    import noisecbr.native
 
     monkeypatch.delenv(backend.PURE_PYTHON_ENV, raising=False)
-    monkeypatch.delattr(noisecbr, "_kernel", raising=False)
-    monkeypatch.setitem(sys.modules, "noisecbr._kernel", None)  # import fails
+    monkeypatch.delattr(noisecbr.native, "_kernel", raising=False)
+    monkeypatch.setitem(sys.modules, "noisecbr.native._kernel", None)  # import fails
     with pytest.warns(RuntimeWarning, match="compiled kernel is not in use.*pip install"):
         assert backend.load(python_fields) is None
-    code = "import warnings; from noisecbr.backend import BACKEND; print(BACKEND.name)"
+    code = "import warnings; from noisecbr.native.backend import BACKEND; print(BACKEND.name)"
     quiet = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
                            text=True, env={**os.environ, backend.PURE_PYTHON_ENV: "1"})
     assert quiet.returncode == 0 and quiet.stdout.split() == ["python"]  # chosen: no warning
@@ -439,7 +440,7 @@ def test_the_kernel_reads_the_quantities_the_table_names_and_refuses_others():
 def _both_renders(root, removed=(), dropped=()) -> tuple[str | None, str]:
     """The compiled walk's text (None where it leaves the page to Python) and the Python
     walk's; the compiled text finished in C and by _split_join alike."""
-    from noisecbr import render
+    from noisecbr.render import text as render
     joined = _kernel.render_text(root, removed, dropped, render._MARK_CODES)
     walked = _kernel.render_text(root, removed, dropped, render._MARK_CODES, True)
     compiled = None if joined is None else render._split_join(joined)
@@ -454,7 +455,7 @@ def _both_renders(root, removed=(), dropped=()) -> tuple[str | None, str]:
 
 @compiled_only
 def test_the_text_is_finished_in_c_as_split_join_finishes_it():
-    from noisecbr import render
+    from noisecbr.render import text as render
     rng = random.Random(3)
     pieces = ["a", "bé", "日本", "\U0001f600", " ", "\t", "\n", "\x0b", "\x0c", "\r", "\u00a0",
               render._PARAGRAPH, render._LINE, render._CELL, render._CELL, "  ", "x y",
@@ -489,7 +490,7 @@ def _random_subsets(root, rng: random.Random) -> list[tuple[set, set]]:
 
 @in_use
 def test_the_compiled_renderer_is_in_use():
-    from noisecbr import render
+    from noisecbr.render import text as render
     assert render._compiled_render() is not None
 
 
@@ -505,7 +506,7 @@ def test_fixture_pages_render_the_same_text(page):
 @compiled_only
 @pytest.mark.parametrize("name", sorted(XML_PAGES))
 def test_xml_pages_render_the_same_text_or_leave_it_to_python(name):
-    from noisecbr.render import render_text
+    from noisecbr.render.text import render_text
     body = _xml_body(XML_PAGES[name])
     compiled, python = _both_renders(body)
     has_comment_or_pi = any(not isinstance(e.tag, str) and e.tag is not etree.Entity
@@ -554,7 +555,7 @@ def test_generated_pages_render_the_same_text(seed, family):
 
 
 def _carriers_by_xpath(root) -> list:
-    tidy_module = sys.modules["noisecbr.tidy"]  # the package exports the function as tidy
+    tidy_module = sys.modules["noisecbr.prepare.tidy"]  # the package exports the function as tidy
     return list(dict.fromkeys(a.getparent() for a in tidy_module._HIDING_ATTRIBUTES(root)))
 
 
@@ -638,7 +639,7 @@ def test_long_tags_are_where_the_regex_finds_them(text, min_chars, start):
 
 @compiled_only
 def test_styled_carriers_are_those_whose_style_may_hide():
-    tidy_module = sys.modules["noisecbr.tidy"]
+    tidy_module = sys.modules["noisecbr.prepare.tidy"]
     page = """<body><p id="a" style="color: red">a</p><p id="b" style="DISPLAY :  None">b</p>
         <p id="c" style="border:none">c</p><p id="d" style="visibility:hıdden">d</p>
         <p id="e" style="">e</p><p id="f" aria-hidden="false" style="x">f</p>
@@ -657,7 +658,7 @@ def test_styled_carriers_are_those_whose_style_may_hide():
 
 @on_generated_pages(60)
 def test_generated_pages_hide_the_same_elements_with_the_style_prefilter(seed, family):
-    tidy_module = sys.modules["noisecbr.tidy"]
+    tidy_module = sys.modules["noisecbr.prepare.tidy"]
     for root in generated_roots(seed, family, tidied=False):
         hidden = list(filter(tidy_module._is_hidden, _kernel.hiding_carriers(root)))
         assert list(filter(tidy_module._is_hidden, _kernel.hiding_carriers(
@@ -666,7 +667,7 @@ def test_generated_pages_hide_the_same_elements_with_the_style_prefilter(seed, f
 
 @in_use  # its compiled side calls the kernel in use
 def test_discussion_marks_are_those_the_pattern_finds():
-    discussion = sys.modules["noisecbr.discussion"]
+    discussion = sys.modules["noisecbr.score.discussion"]
     rng = random.Random(3)
     alphabet = "acdekmnoprstuwyACDEKMNOPRSTUWY-_ 1"
     values = [None, "", "comments-list", "CommentBox", "Kommentare", "reply-to", "REPLIES",
@@ -690,7 +691,7 @@ def test_discussion_marks_are_those_the_pattern_finds():
 def _evidence_both(body: etree._Element, rng: np.random.Generator) -> None:
     """comment_evidence's two paths agree on ``body``'s table, with its own marks and random
     ones (real pages mark few values)."""
-    discussion = sys.modules["noisecbr.discussion"]
+    discussion = sys.modules["noisecbr.score.discussion"]
     table = subtrees.build_table(body)
     values, positions = table.attribute_values()
     words = table.subtree(table.piece_words)
@@ -740,7 +741,7 @@ def test_the_first_long_tag_is_where_the_regex_finds_it(text, min_chars):
 
 @in_use  # its compiled side calls the kernel in use
 def test_declarations_are_those_the_xpath_finds():
-    tidy_module = sys.modules["noisecbr.tidy"]  # the package exports the function as tidy
+    tidy_module = sys.modules["noisecbr.prepare.tidy"]  # the package exports the function as tidy
     page = """<body><script type=" Application/LD+JSON\n" id="1">{}</script><meta name="a"
         id="2"/><script type="text/javascript" id="no"/><script type="application/ld+json x"
         id="no2"/><div><meta property="og:type" id="3"/><meta itemprop="x" id="no3"/><y:script

@@ -9,7 +9,7 @@ import pytest
 from conftest import FIXTURES
 
 from noisecbr import Cleaner
-from noisecbr.kind import KINDS
+from noisecbr.score.kind import KINDS
 
 KIND_PAGES = FIXTURES / "kinds"
 

@@ -1,10 +1,10 @@
 import numpy as np
 
 from casebase.labelling import DATA, MIXTURE, NOISE, label_table, oracle
-from noisecbr.metric import score_page
-from noisecbr.render import render_text
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import tidy
+from noisecbr.eval.metric import score_page
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.prepare.tidy import tidy
+from noisecbr.render.text import render_text
 
 TRUTH = """Tide pools of the northern coast
 

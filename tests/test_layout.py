@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from noisecbr.layout import read_dataset, repair_truth
+from noisecbr.eval.datasets import read_dataset, repair_truth
 
 
 def _dataset(tmp_path, truth: str):

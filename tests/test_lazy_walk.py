@@ -1,4 +1,4 @@
-"""The cleaner's walk scores only the subtrees it reaches (noisecbr.walk.walk_lazily,
+"""The cleaner's walk scores only the subtrees it reaches (noisecbr.decide.walk.walk_lazily,
 noisecbr.pipeline.score_and_decide): the same decisions as the walk over every subtree's
 scores, a fraction of the scores computed, and the full path wherever something reads them
 all (the fallback, a site's memory or evidence, smoothing, a subclass's own scores)."""
@@ -11,8 +11,8 @@ from fuzzing import fixture_pages
 
 import noisecbr.pipeline as pipeline
 from noisecbr.cleaner import Cleaner
+from noisecbr.decide.walk import MODES, Thresholds, walk, walk_lazily
 from noisecbr.result import LABELS
-from noisecbr.walk import MODES, Thresholds, walk, walk_lazily
 
 PAGES = fixture_pages()
 
@@ -171,12 +171,12 @@ def test_rows_that_are_not_elements_of_the_page_are_refused(article_html):
             assert rows_of(same).tobytes() == rows_of(np.array([0, len(table) - 1])).tobytes()
 
 
-@pytest.mark.skipif(__import__("noisecbr.backend").backend.BACKEND.kernel is None,
+@pytest.mark.skipif(__import__("noisecbr.native.backend").native.backend.BACKEND.kernel is None,
                     reason="the compiled kernel is not in use")
 def test_the_kernel_reaches_the_rows_the_numpy_marks_reach():
     import random
 
-    import noisecbr.walk as walk_module
+    import noisecbr.decide.walk as walk_module
 
     rng = random.Random(0)
     for html in PAGES:

@@ -20,8 +20,8 @@ from noisecbr.features.lexical import (
     bucket,
     lexical_inputs,
 )
-from noisecbr.model import Model, ModelError, load_model, save_model
-from noisecbr.subtrees import build_table
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.score.model import Model, ModelError, load_model, save_model
 
 
 def _table(html: str):
@@ -130,7 +130,7 @@ def test_a_model_with_a_lexicon_survives_its_file(tmp_path):
 
 @pytest.mark.parametrize("path", ["compiled", "python"])
 def test_each_elements_attribute_values_are_found_once(path, monkeypatch):
-    from noisecbr.backend import BACKEND
+    from noisecbr.native.backend import BACKEND
 
     if path == "python":
         monkeypatch.setattr(BACKEND, "kernel", None)
@@ -149,8 +149,8 @@ def test_each_elements_attribute_values_are_found_once(path, monkeypatch):
 
 
 def test_the_kernel_pools_the_fields_as_numpy_does(monkeypatch, article_html):
-    from noisecbr.backend import BACKEND
-    from noisecbr.tidy import tidy
+    from noisecbr.native.backend import BACKEND
+    from noisecbr.prepare.tidy import tidy
 
     if BACKEND.kernel is None:
         pytest.skip("the compiled kernel is not built (NOISECBR_PURE_PYTHON=1)")
@@ -183,7 +183,7 @@ def test_the_kernel_splits_attribute_values_as_the_pattern_does():
     import string
 
     import noisecbr.features.lexical as lexical_module
-    from noisecbr.backend import BACKEND
+    from noisecbr.native.backend import BACKEND
 
     if BACKEND.kernel is None:
         pytest.skip("the compiled kernel is not built (NOISECBR_PURE_PYTHON=1)")
@@ -206,8 +206,8 @@ def test_the_kernel_splits_attribute_values_as_the_pattern_does():
 
 def test_the_kernel_gathers_each_elements_attribute_tokens_as_numpy_does(article_html):
     import noisecbr.features.lexical as lexical_module
-    from noisecbr.backend import BACKEND
-    from noisecbr.tidy import tidy
+    from noisecbr.native.backend import BACKEND
+    from noisecbr.prepare.tidy import tidy
 
     if BACKEND.kernel is None:
         pytest.skip("the compiled kernel is not built (NOISECBR_PURE_PYTHON=1)")

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from lxml import etree
 
 import noisecbr
-from noisecbr import limits
-from noisecbr.tidy import InputError, InputTooLargeError, drop_elements, tidy
+from noisecbr.prepare import limits
+from noisecbr.prepare.tidy import InputError, InputTooLargeError, drop_elements, tidy
 from noisecbr_apps.cli import main
 
 

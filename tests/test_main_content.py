@@ -11,15 +11,15 @@ from lxml import html as lxml_html
 
 from casebase.labelling import label_table, oracle
 from noisecbr.cleaner import Cleaner
+from noisecbr.decide.walk import Thresholds
+from noisecbr.eval.datasets import split_truth
 from noisecbr.features import FEATURE_NAMES
-from noisecbr.layout import split_truth
-from noisecbr.metadata import page_metadata
-from noisecbr.model import Model
-from noisecbr.render import render_text
+from noisecbr.prepare.metadata import page_metadata
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.prepare.tidy import tidy
+from noisecbr.render.text import render_text
 from noisecbr.result import COMMENT, DATA, LABELS, NOISE
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import tidy
-from noisecbr.walk import Thresholds
+from noisecbr.score.model import Model
 from noisecbr_apps.cli import main as noisecbr_cli
 
 MARKER = "!@#$%^&*()  COMMENTS"
@@ -255,7 +255,7 @@ ODD_PAGES = [
 @pytest.mark.parametrize("page", ODD_PAGES)
 @pytest.mark.parametrize("parser", ["lxml", "html5lib"])
 def test_metadata_finds_its_elements_in_one_walk(page, parser):
-    from noisecbr.metadata import page_elements
+    from noisecbr.prepare.metadata import page_elements
 
     body = tidy(page, parser=parser)
     table = build_table(body)

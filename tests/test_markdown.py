@@ -11,8 +11,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import noisecbr
-from noisecbr.markdown import render_markdown
-from noisecbr.tidy import tidy
+from noisecbr.prepare.tidy import tidy
+from noisecbr.render.markdown import render_markdown
 from noisecbr_apps.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "markdown"
@@ -94,8 +94,8 @@ def test_lists_tables_and_code_in_their_places():
 
 
 def test_a_line_break_stays_a_line_break():
-    from noisecbr.markdown import render_markdown
-    from noisecbr.tidy import tidy
+    from noisecbr.prepare.tidy import tidy
+    from noisecbr.render.markdown import render_markdown
 
     body = tidy("<body><p>The setup:<br>one box<br> two cables</p><ul><li>first<br>second"
                 "</li></ul><table><tr><th>a</th><th>b</th></tr><tr><td>1<br>2</td><td>3</td>"
@@ -107,8 +107,8 @@ def test_a_line_break_stays_a_line_break():
 
 
 def test_a_table_keeps_its_own_header_and_gets_an_empty_one_when_it_has_none():
-    from noisecbr.markdown import render_markdown
-    from noisecbr.tidy import tidy
+    from noisecbr.prepare.tidy import tidy
+    from noisecbr.render.markdown import render_markdown
 
     headed = render_markdown(tidy(
         "<body><table><thead><tr><td>Name</td><td>Size</td></tr></thead>"
@@ -145,8 +145,8 @@ def test_a_tiny_page_keeps_its_text():
 
 
 def test_definition_lists_and_nested_quotes_keep_their_structure():
-    from noisecbr.markdown import render_markdown
-    from noisecbr.tidy import tidy
+    from noisecbr.prepare.tidy import tidy
+    from noisecbr.render.markdown import render_markdown
 
     written = render_markdown(tidy(
         "<body><dl><dt>Neap tide</dt><dd>The smallest range.</dd><dd>Twice a month."

@@ -14,11 +14,11 @@ from casebase.labelling import label_table
 from casebase.reuse import memory_from_truth, site_host, site_memory
 from casebase.store import CaseBase
 from noisecbr import Cleaner, clean
-from noisecbr.layout import read_dataset
-from noisecbr.memory import DATA, NOISE, SiteMemory, declared_url, signatures
-from noisecbr.metric import aggregate, score_page
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import tidy
+from noisecbr.eval.datasets import read_dataset
+from noisecbr.eval.metric import aggregate, score_page
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.prepare.tidy import tidy
+from noisecbr.site.memory import DATA, NOISE, SiteMemory, declared_url, signatures
 
 FIXTURE = Path(__file__).parent / "fixtures" / "casebase"
 TRUTH = json.loads((FIXTURE / "ground-truth.json").read_text())
@@ -342,11 +342,11 @@ def test_a_users_correction_of_one_page_cleans_the_next_page_of_the_site(tmp_pat
 def test_a_box_that_outgrew_the_stored_noise_is_left_to_the_network():
     # The labelled page is a video post: its body box holds a caption, labelled noise. On the
     # next page the same box holds an article: the memory does not remove it.
-    from noisecbr.memory import SiteMemory
+    from noisecbr.prepare.subtrees import build_table
+    from noisecbr.prepare.tidy import tidy
     from noisecbr.result import NOISE
     from noisecbr.settings import MEMORY_NOISE_GROWTH
-    from noisecbr.subtrees import build_table
-    from noisecbr.tidy import tidy
+    from noisecbr.site.memory import SiteMemory
 
     def page(words: int) -> str:
         text = " ".join(f"word{k}" for k in range(words))
@@ -366,10 +366,10 @@ def test_a_box_that_outgrew_the_stored_noise_is_left_to_the_network():
 
 def test_a_memory_saved_before_the_words_were_kept_stays_unbounded():
     # Its noise boxes' sizes are unknown: a page added later must not set a bound from its own.
-    from noisecbr.memory import SiteMemory
+    from noisecbr.prepare.subtrees import build_table
+    from noisecbr.prepare.tidy import tidy
     from noisecbr.result import NOISE
-    from noisecbr.subtrees import build_table
-    from noisecbr.tidy import tidy
+    from noisecbr.site.memory import SiteMemory
 
     def page(rail_words: int) -> str:
         rail = " ".join(f"link{k}" for k in range(rail_words))
@@ -396,11 +396,11 @@ def _divs_page(words: list[int]) -> str:
 def test_boxes_that_outgrew_the_stored_noise_together_are_left_to_the_network():
     # The labelled page holds one small plain div of noise in the main box; the next page's
     # article is a run of plain divs, each within the bound alone, far beyond it together.
-    from noisecbr.memory import SiteMemory
+    from noisecbr.prepare.subtrees import build_table
+    from noisecbr.prepare.tidy import tidy
     from noisecbr.result import NOISE
     from noisecbr.settings import MEMORY_NOISE_GROWTH
-    from noisecbr.subtrees import build_table
-    from noisecbr.tidy import tidy
+    from noisecbr.site.memory import SiteMemory
 
     memory = SiteMemory()
     memory.add(build_table(tidy(_divs_page([20]))), [None, "noise", "noise", "noise"])
@@ -417,10 +417,10 @@ def test_boxes_that_outgrew_the_stored_noise_together_are_left_to_the_network():
 
 
 def test_a_memory_saved_before_the_totals_were_kept_keeps_only_the_box_bound():
-    from noisecbr.memory import SiteMemory
+    from noisecbr.prepare.subtrees import build_table
+    from noisecbr.prepare.tidy import tidy
     from noisecbr.result import NOISE
-    from noisecbr.subtrees import build_table
-    from noisecbr.tidy import tidy
+    from noisecbr.site.memory import SiteMemory
 
     memory = SiteMemory()
     memory.add(build_table(tidy(_divs_page([20]))), [None, "noise", "noise", "noise"])

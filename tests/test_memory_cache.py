@@ -11,9 +11,9 @@ from sqlalchemy import create_engine, text
 from casebase import reuse
 from casebase.reuse import PageMemories, SiteMemories, site_memory
 from casebase.store import CaseBase
-from noisecbr.memory import NOISE
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import tidy
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.prepare.tidy import tidy
+from noisecbr.site.memory import NOISE
 
 HEADER, PROMO, ARTICLE = "/html/body/header", "/html/body/main/div", "/html/body/main/article"
 #: The labels each stored page of a site gets: its template is noise, its story data.

@@ -1,6 +1,6 @@
 import pytest
 
-from noisecbr.metric import PageScore, aggregate, score_page, shingles, tokens
+from noisecbr.eval.metric import PageScore, aggregate, score_page, shingles, tokens
 
 
 def test_identical_texts_score_one():

@@ -16,7 +16,7 @@ from experiments.mining.methods import METHODS, documents, method_functions
 from experiments.mining.report import KEEP_MARK
 from experiments.mining_eval import method_documents, run
 from noisecbr.cleaner import Cleaner
-from noisecbr.layout import LabelledPage
+from noisecbr.eval.datasets import LabelledPage
 
 TOPICS = {
     "article": ["election", "minister", "parliament", "vote", "campaign", "policy", "senator", "debate", "reform", "ballot", "coalition", "budget", "speech", "party", "candidate"],

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 from safetensors.numpy import save_file
 
-from noisecbr import model as model_module
 from noisecbr.cleaner import default_model
-from noisecbr.model import ModelError, load_model, save_model
+from noisecbr.score import model as model_module
+from noisecbr.score.model import ModelError, load_model, save_model
 from noisecbr_apps.cli import main
 
 
@@ -263,7 +263,7 @@ def test_save_model_round_trip_keeps_validating(tmp_path):
 
 @pytest.mark.parametrize("classes", [2, 3, 4, 7, 8, 17])
 def test_the_softmax_gives_numpys_row_formula_bit_for_bit(classes):
-    from noisecbr.model import _activate
+    from noisecbr.score.model import _activate
 
     rng = np.random.default_rng(classes)
     x = (rng.normal(size=(500, classes)) * 20).astype(np.float32)

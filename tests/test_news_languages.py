@@ -14,9 +14,9 @@ import pytest
 from lxml import etree
 
 import noisecbr
-from noisecbr.orphans import orphaned_headings
+from noisecbr.decide.orphans import orphaned_headings
+from noisecbr.prepare.subtrees import build_table
 from noisecbr.result import DATA, NOISE
-from noisecbr.subtrees import build_table
 
 NEWS = Path(__file__).parent / "fixtures" / "news"
 
@@ -103,15 +103,15 @@ _WORDS = " ".join(["word"] * 12)
 
 def _comment_evidence(boxes: str):
     """The element table of a body of ``boxes`` and its comment evidence."""
-    from noisecbr.discussion import comment_evidence
+    from noisecbr.score.discussion import comment_evidence
 
     table = build_table(etree.HTML(f"<html><body>{boxes}</body></html>").find("body"))
     return table, comment_evidence(table)
 
 
 def test_a_comment_score_needs_a_threads_markup():
-    from noisecbr.discussion import without_unfounded_comments
     from noisecbr.result import COMMENT
+    from noisecbr.score.discussion import without_unfounded_comments
 
     words = _WORDS
     table, evidence = _comment_evidence(
@@ -147,7 +147,7 @@ def test_a_responsive_layout_is_no_discussion():
 
 
 def test_a_dateline_leaves_the_text_and_a_schedule_stays():
-    from noisecbr.datelines import ANNOUNCING, datelines
+    from noisecbr.decide.datelines import ANNOUNCING, datelines
     from noisecbr.features.furniture import FURNITURE
 
     assert ANNOUNCING <= {w for text in FURNITURE["dateline"].values() for w in text.split()}

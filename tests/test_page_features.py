@@ -3,8 +3,8 @@ import pytest
 
 from noisecbr.features import FEATURE_GROUPS, group_slices, vectorize
 from noisecbr.features.page import page_quantities
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import tidy
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.prepare.tidy import tidy
 
 PAGE = ("<body><ul><li class='item'>One</li><li class='item'>Two</li><li class='item'>Three</li>"
         "</ul><h1>The Title</h1><div><h2>Related stories</h2>"

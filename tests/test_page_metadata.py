@@ -6,7 +6,7 @@ import json
 import pytest
 
 import noisecbr
-from noisecbr.metadata import iso_date
+from noisecbr.prepare.metadata import iso_date
 
 PARAGRAPH = ("The harbour wall was rebuilt over the winter, stone by stone, by the same crew "
              "that built the lighthouse road. ") * 6

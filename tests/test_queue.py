@@ -1,13 +1,14 @@
-"""The correction queue (noisecbr.queue): which boxes of a decided page a reviewer sees first."""
+"""The correction queue (noisecbr_apps.corrections): which boxes of a decided page a reviewer sees
+first."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from noisecbr.queue import Recurrence, rank_boxes, settled_boxes
+from noisecbr.prepare.subtrees import build_table
+from noisecbr.prepare.tidy import tidy
 from noisecbr.result import DATA, MIXTURE, NOISE
-from noisecbr.subtrees import build_table
-from noisecbr.tidy import tidy
+from noisecbr_apps.corrections import Recurrence, rank_boxes, settled_boxes
 
 #: One page of a small site: a menu (3 words) the site repeats, a one-off promo (7 words in a
 #: <p> inside its own wrapper), the story, and a footer the site repeats.

@@ -4,9 +4,9 @@ import re
 import pytest
 from lxml import html as lxml_html
 
-from noisecbr import render
-from noisecbr.render import render_html, render_text
-from noisecbr.tidy import tidy
+from noisecbr.prepare.tidy import tidy
+from noisecbr.render import text as render
+from noisecbr.render.text import render_html, render_text
 
 
 def test_blocks_lines_and_whitespace():

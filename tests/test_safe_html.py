@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES
 
 from noisecbr import Cleaner
-from noisecbr.render import sanitised_body
+from noisecbr.render.text import sanitised_body
 from noisecbr_apps.cli import main
 
 CRAFTED = FIXTURES / "unsafe" / "crafted.html"

@@ -109,7 +109,7 @@ def test_clean_options_reach_the_cleaner(readonly):
 
 
 @pytest.mark.parametrize("body, headers, status, says", [
-    # Refused by its signature, with the format named (noisecbr.sniff).
+    # Refused by its signature, with the format named (noisecbr.prepare.sniff).
     (b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8, {"Content-Type": "text/html"}, 422,
      "PNG image"),
     (b"GIF89a", {"Content-Type": "image/gif"}, 415, "not image/gif"),

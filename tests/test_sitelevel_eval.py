@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from experiments import sitelevel_eval as ev
+from noisecbr.eval.datasets import LabelledPage
 from noisecbr.features import FEATURE_NAMES
-from noisecbr.layout import LabelledPage
-from noisecbr.model import Model
+from noisecbr.score.model import Model
 
 NAV = ('<div class="nav"><ul><li><a href="/">Home page link</a></li>'
        '<li><a href="/news">Latest news items</a></li>'
@@ -115,7 +115,7 @@ def test_markdown_table() -> None:
 
 
 def test_paired_delta() -> None:
-    from noisecbr.metric import PageScore
+    from noisecbr.eval.metric import PageScore
 
     a = [PageScore(0.8, 0.1, 0.1), PageScore(0.5, 0.5, 0.0), PageScore(0.2, 0.0, 0.8)]
     b = [PageScore(0.4, 0.3, 0.3), PageScore(0.5, 0.5, 0.0), PageScore(0.1, 0.0, 0.9)]
@@ -136,7 +136,7 @@ def write_dataset(directory, pages: list[LabelledPage]) -> None:
 
 
 def test_main_end_to_end_with_cached_model(tmp_path, site_pages) -> None:
-    from noisecbr.model import save_model
+    from noisecbr.score.model import save_model
 
     others = [fake_page(10 + k, text, site=f"s{k}.example") for k, text in enumerate(ARTICLES)]
     pages = [LabelledPage(id=p.id, url=p.url, site=p.site, html=p.html, truth=p.truth,

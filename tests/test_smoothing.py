@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from noisecbr.smoothing import isotonic_smooth, objective, subtree_penalties
+from noisecbr.seeds.smoothing import isotonic_smooth, objective, subtree_penalties
 
 
 def _random_forest(rng: random.Random, n: int) -> list[int]:

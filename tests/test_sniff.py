@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import noisecbr
-from noisecbr.tidy import BinaryInputError, NotHTMLError, WARCInputError
+from noisecbr.prepare.tidy import BinaryInputError, NotHTMLError, WARCInputError
 from noisecbr_apps.cli import main
 
 

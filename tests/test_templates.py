@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from lxml import etree
 
-from noisecbr.sitelevel import template_labels
-from noisecbr.sitelevel.templates import hash_page, label_templates
-from noisecbr.tidy import tidy
+from noisecbr.prepare.tidy import tidy
+from noisecbr.seeds import template_labels
+from noisecbr.seeds.templates import hash_page, label_templates
 
 HEADER = ("<header><h1>Example News</h1><nav><a href='/'>Home</a> <a href='/w'>World</a> "
           "<a href='/s'>Sport</a></nav></header>")

@@ -132,8 +132,8 @@ def test_cases_from_the_casebase_have_the_lexical_fields_of_the_same_pages(tmp_p
 
     from casebase.cli import cli as casebase_cli
     from casebase.store import CaseBase
+    from noisecbr.eval.datasets import read_dataset
     from noisecbr.features.lexical import bucket
-    from noisecbr.layout import read_dataset
     from training.datasets import from_casebase, from_labelled
     from training.lexicon import pool_cases
 
@@ -178,7 +178,7 @@ def test_the_recipes_relabelled_sets_follow_the_article_body_convention():
     # is noise; a page of another set keeps its truth's labels.
     from test_labelling import NEWS, NEWS_TRUTH
 
-    from noisecbr.layout import LabelledPage
+    from noisecbr.eval.datasets import LabelledPage
     from noisecbr.result import DATA, NOISE
     from training.datasets import from_labelled
     from training.recipe import RELABELLED_SETS

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from conftest import needs_torch
 
-from noisecbr.confidence import CONFIDENCE_EVIDENCE
-from noisecbr.kind import EVIDENCE_NAMES, KINDS
-from noisecbr.layout import LabelledPage
-from noisecbr.walk import MODES
+from noisecbr.decide.walk import MODES
+from noisecbr.eval.datasets import LabelledPage
+from noisecbr.render.confidence import CONFIDENCE_EVIDENCE
+from noisecbr.score.kind import EVIDENCE_NAMES, KINDS
 from training.conventions import TITLES, Outcomes, choose, chosen, fit_confidence, spearman
 from training.datasets import split_by_site, synthetic
 from training.kinds import KindData, accuracy, confusion, fit_kinds, kind_of, out_of_fold_kinds

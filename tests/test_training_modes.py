@@ -3,7 +3,7 @@
 import numpy as np
 
 from noisecbr.cleaner import default_model
-from noisecbr.layout import LabelledPage
+from noisecbr.eval.datasets import LabelledPage
 from training.modes import BETAS, Sweep, choose_modes, sweep
 
 SETS = [{"noise": 0.3, "keep": 0.9, "leaf": 0.3}, {"noise": 0.5, "keep": 0.9, "leaf": 0.5},

@@ -24,7 +24,7 @@ from conftest import FIXTURES
 from lxml import html
 
 from noisecbr import Cleaner
-from noisecbr.render import render_html
+from noisecbr.render.text import render_html
 from noisecbr_apps.cli import main
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (dev extra) is missing")

@@ -17,8 +17,8 @@ from noisecbr.features import (
     vectorize,
 )
 from noisecbr.features.vectors import page_columns
-from noisecbr.subtrees import WORD, at_level, build_table
-from noisecbr.tidy import tidy
+from noisecbr.prepare.subtrees import WORD, at_level, build_table
+from noisecbr.prepare.tidy import tidy
 
 PAGE = ("<body><div id='menu' class='nav'><a>Home</a><a>News</a><img src=x></div>"
         "<div class='article-content'><p>Some text, here.</p><p>More <a>link</a> text.</p></div>"

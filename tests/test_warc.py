@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 from warchelpers import ACCENTED, BASE, make_crawl
 
-from noisecbr.kind import KINDS
+from noisecbr.score.kind import KINDS
 from noisecbr_apps.cli import main
 from noisecbr_apps.crawl.warc import (
     CrawlStats,

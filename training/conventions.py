@@ -9,7 +9,7 @@ kind (the kind model's most probable one, as the cleaner will know it), the mode
 headline choice of the best mean word F1 are chosen, each development set weighing the same
 (the article kind spans six of them; wcxb-dev's 621 articles would otherwise decide for the
 article-body sets). The chosen results give the confidence model its examples: each page's
-evidence (:func:`noisecbr.confidence.confidence_evidence`) and its word F1. Each fold model
+evidence (:func:`noisecbr.render.confidence.confidence_evidence`) and its word F1. Each fold model
 gets the conventions and a confidence model fitted on the other folds' pages (so the bench's
 ``--fold-models`` figures stay on unseen sites); ``confidence.npz`` keeps the examples for the
 embedded model (``python -m training.build_default --conventions DIR``).
@@ -26,15 +26,15 @@ from pathlib import Path
 
 import numpy as np
 
-from noisecbr.confidence import CONFIDENCE_EVIDENCE, ConfidenceModel, confidence_evidence
-from noisecbr.fallback import kept_pieces
-from noisecbr.kind import KINDS
-from noisecbr.layout import LabelledPage, split_truth
-from noisecbr.metric import word_f1
-from noisecbr.model import Model, load_model, save_model
+from noisecbr.decide.fallback import kept_pieces
+from noisecbr.decide.walk import MODES, Thresholds
+from noisecbr.eval.datasets import LabelledPage, split_truth
+from noisecbr.eval.metric import word_f1
 from noisecbr.pipeline import decide, prepare, render, score
-from noisecbr.tidy import InputError
-from noisecbr.walk import MODES, Thresholds
+from noisecbr.prepare.tidy import InputError
+from noisecbr.render.confidence import CONFIDENCE_EVIDENCE, ConfidenceModel, confidence_evidence
+from noisecbr.score.kind import KINDS
+from noisecbr.score.model import Model, load_model, save_model
 
 from .datasets import map_pages_with
 from .recipe import TRAINING_SETS, recipe_pages

@@ -46,13 +46,13 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 import numpy as np
 
 from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
-from noisecbr.kind import KINDS
 from noisecbr.result import LABELS, MIXTURE
+from noisecbr.score.kind import KINDS
 
 from .lexicon import LexicalCases, cases_of_page
 
 if TYPE_CHECKING:
-    from noisecbr.layout import LabelledPage
+    from noisecbr.eval.datasets import LabelledPage
 
 T = TypeVar("T")
 
@@ -99,7 +99,7 @@ class Dataset:
     #: the cases' lexical fields (:class:`training.lexicon.LexicalCases`), None when unknown
     lexical: LexicalCases | None = None
     #: float32 (n, len(KINDS)): the kind probabilities of each case's page
-    #: (:data:`noisecbr.kind.KINDS`), the same for every case of a page; None when unknown
+    #: (:data:`noisecbr.score.kind.KINDS`), the same for every case of a page; None when unknown
     kinds: np.ndarray | None = None
     schema: int = VECTOR_SCHEMA
     meta: dict = field(default_factory=dict)
@@ -158,7 +158,7 @@ class Dataset:
 
     def with_kinds(self, kinds_of_page: dict[str, np.ndarray]) -> Dataset:
         """The same cases with their pages' kind probabilities (``kinds_of_page``: a
-        probability per kind of :data:`noisecbr.kind.KINDS` by page key); KeyError for a page
+        probability per kind of :data:`noisecbr.score.kind.KINDS` by page key); KeyError for a page
         without them."""
         out = self.subset(np.arange(len(self)))
         pages, inverse = np.unique(self.pages, return_inverse=True)
@@ -390,7 +390,7 @@ def page_arrays(page: LabelledPage, article_body: bool = False) -> PageArrays | 
     from casebase.pages import page_cases
     from noisecbr.features import vectorize
     from noisecbr.features.lexical import lexical_inputs
-    from noisecbr.tidy import InputError
+    from noisecbr.prepare.tidy import InputError
 
     try:
         cases = page_cases(page.html, truth=page.truth, article_body=article_body)
@@ -414,7 +414,7 @@ class PageArrays(NamedTuple):
 
 
 def _iter_pages(dirs: Iterable[str | Path], limit: int | None) -> Iterator[LabelledPage]:
-    from noisecbr.layout import read_dataset
+    from noisecbr.eval.datasets import read_dataset
 
     for directory in dirs:
         for k, page in enumerate(read_dataset(directory)):
@@ -498,7 +498,7 @@ def from_pages(dirs: str | Path | Iterable[str | Path], limit: int | None = None
     dirs = [Path(d) for d in dirs]
     total = None
     if progress:
-        from noisecbr.layout import dataset_size
+        from noisecbr.eval.datasets import dataset_size
 
         total = sum(min(dataset_size(d), limit or 10**9) for d in dirs)
     return from_labelled(_iter_pages(dirs, limit), processes, total=total, progress=progress,

@@ -1,11 +1,11 @@
-"""The kind model: which of the seven kinds a page is (:mod:`noisecbr.kind`), learnt from the
+"""The kind model: which of the seven kinds a page is (:mod:`noisecbr.score.kind`), learnt from the
 pages whose truth names their kind.
 
 wcxb-dev labels each of its 1 157 pages with its kind (modernweb-dev its remaining 53); the
 article-body sets and dragnet hold news articles and blog posts, which join as articles at a
 lower weight (:data:`ARTICLE_SET_WEIGHT`) so that the network knows a news page in any language
 without taking the web for a newspaper. The network is a small MLP over the page's evidence
-(:func:`noisecbr.kind.page_evidence`), standardised, trained with back-propagation and early
+(:func:`noisecbr.score.kind.page_evidence`), standardised, trained with back-propagation and early
 stopping on a site-grouped validation part; several seeds are averaged (:data:`ENSEMBLE`),
 which steadies the probabilities the subtree network reads.
 
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from noisecbr.kind import EVIDENCE_NAMES, KINDS, KindModel
-from noisecbr.layout import LabelledPage
+from noisecbr.eval.datasets import LabelledPage
+from noisecbr.score.kind import EVIDENCE_NAMES, KINDS, KindModel
 
 from .datasets import map_pages_with, site_folds, split_by_site
 
@@ -69,7 +69,7 @@ class KindData:
 
 def _evidence(page: LabelledPage) -> np.ndarray | None:
     from noisecbr.pipeline import prepare
-    from noisecbr.tidy import InputError
+    from noisecbr.prepare.tidy import InputError
 
     try:
         return prepare(page.html, url=page.url or None).evidence
@@ -202,8 +202,8 @@ def fold_accuracy(data_dir: Path, folder: Path, dataset: str = "wcxb-dev"
     its site out: accuracy, confusion matrix (:func:`confusion`) and pages."""
     import json
 
-    from noisecbr.layout import read_dataset
-    from noisecbr.model import load_model
+    from noisecbr.eval.datasets import read_dataset
+    from noisecbr.score.model import load_model
 
     fold_of = json.loads((folder / "folds.json").read_text(encoding="utf-8"))
     pages = [page for page in read_dataset(Path(data_dir) / dataset)

@@ -34,12 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
-from noisecbr.layout import LabelledPage, read_dataset, split_truth
-from noisecbr.metric import score_page
-from noisecbr.model import Model, load_model, save_model
+from noisecbr.decide.walk import Thresholds
+from noisecbr.eval.datasets import LabelledPage, read_dataset, split_truth
+from noisecbr.eval.metric import score_page
 from noisecbr.pipeline import decide, prepare, render, score
-from noisecbr.tidy import InputError
-from noisecbr.walk import Thresholds
+from noisecbr.prepare.tidy import InputError
+from noisecbr.score.model import Model, load_model, save_model
 
 from .recipe import TRAINING_SETS
 

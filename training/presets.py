@@ -105,7 +105,7 @@ class Preset:
     lexical_dim: int = 0
     lexical_min_sites: int = 3
     lexical_lr: float = 10.0
-    #: Whether the network reads its page's kind probabilities (:mod:`noisecbr.kind`): the
+    #: Whether the network reads its page's kind probabilities (:mod:`noisecbr.score.kind`): the
     #: training cases must carry them (:attr:`training.datasets.Dataset.kinds`).
     kind_inputs: bool = False
     notes: str = field(default="", compare=False)

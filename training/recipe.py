@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from noisecbr.layout import LabelledPage, read_dataset
+from noisecbr.eval.datasets import LabelledPage, read_dataset
 
 from .datasets import Dataset
 from .presets import Preset, get_preset
@@ -66,7 +66,7 @@ MODES = {"balanced": {"noise": 0.3, "keep": 0.7, "leaf": 0.5},
          "precision": {"noise": 0.2, "keep": 0.7, "leaf": 0.3},
          "recall": {"noise": 0.5, "keep": 0.7, "leaf": 0.5}}
 #: The embedded model's training preset: the ``default`` network reading its page's kind
-#: (:mod:`noisecbr.kind`; the kinds it learns from are out-of-fold guesses of the kind model).
+#: (:mod:`noisecbr.score.kind`; the kinds it learns from are out-of-fold guesses of the kind model).
 PRESET: Preset = get_preset("default", kind_inputs=True)
 #: The walk's mode of each kind of page (``favor="auto"`` with a model that knows the page's
 #: kind: the mode of its most probable kind) and whether its text starts with its headline,

@@ -5,8 +5,8 @@ unseen bar chart (PNG + CSV), and the feature-group / choice ablation.
 *Correct-classification rate* of a class = cases of that class predicted as that class / cases
 of that class (the paper's per-class figure, i.e. recall). *MSE* = mean over cases and the three
 outputs of (score − one-hot target)², with the model's normalised scores
-(:meth:`noisecbr.model.Model.predict_proba`). *Known* data are held-out pages of training sites,
-*unseen* data are pages of sites never trained on (the test sites; the validation sites chose
+(:meth:`noisecbr.score.model.Model.predict_proba`). *Known* data are held-out pages of training
+sites, *unseen* data are pages of sites never trained on (the test sites; the validation sites chose
 the epoch and the hyperparameters and are reported separately).
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from noisecbr.model import Model
 from noisecbr.result import LABELS
+from noisecbr.score.model import Model
 
 from .datasets import Dataset
 from .lexicon import LexicalCases, pool_cases

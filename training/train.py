@@ -2,9 +2,9 @@
 
 :func:`fit` trains the MLP a :class:`~training.presets.Preset` describes on a training Dataset,
 measures the validation error after every epoch and keeps the weights of the best epoch (early
-stopping). The torch network is exported into :class:`noisecbr.model.Model` (weights in torch's
-(out, in) layout, the feature columns and the normalisation), whose numpy forward pass is what
-the cleaner runs.
+stopping). The torch network is exported into :class:`noisecbr.score.model.Model` (weights in
+torch's (out, in) layout, the feature columns and the normalisation), whose numpy forward pass is
+what the cleaner runs.
 
 Determinism: same data + same preset + same seed → bit-identical weights and metrics. The network
 is initialised after ``torch.manual_seed(seed)``, epochs are drawn with a numpy
@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from noisecbr.features import VECTOR_SCHEMA, group_slices
-from noisecbr.kind import KINDS, KindModel
-from noisecbr.model import Model
 from noisecbr.result import LABELS
+from noisecbr.score.kind import KINDS, KindModel
+from noisecbr.score.model import Model
 
 from .datasets import Dataset, case_weights
 from .feed import Feed, LexicalNetwork, is_lexical, lexical_feeds
@@ -80,7 +80,7 @@ def build_network(preset: Preset, n_inputs: int):
 def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
                  preset: Preset, metadata: dict | None = None,
                  kind_model: KindModel | None = None) -> Model:
-    """The numpy :class:`~noisecbr.model.Model` of a trained network, with its normalisation,
+    """The numpy :class:`~noisecbr.score.model.Model` of a trained network, with its normalisation,
     its lexicon (a network with lexical fields), its kind model and metadata. The network reads
     the page's kind probabilities after the columns (``preset.kind_inputs``); the model's first
     layer reads them last, after the lexical fields.
@@ -456,8 +456,8 @@ def fit(
 
     ``epochs`` overrides the preset's epoch count; ``kind_model``: the model of the page's
     kind that the exported model carries (needed when the preset reads the kind). Returns the
-    exported model of the best epoch. The steps: normalisation, weighting, network and optimiser, the epoch loop with
-    early stopping, calibration of the output offsets, export.
+    exported model of the best epoch. The steps: normalisation, weighting, network and optimiser,
+    the epoch loop with early stopping, calibration of the output offsets, export.
     """
     import torch
 

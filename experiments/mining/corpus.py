@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from noisecbr.layout import LabelledPage, read_dataset
+from noisecbr.eval.datasets import LabelledPage, read_dataset
 
 __all__ = ["MIN_CLASS_PAGES", "MIN_TOPIC_PUBLISHERS", "SECTION_TOPICS", "Corpus",
            "dragnet_corpus", "modernweb_corpus", "page_key", "publisher", "topic_of"]

@@ -23,11 +23,11 @@ from pathlib import Path
 from lxml import etree
 
 from noisecbr.cleaner import Cleaner
-from noisecbr.layout import LabelledPage
-from noisecbr.render import render_text
-from noisecbr.sitelevel import CompressedStructureTree, SiteStyleTree
-from noisecbr.sitelevel.templates import label_templates
-from noisecbr.tidy import InputError, tidy
+from noisecbr.eval.datasets import LabelledPage
+from noisecbr.prepare.tidy import InputError, tidy
+from noisecbr.render.text import render_text
+from noisecbr.seeds import CompressedStructureTree, SiteStyleTree
+from noisecbr.seeds.templates import label_templates
 
 from .corpus import Corpus, page_key
 

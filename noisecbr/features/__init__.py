@@ -22,9 +22,9 @@ The full vector appends feature groups, each scaled to about [0, 1]:
 
 Every column is one row of the table in :mod:`.schema` (its name, group, transform and scales),
 which both the pure path (:mod:`.vectors`) and the compiled kernel (:mod:`.compiled`) read. All
-vectors of a page come from one :class:`~noisecbr.subtrees.ElementTable`: one walk, then numpy
-(or C). Changing anything here changes :data:`VECTOR_SCHEMA`, so models trained on other vectors
-are refused instead of silently mis-read.
+vectors of a page come from one :class:`~noisecbr.prepare.subtrees.ElementTable`: one walk, then
+numpy (or C). Changing anything here changes :data:`VECTOR_SCHEMA`, so models trained on other
+vectors are refused instead of silently mis-read.
 """
 
 from __future__ import annotations

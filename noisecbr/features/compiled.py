@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..backend import BACKEND
-from ..subtrees import ElementTable
+from ..native.backend import BACKEND
+from ..prepare.subtrees import ElementTable
 from .keywords import inherited_masks, landmark_bits, own_masks
 from .page import SENTENCE_WORDS, first_h1, repeats
 from .quantities import (

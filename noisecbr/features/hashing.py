@@ -8,7 +8,7 @@ salted ``hash``), and computed in C for ASCII tokens by the compiled kernel as t
 
 from __future__ import annotations
 
-from ..backend import BACKEND
+from ..native.backend import BACKEND
 
 __all__ = ["BUCKET_BITS", "BUCKET_MASK", "bucket", "python_bucket"]
 

@@ -11,8 +11,8 @@ import re
 
 import numpy as np
 
-from ..backend import BACKEND
-from ..subtrees import KEYWORD_ATTRIBUTES, ElementTable, looked_up
+from ..native.backend import BACKEND
+from ..prepare.subtrees import KEYWORD_ATTRIBUTES, ElementTable, looked_up
 from .tags import LANDMARKS, per_tag
 
 __all__ = ["KEYWORDS", "MASK_BITS", "landmark_bits", "own_masks", "inherited_masks", "bits"]

@@ -23,7 +23,7 @@ from importlib import resources
 
 import numpy as np
 
-from ..backend import BACKEND
+from ..native.backend import BACKEND
 from ..settings import MIN_STOP_SHARE, MIN_STOP_TOKENS
 
 __all__ = ["LANGUAGES", "LANGUAGE_SHIFT", "LANGUAGE_MASK", "MIN_STOP_TOKENS", "stop_masks",

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import BACKEND
+from ..native.backend import BACKEND
+from ..prepare.subtrees import ElementTable, element_rows
 from ..settings import LEXICAL_ANCESTORS
-from ..subtrees import ElementTable, element_rows
 from .hashing import BUCKET_BITS, BUCKET_MASK, bucket
 from .tokens import HEAD_WORDS, token_buckets
 

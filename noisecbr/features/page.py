@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import BACKEND
+from ..native.backend import BACKEND
+from ..prepare.subtrees import ElementTable, cumulative, numbered
 from ..settings import SENTENCE_WORDS
-from ..subtrees import ElementTable, cumulative, numbered
 
 __all__ = ["SENTENCE_WORDS", "repeats", "first_h1", "page_quantities"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..prepare.subtrees import ElementTable, cumulative
 from ..settings import GRANDPARENT_DIVISOR, MAX_LENGTH_POINTS, MIN_PARAGRAPH_CHARS, PARAGRAPH_CHARS
-from ..subtrees import ElementTable, cumulative
 from .keywords import MASK_BITS, bits, inherited_masks, landmark_bits, own_masks
 from .tags import leaf_counts
 from .tokens import STOP

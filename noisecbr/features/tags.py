@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import BACKEND
-from ..subtrees import ElementTable, cumulative, looked_up
+from ..native.backend import BACKEND
+from ..prepare.subtrees import ElementTable, cumulative, looked_up
 
 __all__ = ["LEAF_TYPES", "TAG_GROUPS", "LANDMARKS", "TEXT_LEAF", "leaf_type",
            "tag_columns", "per_tag", "leaf_counts", "leaf_shares"]

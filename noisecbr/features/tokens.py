@@ -16,9 +16,9 @@ import itertools
 
 import numpy as np
 
-from ..backend import BACKEND
+from ..native.backend import BACKEND
+from ..prepare.subtrees import ElementTable, cumulative
 from ..settings import HEAD_WORDS
-from ..subtrees import ElementTable, cumulative
 from .furniture import UNSPACED_SCRIPT, UNSPACED_VOCABULARIES, VOCABULARIES
 from .hashing import BUCKET_BITS, bucket
 from .language import LANGUAGE_SHIFT, for_language, page_language, stop_masks

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..backend import BACKEND
-from ..subtrees import ElementTable, element_rows
+from ..native.backend import BACKEND
+from ..prepare.subtrees import ElementTable, element_rows
 from .compiled import compiled_rows
 from .page import page_quantities
 from .quantities import candidate_quantities, element_quantities
@@ -97,7 +97,7 @@ def row_vectors(table: ElementTable) -> Callable[[np.ndarray | None], np.ndarray
     """The page's vectors row by row: what every row's columns read is computed once, then
     each call gives the vectors of the rows asked (distinct element indices; None: all), the
     same as in the whole page's vectors. The walk reads the scores of a tenth to a third of a
-    page's subtrees (:func:`noisecbr.walk.walk_lazily`)."""
+    page's subtrees (:func:`noisecbr.decide.walk.walk_lazily`)."""
     n = len(table)
     fill = _row_filler(table) if n else None
 

@@ -28,8 +28,8 @@ from datatrove.pipeline.extractors.base import BaseExtractor, ExtractorSandbox
 from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
-from noisecbr.tidy import InputError
-from noisecbr.walk import AUTO
+from noisecbr.decide.walk import AUTO
+from noisecbr.prepare.tidy import InputError
 
 from .warc import cached_cleaner
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from noisecbr.walk import AUTO
+from noisecbr.decide.walk import AUTO
 
 from .warc import (
     SITE_WINDOW,

@@ -22,9 +22,9 @@ from typing import Any
 
 import click
 
+from noisecbr.decide.walk import AUTO, FAVOR
 from noisecbr.exits import EXIT_PARTIAL
-from noisecbr.limits import reading_problem
-from noisecbr.walk import AUTO, FAVOR
+from noisecbr.prepare.limits import reading_problem
 
 from .pool import CleanSettings
 from .warc import CrawlStats, clean_pages, columns, iter_pages
@@ -197,7 +197,7 @@ def spark(inputs: tuple[str, ...], output: str, paths_from: str | None, model: s
     memories = None
     if memory_db:
         from casebase.reuse import open_page_memories
-        from noisecbr.memory import MemorySourceError
+        from noisecbr.site.memory import MemorySourceError
 
         try:
             memories = open_page_memories(memory_db, site)

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from noisecbr.decide.walk import AUTO
+from noisecbr.prepare.tidy import DEFAULT_MAX_BYTES, InputError
 from noisecbr.result import LABELS
-from noisecbr.tidy import DEFAULT_MAX_BYTES, InputError
-from noisecbr.walk import AUTO
 
 from .archive import Damage, records
 
@@ -350,8 +350,8 @@ def page_row(cleaner: Any, page: WarcPage, memories: Callable | None = None,
              markdown: bool = False, evidence: Any = None,
              page_type: str | None = None) -> dict[str, Any]:
     """Clean one page: its output row (with its Markdown when asked); ``evidence``: its
-    site's (:class:`noisecbr.evidence.SiteEvidence`); ``page_type``: its kind, in place of the
-    kind model's. Raises :class:`noisecbr.tidy.InputError` for a payload that is not HTML
+    site's (:class:`noisecbr.site.evidence.SiteEvidence`); ``page_type``: its kind, in place of the
+    kind model's. Raises :class:`noisecbr.prepare.tidy.InputError` for a payload that is not HTML
     after all."""
     memory = _memory_for(memories, page.url) if memories is not None else None
     result = cleaner.clean(page.payload, url=page.url or None, memory=memory, site=evidence,
@@ -375,7 +375,7 @@ def _memory_for(memories: Any, url: str):
     """The site memory of a page: of the memories' fixed site, else of the record URL's host."""
     host = memories.host
     if host is None:
-        from noisecbr.layout import site_host
+        from noisecbr.eval.datasets import site_host
 
         try:
             host = site_host(url) if url else None
@@ -393,7 +393,7 @@ def site_windows(cleaner: Any, pages: Iterable[WarcPage]
                  ) -> Iterator[tuple[WarcPage, Any]]:
     """Each page with the evidence of its host's other pages among the next
     :data:`SITE_WINDOW` records (None for a host seen once), in record order."""
-    from noisecbr.layout import site_of
+    from noisecbr.eval.datasets import site_of
 
     pages = iter(pages)
     while window := list(itertools.islice(pages, SITE_WINDOW)):

@@ -20,8 +20,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from lxml import etree
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from noisecbr.kind import KINDS
 from noisecbr.result import LABELS
+from noisecbr.score.kind import KINDS
 
 from . import work
 
@@ -321,8 +321,8 @@ async def page_queue(request: Request, page_id: RowId,
                      limit: Annotated[int, Query(ge=1, le=MAX_QUEUE)] = 10) -> dict:
     """The correction queue of a stored page: its boxes where one click changes its site's
     most text first (uncertain scores × words × how often the markup recurs on the site's
-    other stored pages; ``noisecbr.queue``), without those its site's stored labels already
-    decide. Each box: its path, the walk's decision, the network's probabilities, its words,
+    other stored pages; ``noisecbr_apps.corrections``), without those its site's stored labels
+    already decide. Each box: its path, the walk's decision, the network's probabilities, its words,
     the page's other boxes with its markup, its recurrence and its score."""
     _casebase(request)
     return await _run(request, work.queue_job, page_id, limit)

@@ -22,11 +22,11 @@ from dataclasses import asdict
 from typing import Any, TypeVar
 
 from noisecbr.cleaner import Cleaner, default_model
-from noisecbr.model import load_model
+from noisecbr.decide.walk import AUTO
 from noisecbr.pipeline import Decisions, Page
+from noisecbr.prepare.tidy import InputError
 from noisecbr.result import Decision
-from noisecbr.tidy import InputError
-from noisecbr.walk import AUTO
+from noisecbr.score.model import load_model
 
 __all__ = ["JobError", "add_labels_job", "add_page_job", "clean_job", "explain_job",
            "guarded", "init_worker", "queue_job", "review_job"]
@@ -44,7 +44,7 @@ REVIEW_SOURCE = "review"
 #: takes its own limit): a short list, one screen of the panel.
 REVIEW_QUEUE = 10
 #: Stored pages of a site read to count its recurring markup for the queue, the latest first:
-#: as many as the site evidence keeps (noisecbr.evidence): what recurs on a site shows on a
+#: as many as the site evidence keeps (noisecbr.site.evidence): what recurs on a site shows on a
 #: handful of its pages, and each is parsed again on every request (about 5 ms a page).
 QUEUE_SITE_PAGES = 16
 
@@ -266,7 +266,7 @@ def _queue(table, decided: Decisions, recurrence, limit: int) -> list[dict]:
     """The first ``limit`` boxes of the correction queue of a decided page (its table and
     decisions; the markup counted on the site's other pages in ``recurrence``, None when none
     is known), without those the site's stored labels already decide."""
-    from noisecbr.queue import rank_boxes, settled_boxes
+    from noisecbr_apps.corrections import rank_boxes, settled_boxes
 
     settled = settled_boxes(len(table), decided.recalled, decided.stored)
     return [entry.to_dict() for entry in rank_boxes(
@@ -277,7 +277,7 @@ def _site_recurrence(host: str, exclude: int | None = None):
     """The recurring markup of the site's stored pages (up to :data:`QUEUE_SITE_PAGES`,
     without the page ``exclude``)."""
     from casebase.reuse import site_tables
-    from noisecbr.queue import Recurrence
+    from noisecbr_apps.corrections import Recurrence
 
     return Recurrence(site_tables(_casebase(), host, QUEUE_SITE_PAGES, exclude))
 
@@ -286,7 +286,7 @@ def _page_site(page: bytes | str, url: str | None, stored_id: int | None):
     """The recurrence of a reviewed page's site (of ``url``, else of the URL the page
     declares) on its stored pages; None without a case base or a site."""
     from casebase.reuse import site_host
-    from noisecbr.memory import declared_url
+    from noisecbr.site.memory import declared_url
 
     if "casebase" not in _state:
         return None
@@ -303,10 +303,11 @@ def _page_site(page: bytes | str, url: str | None, stored_id: int | None):
 @guarded
 def queue_job(page_id: int, limit: int) -> dict:
     """The correction queue of a stored page: its boxes where one click changes its site's
-    most text, best first (:mod:`noisecbr.queue`), decided with the site memory as the review
-    page decides it, the markup counted on the site's other stored pages. A stored page keeps
+    most text, best first (:mod:`noisecbr_apps.corrections`), decided with the site memory as the
+    review page decides it, the markup counted on the site's other stored pages. A stored page keeps
     its body only: whether its head declared it an article was recorded when it was stored
-    (a page stored before that is walked in the mode of its prose, :mod:`noisecbr.convention`)."""
+    (a page stored before that is walked in the mode of its prose,
+    :mod:`noisecbr.decide.convention`)."""
     from casebase.reuse import SITE_MEMORIES, stored_page
 
     casebase = _casebase()

@@ -6,7 +6,7 @@ Create Date: 2026-11-26
 
 A stored page keeps its tidied body only, so the correction queue of a stored page could not
 tell a page that declares itself an article (``og:type``, a JSON-LD article type), which the
-review page walks in the precision mode, from one that does not (:mod:`noisecbr.convention`).
+review page walks in the precision mode, from one that does not (:mod:`noisecbr.decide.convention`).
 The new column records it when a page is stored; pages stored before stay NULL (not known: their
 mode is read from their prose, as before). Downgrading drops the column: revision 0003 has no
 place for it, and the pages keep everything else (their labels, text and truth).
