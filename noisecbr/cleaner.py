@@ -38,7 +38,8 @@ from .pipeline import (
     score,
     score_and_decide,
 )
-from .prepare.tidy import InputError, Parser, printable
+from .prepare.tidy import InputError, Parser
+from .render.strings import printable
 from .result import CleanResult
 from .score.kind import KINDS
 from .score.model import Model, load_model

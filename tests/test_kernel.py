@@ -555,8 +555,8 @@ def test_generated_pages_render_the_same_text(seed, family):
 
 
 def _carriers_by_xpath(root) -> list:
-    tidy_module = sys.modules["noisecbr.prepare.tidy"]  # the package exports the function as tidy
-    return list(dict.fromkeys(a.getparent() for a in tidy_module._HIDING_ATTRIBUTES(root)))
+    from noisecbr.prepare import visibility
+    return list(dict.fromkeys(a.getparent() for a in visibility._HIDING_ATTRIBUTES(root)))
 
 
 @compiled_only
@@ -639,7 +639,7 @@ def test_long_tags_are_where_the_regex_finds_them(text, min_chars, start):
 
 @compiled_only
 def test_styled_carriers_are_those_whose_style_may_hide():
-    tidy_module = sys.modules["noisecbr.prepare.tidy"]
+    from noisecbr.prepare import visibility
     page = """<body><p id="a" style="color: red">a</p><p id="b" style="DISPLAY :  None">b</p>
         <p id="c" style="border:none">c</p><p id="d" style="visibility:hıdden">d</p>
         <p id="e" style="">e</p><p id="f" aria-hidden="false" style="x">f</p>
@@ -650,18 +650,18 @@ def test_styled_carriers_are_those_whose_style_may_hide():
     styled = _kernel.hiding_carriers(body, hiding_styles=True)
     assert [e.get("id") for e in styled] == ["b", "c", "d", "f", "g", "h"]
     # Whatever the prefilter leaves out hides nothing: the same elements are hidden.
-    assert list(filter(tidy_module._is_hidden, styled)) == list(
-        filter(tidy_module._is_hidden, every))
+    assert list(filter(visibility._is_hidden, styled)) == list(
+        filter(visibility._is_hidden, every))
     # re.I folds "ı" to "i" and "ſ" to "s": the prefilter looks only at "none" and "dden".
-    assert [e.get("id") for e in filter(tidy_module._is_hidden, styled)] == ["b", "d", "g", "h"]
+    assert [e.get("id") for e in filter(visibility._is_hidden, styled)] == ["b", "d", "g", "h"]
 
 
 @on_generated_pages(60)
 def test_generated_pages_hide_the_same_elements_with_the_style_prefilter(seed, family):
-    tidy_module = sys.modules["noisecbr.prepare.tidy"]
+    from noisecbr.prepare import visibility
     for root in generated_roots(seed, family, tidied=False):
-        hidden = list(filter(tidy_module._is_hidden, _kernel.hiding_carriers(root)))
-        assert list(filter(tidy_module._is_hidden, _kernel.hiding_carriers(
+        hidden = list(filter(visibility._is_hidden, _kernel.hiding_carriers(root)))
+        assert list(filter(visibility._is_hidden, _kernel.hiding_carriers(
             root, hiding_styles=True))) == hidden
 
 
@@ -741,7 +741,7 @@ def test_the_first_long_tag_is_where_the_regex_finds_it(text, min_chars):
 
 @in_use  # its compiled side calls the kernel in use
 def test_declarations_are_those_the_xpath_finds():
-    tidy_module = sys.modules["noisecbr.prepare.tidy"]  # the package exports the function as tidy
+    from noisecbr.prepare import visibility
     page = """<body><script type=" Application/LD+JSON\n" id="1">{}</script><meta name="a"
         id="2"/><script type="text/javascript" id="no"/><script type="application/ld+json x"
         id="no2"/><div><meta property="og:type" id="3"/><meta itemprop="x" id="no3"/><y:script
@@ -752,7 +752,7 @@ def test_declarations_are_those_the_xpath_finds():
     unsure: list = []
     found = _kernel.declarations(body, unsure)
     assert [e.get("id") for e in found] == ["1", "2", "3", "4"]
-    assert found == tidy_module._DECLARATIONS(body) and unsure == []
+    assert found == visibility._DECLARATIONS(body) and unsure == []
     # A type that is not one text node is the XPath's to test, in document order.
     doc = etree.fromstring('<!DOCTYPE body [<!ENTITY t "ld+json">]><body><meta name="m"/>'
                            '<script type="application/&t;" id="e"/><meta name="n"/></body>',
@@ -760,10 +760,10 @@ def test_declarations_are_those_the_xpath_finds():
     unsure = []
     assert [e.get("name") for e in _kernel.declarations(doc, unsure)] == ["m", "n"]
     assert len(unsure) == 1
-    assert tidy_module._declarations_compiled(doc) == tidy_module._declarations_pure(doc)
+    assert visibility._declarations_compiled(doc) == visibility._declarations_pure(doc)
     for html in fixture_pages():
         root = etree.HTML(html)
-        assert _kernel.declarations(root, []) == tidy_module._DECLARATIONS(root)
+        assert _kernel.declarations(root, []) == visibility._DECLARATIONS(root)
 
 
 @in_use

@@ -12,7 +12,8 @@ from lxml import etree
 
 import noisecbr
 from noisecbr.prepare import limits
-from noisecbr.prepare.tidy import InputError, InputTooLargeError, drop_elements, tidy
+from noisecbr.prepare.tidy import InputError, InputTooLargeError, tidy
+from noisecbr.render.strings import drop_elements
 from noisecbr_apps.cli import main
 
 

@@ -4,13 +4,8 @@ import importlib
 
 import pytest
 
-from noisecbr.prepare.tidy import (
-    BinaryInputError,
-    EmptyInputError,
-    InputTooLargeError,
-    decode,
-    tidy,
-)
+from noisecbr.prepare.decode import decode
+from noisecbr.prepare.tidy import BinaryInputError, EmptyInputError, InputTooLargeError, tidy
 from noisecbr.render.text import render_text
 
 
@@ -44,11 +39,11 @@ def test_hidden_elements_are_dropped_but_tails_kept(hidden):
 def test_what_an_iframe_holds_is_dropped_and_the_frame_kept(path, monkeypatch):
     # The fallback markup of frames (cnet's ad tags, as dragnet pages have them) is raw text
     # to the parser and never shown: it came out as article text before.
-    tidy_module = importlib.import_module("noisecbr.prepare.tidy")
+    visibility = importlib.import_module("noisecbr.prepare.visibility")
 
     from noisecbr.native.backend import BACKEND
 
-    assert tidy_module.BACKEND is BACKEND
+    assert visibility.BACKEND is BACKEND
     if path == "python":
         monkeypatch.setattr(BACKEND, "kernel", None)
     elif BACKEND.kernel is None:
@@ -174,9 +169,9 @@ def test_no_unclosed_element_swallows_the_page(page, parser):
 
 
 def test_a_page_that_swallows_nothing_is_parsed_once(monkeypatch):
-    tidy_module = importlib.import_module("noisecbr.prepare.tidy")
+    parse = importlib.import_module("noisecbr.prepare.parse")
     calls = []
-    monkeypatch.setattr(tidy_module, "_close_swallower",
+    monkeypatch.setattr(parse, "_close_swallower",
                         lambda *args: calls.append(args) or None)
     assert "Paragraph 3" in text_of(f"<html><head><title>T</title></head><body>{_ARTICLE}"
                                     "<textarea>short</textarea></body></html>")
@@ -221,7 +216,7 @@ def test_a_closed_element_holding_a_whole_page_is_left_as_it_is(parser):
 def test_html5lib_gets_the_same_depth_bound_as_lxml():
     """html5lib's tree building is quadratic in nesting depth: markup too deep for libxml2 is
     flattened to MAX_PARSE_DEPTH first, its text kept, on either parser."""
-    from noisecbr.prepare.tidy import MAX_PARSE_DEPTH
+    from noisecbr.settings import MAX_PARSE_DEPTH
 
     deep = ("<html><body>" + "<div>" * 20_000 + "deep words" + "</div>" * 20_000
             + "<p>after the depths</p></body></html>")

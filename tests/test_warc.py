@@ -10,11 +10,9 @@ from warchelpers import ACCENTED, BASE, make_crawl
 from noisecbr.score.kind import KINDS
 from noisecbr_apps.cli import main
 from noisecbr_apps.crawl.warc import (
-    CrawlStats,
     _charset_decoded,
     columns,
     is_warc,
-    iter_pages,
     response_record,
 )
 

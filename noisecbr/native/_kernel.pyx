@@ -1226,7 +1226,7 @@ def long_tags(str text, Py_ssize_t min_chars, Py_ssize_t start=0):
 
 
 # ---------------------------------------------------------------------------------------------
-# Hidden elements (tidy._remove_invisible): the elements that carry a hiding attribute.
+# Hidden elements (visibility.remove_invisible): the elements that carry a hiding attribute.
 
 #: What a style that hides holds in some ASCII case (see _style_may_hide).
 cdef const unsigned char* HIDING_WORDS[2]

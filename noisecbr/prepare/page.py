@@ -11,6 +11,7 @@ import numpy as np
 from lxml import etree
 
 from ..decide.convention import declares_article, page_mode, prose_share
+from ..render.strings import printable
 from ..score.kind import declared_url, nested_types, one_hot, page_evidence
 from ..score.model import Model
 from .metadata import (
@@ -24,7 +25,7 @@ from .metadata import (
     shown_title,
 )
 from .subtrees import ElementTable, build_table
-from .tidy import Parser, printable, tidy
+from .tidy import Parser, tidy
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from lxml import etree
 
-from ..prepare.tidy import Parser, drop_elements, normalize_space, tidy
+from ..prepare.tidy import Parser, tidy
+from ..render.strings import drop_elements, normalize_space
 from ..render.text import render_html, render_text
 from ..result import DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
 

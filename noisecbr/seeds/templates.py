@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ..prepare.tidy import Parser, normalize_space, tidy
+from ..prepare.tidy import Parser, tidy
+from ..render.strings import normalize_space
 
 __all__ = [
     "DEFAULT_SHARE",
