@@ -23,7 +23,8 @@ _TESTS = Path(__file__).resolve().parents[1] / "tests"
 #: The child: load the file, print "peak-RSS-MB outcome".
 CHILD = r"""
 import resource, sys
-from noisecbr.score.model import ModelError, load_model
+from noisecbr.score.model import ModelError
+from noisecbr.score.artifact import load_model
 try:
     model = load_model(sys.argv[1])
     outcome = f"loaded ({len(model.labels)} classes)"

@@ -546,7 +546,8 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
     from noisecbr.cleaner import default_model
     from noisecbr.prepare.limits import DEFAULT_MAX_BYTES, read_limited
     from noisecbr.prepare.tidy import InputError
-    from noisecbr.score.model import ModelError, load_model
+    from noisecbr.score.artifact import load_model
+    from noisecbr.score.model import ModelError
 
     from .importer import read_page_bytes
     from .retrieve import CaseIndex, agreement_summary, explain_page

@@ -30,7 +30,7 @@ from noisecbr.features.tokens import VOCABULARIES  # noqa: E402
 from noisecbr.prepare.tidy import InputError  # noqa: E402
 from noisecbr.render.text import render_texts  # noqa: E402
 from noisecbr.result import DATA  # noqa: E402
-from noisecbr.score.model import load_model  # noqa: E402
+from noisecbr.score.artifact import load_model  # noqa: E402
 
 _VOCABULARY_OF = {w: name for name, words in VOCABULARIES.items() for w in words}
 

@@ -32,7 +32,7 @@ from noisecbr.cleaner import Cleaner, default_model  # noqa: E402
 from noisecbr.eval.datasets import read_dataset, split_truth  # noqa: E402
 from noisecbr.eval.metric import aggregate, mean_word_f1, score_page, tokens, word_f1  # noqa: E402
 from noisecbr.prepare.tidy import InputError  # noqa: E402
-from noisecbr.score.model import load_model, save_model  # noqa: E402
+from noisecbr.score.artifact import load_model, save_model  # noqa: E402
 from training.datasets import Dataset, from_labelled, site_folds, split_by_site  # noqa: E402
 from training.presets import get_preset  # noqa: E402
 from training.recipe import RELABELLED_SETS, TRAINING_SETS, recipe_pages, superseded_ids  # noqa: E402

@@ -60,7 +60,8 @@ from noisecbr.prepare.subtrees import build_table
 from noisecbr.prepare.tidy import tidy
 from noisecbr.render.text import render_text
 from noisecbr.result import NOISE, PAPER_LABELS
-from noisecbr.score.model import Model, load_model, save_model
+from noisecbr.score.artifact import load_model, save_model
+from noisecbr.score.model import Model
 from noisecbr.seeds import SiteStyleTree, template_labels
 from noisecbr.seeds.smoothing import isotonic_smooth, subtree_penalties
 

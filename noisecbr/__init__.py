@@ -30,7 +30,8 @@ from .prepare.tidy import (
     tidy,
 )
 from .result import LABELS, CleanResult, Decision
-from .score.model import Model, ModelError, SchemaMismatchError, load_model, save_model
+from .score.artifact import load_model, save_model
+from .score.model import Model, ModelError, SchemaMismatchError
 from .seeds.smoothing import isotonic_smooth
 from .site.memory import SiteMemory
 

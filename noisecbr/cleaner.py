@@ -41,8 +41,9 @@ from .pipeline import (
 from .prepare.tidy import InputError, Parser
 from .render.strings import printable
 from .result import CleanResult
+from .score.artifact import load_model
 from .score.kind import KINDS
-from .score.model import Model, load_model
+from .score.model import Model
 from .settings import DEFAULT_FALLBACK_BELOW, EVIDENCE_MAX_PAGES
 from .site.evidence import SiteEvidence
 from .site.memory import SiteMemory

@@ -309,7 +309,8 @@ def _stored_fold_models(folder: str | Path, pages: Sequence[LabelledPage]) -> di
     """The model of each page (by :func:`page_key`) from a folder of fold models."""
     import json
 
-    from noisecbr.score.model import ModelError, load_model
+    from noisecbr.score.artifact import load_model
+    from noisecbr.score.model import ModelError
 
     folder = Path(folder)
     try:

@@ -160,7 +160,7 @@ def test_fold_models_score_each_page_with_its_folds_model(tmp_path, article_html
     import pytest
 
     from noisecbr.cleaner import default_model
-    from noisecbr.score.model import save_model
+    from noisecbr.score.artifact import save_model
     from noisecbr_apps import bench as bench_module
 
     data = _dataset(tmp_path, "set", article_html, ["de-DE", "en", ""])
@@ -196,7 +196,7 @@ def test_adapt_clicks_adds_a_queued_and_a_random_row_per_number(tmp_path, flawed
     from click.testing import CliRunner
     from conftest import dataset_with_page
 
-    from noisecbr.score.model import load_model, save_model
+    from noisecbr.score.artifact import load_model, save_model
     from noisecbr_apps import bench as bench_module
     from noisecbr_apps.cli import main
 

@@ -8,7 +8,8 @@ import noisecbr
 from noisecbr.cleaner import Cleaner
 from noisecbr.features import FEATURE_NAMES
 from noisecbr.result import LABELS
-from noisecbr.score.model import Model, ModelError, SchemaMismatchError, load_model, save_model
+from noisecbr.score.artifact import load_model, save_model
+from noisecbr.score.model import Model, ModelError, SchemaMismatchError
 
 
 def test_default_model_removes_furniture_and_keeps_article(article_html):

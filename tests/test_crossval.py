@@ -118,7 +118,7 @@ def test_the_recipe_weighs_the_article_body_sets():
 def test_the_embedded_recipe_can_be_built_without_its_lexical_fields(monkeypatch, tmp_path,
                                                                      flag, lexical_dim):
     from noisecbr.cleaner import default_model
-    from noisecbr.score.model import load_model
+    from noisecbr.score.artifact import load_model
     from training import build_default
     from training.presets import get_preset
 

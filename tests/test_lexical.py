@@ -21,7 +21,8 @@ from noisecbr.features.lexical import (
     lexical_inputs,
 )
 from noisecbr.prepare.subtrees import build_table
-from noisecbr.score.model import Model, ModelError, load_model, save_model
+from noisecbr.score.artifact import load_model, save_model
+from noisecbr.score.model import Model, ModelError
 
 
 def _table(html: str):

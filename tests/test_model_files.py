@@ -11,8 +11,10 @@ from click.testing import CliRunner
 from safetensors.numpy import save_file
 
 from noisecbr.cleaner import default_model
+from noisecbr.score import artifact
 from noisecbr.score import model as model_module
-from noisecbr.score.model import ModelError, load_model, save_model
+from noisecbr.score.artifact import load_model, save_model
+from noisecbr.score.model import ModelError
 from noisecbr_apps.cli import main
 
 
@@ -208,7 +210,7 @@ def test_three_and_four_class_models_load(tmp_path, labels):
 
 
 def test_the_header_is_checked_before_tensors_are_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(model_module, "MAX_MODEL_VALUES", 1_000)
+    monkeypatch.setattr(artifact, "MAX_MODEL_VALUES", 1_000)
     with pytest.raises(ModelError, match="over the limit of 1,000"):
         load_model(write(tmp_path, *_parts()))
 

@@ -13,6 +13,7 @@ from noisecbr.eval.metric import word_f1
 from noisecbr.features import FEATURE_NAMES
 from noisecbr.pipeline import prepare
 from noisecbr.render.confidence import CONFIDENCE_EVIDENCE, ConfidenceModel
+from noisecbr.score.artifact import load_model, save_model
 from noisecbr.score.kind import (
     EVIDENCE_NAMES,
     KINDS,
@@ -21,7 +22,7 @@ from noisecbr.score.kind import (
     one_hot,
     url_words,
 )
-from noisecbr.score.model import Model, SchemaMismatchError, load_model, save_model
+from noisecbr.score.model import Model, SchemaMismatchError
 
 HTML = EXAMPLE_PAGE.read_bytes()
 
@@ -114,7 +115,7 @@ def test_a_model_file_keeps_its_kind_and_confidence_models(tmp_path):
 
 def test_a_kind_model_of_other_evidence_is_refused(tmp_path, monkeypatch):
     path = save_model(kind_reading_model(), tmp_path / "m.safetensors")
-    import noisecbr.score.model as model_module
+    import noisecbr.score.artifact as model_module
 
     monkeypatch.setattr(model_module, "EVIDENCE_NAMES", (*EVIDENCE_NAMES, "new:thing"))
     with pytest.raises(SchemaMismatchError, match="evidence"):

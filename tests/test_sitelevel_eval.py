@@ -136,7 +136,7 @@ def write_dataset(directory, pages: list[LabelledPage]) -> None:
 
 
 def test_main_end_to_end_with_cached_model(tmp_path, site_pages) -> None:
-    from noisecbr.score.model import save_model
+    from noisecbr.score.artifact import save_model
 
     others = [fake_page(10 + k, text, site=f"s{k}.example") for k, text in enumerate(ARTICLES)]
     pages = [LabelledPage(id=p.id, url=p.url, site=p.site, html=p.html, truth=p.truth,

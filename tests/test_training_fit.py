@@ -7,7 +7,8 @@ import pytest
 from conftest import needs_torch
 
 from noisecbr.features import FEATURE_GROUPS
-from noisecbr.score.model import SchemaMismatchError, load_model, save_model
+from noisecbr.score.artifact import load_model, save_model
+from noisecbr.score.model import SchemaMismatchError
 from training.datasets import split_by_site, synthetic
 from training.presets import PAPER, get_preset
 from training.report import batched_proba, evaluate
@@ -99,7 +100,7 @@ def test_artifact_round_trip_and_wrong_schema_refused(data, tmp_path, monkeypatc
     assert loaded.metadata["run_id"] == 7 and loaded.metadata["labels"] == ["noise", "data",
                                                                            "mixture", "comment"]
     np.testing.assert_array_equal(loaded.mean, result.model.mean)
-    import noisecbr.score.model as model_module
+    import noisecbr.score.artifact as model_module
 
     monkeypatch.setattr(model_module, "VECTOR_SCHEMA", model_module.VECTOR_SCHEMA + 1)
     save_model(result.model, tmp_path / "other.safetensors")

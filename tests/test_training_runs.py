@@ -14,7 +14,7 @@ from sqlalchemy import inspect
 from casebase.connection import _create_engine, migrate
 from casebase.models import Base
 from casebase.store import CaseBase
-from noisecbr.score.model import load_model
+from noisecbr.score.artifact import load_model
 from training.cli import runs, train_run
 from training.datasets import synthetic
 from training.runs import Run, compare_runs, finish_run, get_run, list_runs, start_run

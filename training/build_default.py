@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from noisecbr.cleaner import DEFAULT_MODEL
-from noisecbr.score.model import save_model
+from noisecbr.score.artifact import save_model
 
 from .conventions import fit_confidence
 from .crossval import with_kinds

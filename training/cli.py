@@ -52,7 +52,7 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
     (``unseen_cv``, and ``unseen_cv_walk`` for the walk-frontier cases): unseen-site rates over
     all sites, where one split's test sites move the figures by several points."""
     from noisecbr.result import LABELS
-    from noisecbr.score.model import save_model
+    from noisecbr.score.artifact import save_model
 
     from .datasets import from_casebase, make_splits
     from .presets import get_preset

@@ -33,8 +33,9 @@ from noisecbr.eval.metric import word_f1
 from noisecbr.pipeline import decide, prepare, render, score
 from noisecbr.prepare.tidy import InputError
 from noisecbr.render.confidence import CONFIDENCE_EVIDENCE, ConfidenceModel, confidence_evidence
+from noisecbr.score.artifact import load_model, save_model
 from noisecbr.score.kind import KINDS
-from noisecbr.score.model import Model, load_model, save_model
+from noisecbr.score.model import Model
 
 from .datasets import map_pages_with
 from .recipe import TRAINING_SETS, recipe_pages

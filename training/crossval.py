@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from noisecbr.eval.datasets import LabelledPage, read_dataset
-from noisecbr.score.model import Model, save_model
+from noisecbr.score.artifact import save_model
+from noisecbr.score.model import Model
 
 from .datasets import Dataset, from_labelled, site_folds, split_by_site
 from .kinds import KindData, fit_kinds, kind_data, kinds_by_page

@@ -203,7 +203,7 @@ def fold_accuracy(data_dir: Path, folder: Path, dataset: str = "wcxb-dev"
     import json
 
     from noisecbr.eval.datasets import read_dataset
-    from noisecbr.score.model import load_model
+    from noisecbr.score.artifact import load_model
 
     fold_of = json.loads((folder / "folds.json").read_text(encoding="utf-8"))
     pages = [page for page in read_dataset(Path(data_dir) / dataset)

@@ -39,7 +39,8 @@ from noisecbr.eval.datasets import LabelledPage, read_dataset, split_truth
 from noisecbr.eval.metric import score_page
 from noisecbr.pipeline import decide, prepare, render, score
 from noisecbr.prepare.tidy import InputError
-from noisecbr.score.model import Model, load_model, save_model
+from noisecbr.score.artifact import load_model, save_model
+from noisecbr.score.model import Model
 
 from .recipe import TRAINING_SETS
 

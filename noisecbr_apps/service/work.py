@@ -26,7 +26,7 @@ from noisecbr.decide.walk import AUTO
 from noisecbr.pipeline import Decisions, Page
 from noisecbr.prepare.tidy import InputError
 from noisecbr.result import Decision
-from noisecbr.score.model import load_model
+from noisecbr.score.artifact import load_model
 
 __all__ = ["JobError", "add_labels_job", "add_page_job", "clean_job", "explain_job",
            "guarded", "init_worker", "queue_job", "review_job"]
