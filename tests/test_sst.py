@@ -9,7 +9,8 @@ from treehelpers import nest_deeply
 
 from noisecbr.prepare.tidy import tidy
 from noisecbr.seeds import SiteStyleTree
-from noisecbr.seeds.sst import ATTENUATION, element_key, feature_entropies
+from noisecbr.seeds.sst import ATTENUATION
+from noisecbr.seeds.style import element_key, feature_entropies
 
 NAV = '<ul class="nav"><li>Home</li><li>News</li><li>About</li></ul>'
 FOOTER = '<div class="footer"><p>Copyright Example</p></div>'

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from noisecbr.seeds.sst import words_of
+from noisecbr.seeds.style import words_of
 
 from .corpus import Corpus
 from .measures import (

@@ -25,7 +25,7 @@ from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import GroupKFold
 from sklearn.svm import LinearSVC
 
-from noisecbr.seeds.sst import words_of
+from noisecbr.seeds.style import words_of
 
 __all__ = ["FOLDS", "NEAR_DUPLICATE", "REPEATS", "RUNS", "SHINGLE", "Classification",
            "bags", "classify", "cluster_f", "clustering_f_measure", "count_matrix",

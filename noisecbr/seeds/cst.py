@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from ..prepare.tidy import Parser, tidy
-from .sst import (
+from .style import (
     content_features,
     element_children,
     element_key,
