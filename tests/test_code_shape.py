@@ -48,13 +48,36 @@ def long_cython_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[
     return found
 
 
+def _cython_files() -> list[Path]:
+    """The kernel's Cython sources: its module and the topic files it includes."""
+    return sorted(p for pattern in ("*.pyx", "*.pxi") for p in (ROOT / "noisecbr").rglob(pattern))
+
+
+#: The engine's shape (issue 40): a module of the engine, a Cython file of its kernel, the
+#: modules at the top of the package (the public API, the pipeline, settings, errors).
+MAX_MODULE_LINES = 450
+MAX_CYTHON_LINES = 800
+MAX_TOP_MODULES = 10
+
+
+def test_the_engine_is_small_modules_in_stage_folders():
+    engine = ROOT / "noisecbr"
+    long = [f"{p.relative_to(ROOT)} ({n} lines)" for p in sorted(engine.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES]
+    long += [f"{p.relative_to(ROOT)} ({n} lines)" for p in _cython_files()
+             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_CYTHON_LINES]
+    assert long == []
+    top = sorted(p.name for p in engine.glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, top
+
+
 def test_no_package_function_is_longer_than_80_lines():
     found = [f"{path.relative_to(ROOT)}: {name} ({lines} lines)"
              for package in ("noisecbr", "casebase", "training", "noisecbr_apps")
              for path in sorted((ROOT / package).rglob("*.py"))
              for name, lines in long_functions(path.read_text(encoding="utf-8"))]
     found += [f"{path.relative_to(ROOT)}: {name} ({lines} lines)"
-              for path in sorted((ROOT / "noisecbr").rglob("*.pyx"))
+              for path in _cython_files()
               for name, lines in long_cython_functions(path.read_text(encoding="utf-8"))]
     assert found == []
 

@@ -9,6 +9,7 @@ and so does ``importlib.import_module`` of a constant name.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +47,9 @@ def _source(path: Path) -> str:
     text = path.read_text(encoding="utf-8")
     if path.suffix != ".pyx":
         return text
+    # The topic files it includes are its text too.
+    text += "".join("\n" + (path.parent / name).read_text(encoding="utf-8")
+                    for name in re.findall(r'^include "([^"]+)"', text, re.M))
     return "\n".join(line for line in text.splitlines()
                      if line.startswith(("import ", "from ")) and " cimport " not in line)
 
