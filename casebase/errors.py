@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from noisecbr.errors import NoisecbrError
+
 __all__ = ["CaseBaseError", "InvalidInputError", "InvalidPathError", "InvalidRecordError",
            "NotFoundError", "UnknownPathsError"]
 
 
-class CaseBaseError(Exception):
+class CaseBaseError(NoisecbrError):
     """A problem with the case base that is not a programming error (shown as one line)."""
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .cleaner import Cleaner, clean, default_model
 from .decide.walk import Thresholds
+from .errors import ModelError, NoisecbrError, SchemaMismatchError
 from .pipeline import Decisions, Page
 from .prepare.tidy import (
     BinaryInputError,
@@ -31,7 +32,7 @@ from .prepare.tidy import (
 )
 from .result import LABELS, CleanResult, Decision
 from .score.artifact import load_model, save_model
-from .score.model import Model, ModelError, SchemaMismatchError
+from .score.model import Model
 from .seeds.smoothing import isotonic_smooth
 from .site.memory import SiteMemory
 
@@ -50,6 +51,7 @@ __all__ = [
     "InputTooLargeError",
     "Model",
     "ModelError",
+    "NoisecbrError",
     "NotHTMLError",
     "Page",
     "SchemaMismatchError",

@@ -1,9 +1,13 @@
-"""The typed errors of input that is not a page the cleaner can read (re-exported by
-:mod:`noisecbr.prepare.tidy` and :mod:`noisecbr`). Each carries a one-line reason."""
+"""Every error noisecbr raises on purpose derives from :class:`NoisecbrError` (and the case
+base's, :class:`casebase.errors.CaseBaseError`, too): ``except noisecbr.NoisecbrError`` catches
+bad input, a bad model file and an unusable case base, and lets programming errors through.
+Each carries a one-line reason. The input errors are re-exported by :mod:`noisecbr.prepare.tidy`
+and :mod:`noisecbr`."""
 
 from __future__ import annotations
 
 __all__ = [
+    "NoisecbrError",
     "InputError",
     "EmptyInputError",
     "BinaryInputError",
@@ -13,7 +17,12 @@ __all__ = [
 ]
 
 
-class InputError(ValueError):
+class NoisecbrError(Exception):
+    """The root of noisecbr's errors: a problem with the data, a file or a store the user gave,
+    not a programming error."""
+
+
+class InputError(NoisecbrError, ValueError):
     """The input cannot be read as an HTML page."""
 
 
@@ -36,3 +45,15 @@ class WARCInputError(NotHTMLError):
 
 class InputTooLargeError(InputError):
     """The input is larger than a configured limit (bytes, elements)."""
+
+
+class ModelError(NoisecbrError, ValueError):
+    """The file is not a usable noisecbr model."""
+
+
+class SchemaMismatchError(ModelError):
+    """The model was trained on vectors of another schema version than this code computes."""
+
+
+class MemorySourceError(NoisecbrError):
+    """The store that site memories are read from (a case base) cannot be opened or read."""

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from noisecbr.cleaner import FAVOR, Cleaner, default_model
 from noisecbr.decide.walk import AUTO
+from noisecbr.errors import NoisecbrError
 from noisecbr.eval.datasets import LabelledPage, read_dataset, split_truth
 from noisecbr.eval.metric import (
     PageScore,
@@ -49,7 +50,7 @@ __all__ = ["PEERS", "BenchRow", "BenchUsageError", "Extractor", "bench", "bench_
            "page_cleaner", "page_cleaners", "page_key"]
 
 
-class BenchUsageError(ValueError):
+class BenchUsageError(NoisecbrError, ValueError):
     """The options asked of :func:`bench` do not fit together or the dataset."""
 
 

@@ -93,9 +93,7 @@ def token_codes(table: ElementTable) -> np.ndarray:
 def table_language(table: ElementTable) -> int | None:
     """:func:`~noisecbr.features.language.page_language` of the page's tokens, found once per
     page and kept with the table (the vectors' stop words and the byline read it)."""
-    if "_language" not in table.__dict__:
-        table.__dict__["_language"] = page_language(word_codes(table))
-    return table.__dict__["_language"]
+    return table.memo("language", lambda t: page_language(word_codes(t)))
 
 
 def token_buckets(table: ElementTable) -> np.ndarray:
@@ -110,10 +108,7 @@ def word_codes(table: ElementTable) -> np.ndarray:
     the lexical fields read them. One cached dict lookup per token (in the compiled kernel,
     ASCII tokens are coded in C from the pieces' texts, with no str made for them, and the
     others looked up in a C loop)."""
-    codes = table.__dict__.get("_word_codes")
-    if codes is None:
-        codes = table.__dict__["_word_codes"] = _coded(table)
-    return codes
+    return table.memo("word_codes", _coded)
 
 
 def _coded_pure(table: ElementTable) -> np.ndarray:

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from lxml import etree
@@ -57,6 +58,14 @@ def is_element_path(path: object) -> bool:
     return isinstance(path, str) and ELEMENT_PATH.fullmatch(path) is not None
 
 
+#: What later stages derive from a table once and keep with it (:meth:`ElementTable.memo`): the
+#: tokens' codes and the page's language (features/tokens.py), the pieces' hashes
+#: (site/evidence.py).
+MEMOS = ("word_codes", "language", "piece_hashes")
+
+T = TypeVar("T")
+
+
 @dataclass
 class ElementTable:
     """Per-element arrays of one page, in document order (index 0 is the body)."""
@@ -82,6 +91,16 @@ class ElementTable:
 
     def __len__(self) -> int:
         return len(self.elements)
+
+    def memo(self, name: str, compute: Callable[[ElementTable], T]) -> T:
+        """``compute(self)``, computed once per table and kept under ``name``: the one place a
+        later stage keeps what it derives from a page's table (:data:`MEMOS` names them)."""
+        if name not in MEMOS:
+            raise KeyError(f"{name!r} is not a declared memo of a table ({', '.join(MEMOS)})")
+        memos = self.__dict__.setdefault("_memos", {})
+        if name not in memos:
+            memos[name] = compute(self)
+        return memos[name]
 
     @property
     def piece_tokens(self) -> list[list[str]]:

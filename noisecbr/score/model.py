@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ModelError, SchemaMismatchError
 from ..features import FEATURE_NAMES, VECTOR_SCHEMA
 from ..features.lexical import (
     LexicalInputs,
@@ -28,14 +29,6 @@ from .kind import KINDS, KindModel
 __all__ = ["ModelError", "SchemaMismatchError", "Model", "check_finite", "check_layers"]
 
 _ACTIVATIONS = ("sigmoid", "relu", "tanh", "softmax", "identity")
-
-
-class ModelError(ValueError):
-    """The file is not a usable noisecbr model."""
-
-
-class SchemaMismatchError(ModelError):
-    """The model was trained on vectors of another schema version than this code computes."""
 
 
 #: Largest |mean / scale| of an input column for which the normalisation is folded into the first

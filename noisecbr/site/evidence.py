@@ -58,12 +58,13 @@ def _piece_hash(text: str) -> int:
 
 def _piece_hashes(table: ElementTable) -> np.ndarray:
     # Kept with the table: a page read as evidence and then cleaned is hashed once.
-    hashes = table.__dict__.get("_piece_hashes")
-    if hashes is None:
-        hashes = np.fromiter(map(_piece_hash, table.piece_text), dtype=np.uint64,
-                             count=len(table.piece_text))
-        hashes[table.piece_words == 0] = 0
-        table.__dict__["_piece_hashes"] = hashes
+    return table.memo("piece_hashes", _hashed_pieces)
+
+
+def _hashed_pieces(table: ElementTable) -> np.ndarray:
+    hashes = np.fromiter(map(_piece_hash, table.piece_text), dtype=np.uint64,
+                         count=len(table.piece_text))
+    hashes[table.piece_words == 0] = 0
     return hashes
 
 

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from lxml import etree
 
+from ..errors import MemorySourceError
 from ..prepare.subtrees import ElementTable
 from ..result import COMMENT, DATA, LABELS, NOISE
 from ..settings import (
@@ -48,10 +49,6 @@ from ..settings import (
 )
 
 __all__ = ["MemorySourceError", "SiteMemory", "declared_url", "signatures"]
-
-
-class MemorySourceError(Exception):
-    """The store that site memories are read from (a case base) cannot be opened or read."""
 
 
 _DIGITS = re.compile(r"\d+")

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from noisecbr.cleaner import Cleaner, default_model
 from noisecbr.decide.walk import AUTO
+from noisecbr.errors import NoisecbrError
 from noisecbr.pipeline import Decisions, Page
 from noisecbr.prepare.tidy import InputError
 from noisecbr.result import Decision
@@ -52,7 +53,7 @@ _state: dict[str, Any] = {}
 T = TypeVar("T")
 
 
-class JobError(Exception):
+class JobError(NoisecbrError):
     """A job's answer to the client: an HTTP status and one line."""
 
     def __init__(self, status: int, message: str) -> None:
