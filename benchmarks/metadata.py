@@ -108,7 +108,8 @@ def main() -> None:
         for f in FIELDS:
             every = sum(t == p for t, p in hits[f]) / len(hits[f])
             given = [(t, p) for t, p in hits[f] if t is not None]
-            cells.append(f"{every:>10.3f} {sum(t == p for t, p in given) / max(len(given), 1):>11.3f}")
+            matched = sum(t == p for t, p in given) / max(len(given), 1)
+            cells.append(f"{every:>10.3f} {matched:>11.3f}")
         print(f"{name:<12} " + " ".join(cells) + f"   {spent / len(pages) * 1000:8.1f}")
 
 

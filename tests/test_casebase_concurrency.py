@@ -152,7 +152,8 @@ def test_two_imports_into_one_database_both_complete(tmp_path, db_url):
     with CaseBase.open(url) as cb:
         stats = cb.stats()
         single = CaseBase.open(f"sqlite:///{tmp_path / 'single.sqlite'}")
-    CliRunner().invoke(cli, ["--db", str(tmp_path / "single.sqlite"), "import", "--quiet", "-j", "0", "--no-oracle",
+    CliRunner().invoke(cli, ["--db", str(tmp_path / "single.sqlite"), "import", "--quiet", "-j",
+                             "0", "--no-oracle",
                              str(FIXTURE)])
     assert stats["pages"] == 8 and stats["cases"] == 2 * single.stats()["cases"]
     single.close()

@@ -116,7 +116,8 @@ def test_the_element_limit_is_an_option(tmp_path):
 
 def test_stdin_and_html_format(article_html):
     proc = subprocess.run([sys.executable, "-m", "noisecbr_apps.cli", "clean", "-", "--format",
-                           "html"], input=gzip.compress(article_html), capture_output=True, timeout=120)
+                           "html"], input=gzip.compress(article_html), capture_output=True,
+                          timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()
     assert b"<html" in proc.stdout and b"Anemones" in proc.stdout
     assert b"Accept all cookies" not in proc.stdout

@@ -19,8 +19,11 @@ from noisecbr.cleaner import Cleaner
 from noisecbr.eval.datasets import LabelledPage
 
 TOPICS = {
-    "article": ["election", "minister", "parliament", "vote", "campaign", "policy", "senator", "debate", "reform", "ballot", "coalition", "budget", "speech", "party", "candidate"],
-    "product": ["price", "cart", "shipping", "warranty", "stock", "discount", "battery", "inch", "screen", "model", "order", "delivery", "colour", "size", "review"],
+    "article": ["election", "minister", "parliament", "vote", "campaign", "policy", "senator",
+                "debate", "reform", "ballot", "coalition", "budget", "speech", "party",
+                "candidate"],
+    "product": ["price", "cart", "shipping", "warranty", "stock", "discount", "battery", "inch",
+                "screen", "model", "order", "delivery", "colour", "size", "review"],
 }
 #: Which class each site's pages have: every class on every site, so site-grouped folds
 #: always train on both.

@@ -1,6 +1,7 @@
 """`noisecbr serve` against slow and vanishing clients, over real sockets: a client slower than
 --read-timeout to send its request head loses its connection, one slower to send its body gets
-408 (five of each, while the server goes on answering others), a client that goes away is one line in the log (no traceback), and /docs needs no CDN.
+408 (five of each, while the server goes on answering others), a client that goes away is one
+line in the log (no traceback), and /docs needs no CDN.
 
 The server is `noisecbr serve` itself on a free loopback port, started and stopped here.
 

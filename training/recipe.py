@@ -40,8 +40,8 @@ from .datasets import Dataset
 from .presets import Preset, get_preset
 
 __all__ = ["TRAINING_SETS", "ARTICLE_BODY_SETS", "ARTICLE_BODY_WEIGHT", "RELABELLED_SETS",
-           "SUPERSEDED_BY", "PRESET", "MODES", "KIND_MODES", "KIND_TITLES", "MODES_CHOSEN_BY", "recipe_pages", "superseded_ids",
-           "set_weights", "weighted"]
+           "SUPERSEDED_BY", "PRESET", "MODES", "KIND_MODES", "KIND_TITLES", "MODES_CHOSEN_BY",
+           "recipe_pages", "superseded_ids", "set_weights", "weighted"]
 
 TRAINING_SETS = ("wcxb-dev", "modernweb-dev", "dragnet", "fundus", "utomo-chaos2017",
                  "utomo-big9", "chinese-wce")
