@@ -12,9 +12,11 @@
 The choice is made once, when this module is imported, and held by :data:`BACKEND`. A module
 with a compiled variant defines both functions and binds its public name to
 ``BACKEND.dispatch(pure, compiled)``: the kernel's when it is in use, else the pure one; no
-module tests for the kernel itself. ``with BACKEND.pure():`` runs the pure path in-process (the
-tests compare the two that way); ``BACKEND.verified(name, check)`` gives a kernel function only
-if it passes a module's own check (the text walk's, on a page of its own).
+module tests for the kernel itself. Each pair is registered where it is bound
+(:attr:`Backend.twins`), and ``with BACKEND.recording():`` keeps the arguments each is called
+with, so that tests/test_twins.py calls both functions of every pair on the same pages.
+``with BACKEND.pure():`` runs the pure path in-process; ``BACKEND.verified(name, check)`` gives a
+kernel function only if it passes a module's own check (the text walk's, on a page of its own).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from lxml import etree
 
 from ..prepare.fields import python_fields
 
-__all__ = ["BACKEND", "PURE_PYTHON_ENV", "Backend", "differences", "load"]
+__all__ = ["BACKEND", "PURE_PYTHON_ENV", "RECORDED_CALLS", "Backend", "Twin", "differences", "load"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -100,6 +102,32 @@ def load(reference: Callable[[list[etree._Element]], dict[str, Any]]) -> ModuleT
     return _kernel
 
 
+#: Calls of each dispatched function :meth:`Backend.recording` keeps (a page calls most once).
+RECORDED_CALLS = 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Twin:
+    """A function of the engine in its two versions: the pure Python reference and the
+    kernel's (registered where the engine binds them, by :meth:`Backend.dispatch`)."""
+
+    name: str
+    pure: Callable[..., Any]
+    compiled: Callable[..., Any]
+
+
+def _copied(value: Any) -> Any:
+    """``value`` with its arrays and lists copied (what a function may fill in place); other
+    objects (trees, tables) as they are."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if type(value) in (list, tuple):
+        return type(value)(_copied(v) for v in value)
+    if type(value) is dict:
+        return {k: _copied(v) for k, v in value.items()}
+    return value
+
+
 class Backend:
     """Which implementation the engine runs: the compiled kernel (``kernel``, the module) or
     the pure Python path (``kernel`` None)."""
@@ -107,6 +135,9 @@ class Backend:
     def __init__(self, kernel: ModuleType | None) -> None:
         self.kernel = kernel
         self._verified: dict[str, Any] = {}
+        #: every pure/compiled pair bound by :meth:`dispatch`, by the pure one's qualified name
+        self.twins: dict[str, Twin] = {}
+        self._recording: dict[str, list[tuple[tuple, dict]]] | None = None
 
     @property
     def name(self) -> str:
@@ -117,11 +148,29 @@ class Backend:
         """A function that calls ``compiled`` while the kernel is in use, else ``pure`` (the
         reference: its name and docstring are the function's)."""
 
+        name = f"{pure.__module__}.{pure.__qualname__}"
+        self.twins[name] = Twin(name, pure, compiled)
+
         @functools.wraps(pure)
         def chosen(*args: Any, **kwargs: Any) -> Any:
+            if self._recording is not None:
+                calls = self._recording.setdefault(name, [])
+                if len(calls) < RECORDED_CALLS:
+                    calls.append((_copied(args), _copied(kwargs)))
             return (pure if self.kernel is None else compiled)(*args, **kwargs)
 
         return chosen  # type: ignore[return-value]
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[dict[str, list[tuple[tuple, dict]]]]:
+        """Record, inside the block, the arguments of the first :data:`RECORDED_CALLS` calls of
+        every dispatched function (arrays copied), by twin name: what the twin test calls both
+        functions of each pair with."""
+        self._recording = recorded = {}
+        try:
+            yield recorded
+        finally:
+            self._recording = None
 
     def verified(self, name: str, check: Callable[[Any], bool]) -> Any:
         """The kernel's function ``name`` if the kernel is in use, has it and ``check`` passes
