@@ -256,7 +256,7 @@ def explain_page(index: CaseIndex, casebase: CaseBase, html: str | bytes, *,
     cleaned as ``noisecbr clean --memory`` cleans it, and each subtree also lists the stored
     cases of the site with the same markup: for a decision by memory, its reasons."""
     cleaner = cleaner or Cleaner(index.model)
-    page = cleaner.prepare(html, url)
+    page = cleaner.prepare(html, url=url)
     return explain_decided(index, casebase, page, cleaner.predict(page, memory=memory),
                            cleaner, url=url, k=k, other_sites=other_sites,
                            path_contains=path_contains)

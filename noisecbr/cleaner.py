@@ -167,7 +167,7 @@ class Cleaner:
         return self.thresholds.leaf
 
     # -- the stages ------------------------------------------------------------------------------
-    def prepare(self, html: str | bytes, url: str | None = None, *,
+    def prepare(self, html: str | bytes, *, url: str | None = None,
                 page_type: str | None = None) -> Page:
         """The page of ``html``, tidied with this cleaner's parser and limits; ``page_type``:
         its kind, when known (:data:`noisecbr.score.kind.KINDS`), in place of the kind model's.
@@ -221,7 +221,7 @@ class Cleaner:
         return self.kind_titles[KINDS[int(np.argmax(kinds))]]
 
     # -- cleaning --------------------------------------------------------------------------------
-    def clean(self, html: str | bytes, url: str | None = None, *,
+    def clean(self, html: str | bytes, *, url: str | None = None,
               memory: SiteMemory | None = None, site: SiteEvidence | None = None,
               extra_noise: NoiseEvidence | None = None,
               page_type: str | None = None) -> CleanResult:
@@ -234,7 +234,7 @@ class Cleaner:
         (:meth:`site_evidence`); what recurs on them is removed (:mod:`noisecbr.site.evidence`).
         ``page_type``: the page's kind, when known (:data:`noisecbr.score.kind.KINDS`), in place of
         the kind model's."""
-        page = self.prepare(html, url, page_type=page_type)
+        page = self.prepare(html, url=url, page_type=page_type)
         if self._scores_lazily(memory, site, extra_noise):
             result = self.render(page, score_and_decide(page, self.model,
                                                         self.thresholds_for(page)))
@@ -305,12 +305,12 @@ class Cleaner:
             yield self._handed_off(self.render(page, self.predict(page, memory=memory,
                                                                   site=evidence)), html, url)
         for html, url in pairs:
-            yield self.clean(html, url, memory=memory, site=evidence)
+            yield self.clean(html, url=url, memory=memory, site=evidence)
 
     def _prepared(self, html: str | bytes, url: str | None = None) -> Page | InputError:
         """:meth:`prepare`, or the error of a page that is not HTML."""
         try:
-            return self.prepare(html, url)
+            return self.prepare(html, url=url)
         except InputError as error:
             return error
 
@@ -334,12 +334,17 @@ def _kind_modes(model: Model) -> dict[str, str]:
     return dict(declared)
 
 
-def clean(html: str | bytes, url: str | None = None, *, model: Model | str | Path | None = None,
+def clean(html: str | bytes, *, url: str | None = None, model: Model | str | Path | None = None,
           parser: Parser = "lxml", memory: SiteMemory | None = None, favor: str = AUTO,
           comments: bool = False, max_bytes: int | None = None, page_type: str | None = None,
-          title: bool | None = None) -> CleanResult:
+          title: bool | None = None, noise_threshold: float | None = None,
+          keep_threshold: float | None = None, leaf_threshold: float | None = None,
+          smooth: float | None = None, max_elements: int | None = None,
+          fallback: Fallback | None = None, fallback_below: float = DEFAULT_FALLBACK_BELOW,
+          unsafe_html: bool = False) -> CleanResult:
     """Clean one page with the embedded default model (or ``model``), and the labelled pages
-    of its site if a ``memory`` of them is given.
+    of its site if a ``memory`` of them is given: ``Cleaner(model, ...).clean(html, url=url,
+    memory=memory, page_type=page_type)``, every option :class:`Cleaner` takes taken here.
 
     ``favor``: ``"auto"`` (default: each page's kind's mode), ``"balanced"``, ``"precision"``
     or ``"recall"`` (see :class:`Cleaner`); ``comments=True`` keeps the reader comments after
@@ -350,6 +355,9 @@ def clean(html: str | bytes, url: str | None = None, *, model: Model | str | Pat
     Raises an :class:`noisecbr.prepare.tidy.InputError` subclass with a one-line reason for input
     that is not a page, and :class:`noisecbr.prepare.tidy.InputTooLargeError` over ``max_bytes``
     bytes (default :data:`noisecbr.settings.DEFAULT_MAX_BYTES`) or the element limit."""
-    return Cleaner(model, parser=parser, favor=favor, comments=comments,
-                   max_bytes=max_bytes, title=title).clean(html, url=url, memory=memory,
-                                                           page_type=page_type)
+    cleaner = Cleaner(model, parser=parser, favor=favor, comments=comments, max_bytes=max_bytes,
+                      title=title, noise_threshold=noise_threshold,
+                      keep_threshold=keep_threshold, leaf_threshold=leaf_threshold,
+                      smooth=smooth, max_elements=max_elements, fallback=fallback,
+                      fallback_below=fallback_below, unsafe_html=unsafe_html)
+    return cleaner.clean(html, url=url, memory=memory, page_type=page_type)

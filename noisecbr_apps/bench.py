@@ -576,7 +576,7 @@ def _clicked(page: LabelledPage, cleaner: Cleaner, recurrence, clicks: Sequence[
     from noisecbr_apps.corrections import rank_boxes
 
     try:
-        prepared = cleaner.prepare(page.html, page.url)
+        prepared = cleaner.prepare(page.html, url=page.url)
     except InputError:
         return {(n, kind): SiteMemory() for n in clicks for kind in CLICK_CHOICES}
     table, decided = prepared.table, cleaner.predict(prepared)

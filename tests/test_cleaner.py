@@ -153,3 +153,17 @@ def test_a_page_stays_whole_after_its_html_is_rendered(article_html):
     again = render(page, decide(page, proba, cleaner.thresholds))
     fresh = cleaner.clean(article_html)
     assert (again.text, again.html, again.markdown) == (fresh.text, fresh.html, fresh.markdown)
+
+
+def test_clean_takes_what_cleaner_takes_and_url_by_name():
+    import inspect
+
+    from noisecbr.cleaner import Cleaner, clean
+
+    options = set(inspect.signature(Cleaner).parameters) - {"model"}
+    assert options <= set(inspect.signature(clean).parameters)
+    for function in (clean, Cleaner.clean, Cleaner.prepare):
+        assert inspect.signature(function).parameters["url"].kind is inspect.Parameter.KEYWORD_ONLY
+    page = "<html><body><article><p>" + "Words about the harbour and its boats. " * 20 + \
+        "</p></article></body></html>"
+    assert clean(page, noise_threshold=0.99).text == Cleaner(noise_threshold=0.99).clean(page).text

@@ -245,7 +245,7 @@ def review_job(page: bytes | str, url: str | None, k: int) -> dict:
 
     cleaner = _cleaner()
     memory = _memory(page, url) if "casebase" in _state else None
-    prepared = cleaner.prepare(page, url)
+    prepared = cleaner.prepare(page, url=url)
     # Decided once: the result, the queue and the nearest cases explain the same decisions.
     decided = cleaner.predict(prepared, memory=memory)
     result = cleaner.render(prepared, decided)
