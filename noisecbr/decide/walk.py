@@ -90,16 +90,20 @@ def walk(table: ElementTable, proba: np.ndarray, thresholds: Thresholds, *,
     decision = [-1] * n
     i, stop = start, end[start] if n else 0
     while i < stop:
-        if (noisy[i] or i in forced) and i > start:
-            decision[i] = COMMENT if comment[i] and i not in forced else NOISE
-            i = end[i]
-        elif keep[i] or leaf[i]:
-            decision[i] = DATA
-            i = end[i]
-        else:
-            decision[i] = MIXTURE
-            i += 1
+        decision[i] = label = decided((noisy[i] or i in forced) and i > start,
+                                      comment[i] and i not in forced, keep[i] or leaf[i])
+        i = i + 1 if label == MIXTURE else end[i]
     return np.fromiter(decision, dtype=np.int8, count=n)
+
+
+def decided(removed: bool, comment: bool, kept: bool) -> int:
+    """The walk's rule for an element it reaches (every element above it a mixture): removed
+    (a comment when its comment score beats its noise score, else noise), else kept whole
+    (``kept``: the keep test passed, or a leaf), else a mixture whose children are walked. The
+    one rule of :func:`walk` and :func:`walk_lazily`."""
+    if removed:
+        return COMMENT if comment else NOISE
+    return DATA if kept else MIXTURE
 
 
 def walk_lazily(table: ElementTable, score_rows: Callable[[np.ndarray], np.ndarray],
@@ -138,12 +142,8 @@ def walk_lazily(table: ElementTable, score_rows: Callable[[np.ndarray], np.ndarr
                 frontier.append(i)
                 continue
             noisy_i, keep_i, comment_i = tested[i]
-            if noisy_i and i > 0:
-                decision[i] = COMMENT if comment_i else NOISE
-            elif keep_i or leaf[i]:
-                decision[i] = DATA
-            else:
-                decision[i] = MIXTURE
+            decision[i] = decided(noisy_i and i > 0, comment_i, keep_i or leaf[i])
+            if decision[i] == MIXTURE:
                 child = i + 1
                 while child < end[i]:
                     reached.append(child)
