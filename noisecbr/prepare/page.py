@@ -158,9 +158,10 @@ def index_of(table: ElementTable, element: etree._Element | None) -> int | None:
 
 
 def xml_safe_metadata(metadata: PageMetadata) -> PageMetadata:
-    """``metadata`` without control characters (:func:`noisecbr.prepare.tidy.printable`, which also
-    drops what lxml refuses): the page's own text, or JSON-LD's ``\\u0001`` escapes, may hold
-    them, and the title is written into the cleaned HTML and every field into the JSON output."""
+    """``metadata`` without control characters (:func:`noisecbr.render.strings.printable`, which
+    also drops what lxml refuses): the page's own text, or JSON-LD's ``\\u0001`` escapes, may
+    hold them, and the title is written into the cleaned HTML and every field into the JSON
+    output."""
     return dataclasses.replace(metadata, **{
         field.name: printable(value) or None
         for field in dataclasses.fields(metadata)
