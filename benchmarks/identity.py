@@ -7,8 +7,9 @@ bit-identical on every page).
     python benchmarks/identity.py ../shared/data -o /tmp/after.json --compare /tmp/before.json
     NOISECBR_PURE_PYTHON=1 python benchmarks/identity.py …   # the pure Python path's
 
-Only the public API is called (tidy, build_table, vectorize, Cleaner.clean and the result), so
-one script hashes the code before and after a change of the engine's inside.
+Only the public API and two stable entry points are called (tidy, Cleaner.clean and the result;
+the element table's build_table and the features' vectorize), so one script hashes the code
+before and after a change of the engine's inside.
 
 Pages of every development set are hashed (nothing is tuned on
 them here: the hashes only say whether the output changed). A page the cleaner refuses is

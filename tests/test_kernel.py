@@ -260,9 +260,9 @@ def test_generated_pages_give_the_same_table(seed, family):
 
 def _pure_vectors(table) -> np.ndarray:
     """The vectors of ``table`` by the pure Python path (numpy's float columns)."""
-    # What a table keeps once computed (its tokens' codes, its attribute values): computed
-    # again, by the pure path.
-    for cached in ("_word_codes", "_attribute_values", "_tokens"):
+    # What a table keeps once computed (its memos, such as its tokens' codes; its attribute
+    # values): computed again, by the pure path.
+    for cached in ("_memos", "_attribute_values", "_tokens"):
         table.__dict__.pop(cached, None)
     with BACKEND.pure():
         return vectorize(table)

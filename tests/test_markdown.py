@@ -162,3 +162,8 @@ def test_definition_lists_and_nested_quotes_keep_their_structure():
     assert "Usage\n\n```\ntides --neap\n```" in written
     assert "\n\nA definition whose term was removed.\n\n" in written  # no term: a paragraph
     assert "> Outer\n>\n> > Inner\n>\n> Out again" in written
+    # A term that writes nothing is no term; a definition of two blocks ends the list.
+    assert render_markdown(tidy("<body><p>Intro</p><dl><dt><img src='a.png'></dt><dd>Def</dd>"
+                                "</dl></body>")) == "Intro\n\nDef"
+    assert render_markdown(tidy("<body><dl><dt>T</dt><dd><p>A</p><p>B</p></dd><dd>C</dd></dl>"
+                                "</body>")) == "T\n\n:   A\n\nB\n\nC"

@@ -17,6 +17,7 @@ import noisecbr
 from noisecbr.features import leaf_counts, vectorize
 from noisecbr.features.lexical import FIELDS, value_buckets
 from noisecbr.native.backend import BACKEND, _copied
+from noisecbr.prepare import visibility
 from noisecbr.prepare.limits import MAX_ATTRIBUTES
 from noisecbr.prepare.subtrees import build_table
 from noisecbr.prepare.tidy import InputError, tidy
@@ -32,11 +33,13 @@ def _pooled(fill, lexicon, inputs) -> np.ndarray:
 
 
 #: What the twins whose output is not a value return, made one: the poolers and the row
-#: fillers fill every row;
-#: the hiding carriers are an iterable (an ordered dict's keys on the pure path, a list in C).
+#: fillers fill every row; the hiding carriers are an iterable (an ordered dict's keys on the
+#: pure path, a list in C) of which the caller keeps the hidden ones (the kernel leaves out the
+#: styled elements whose style cannot hide them).
 RETURNED = {"noisecbr.features.lexical._pooler_pure": _pooled,
             "noisecbr.features.vectors._pure_rows": lambda fill, table: fill(None),
-            "noisecbr.prepare.visibility._hiding_carriers_pure": lambda found, *args: list(found)}
+            "noisecbr.prepare.visibility._hiding_carriers_pure":
+                lambda found, *args: [e for e in found if visibility._is_hidden(e)]}
 
 pytestmark = pytest.mark.skipif(BACKEND.kernel is None,
                                 reason="the compiled kernel is not in use (pure path)")
@@ -48,7 +51,16 @@ def _pages() -> list[bytes | str]:
     crowded = ("<html><body><div " + " ".join(f"data-a{i}='{i}'" for i in range(MAX_ATTRIBUTES + 9))
                + "><p>Harbour news, a paragraph of words long enough to be kept.</p></div>"
                "</body></html>")
-    return [*fixture_pages(), crowded,
+    # Hidden elements of every kind and a JSON-LD declaration in the body: what tidying removes
+    # and moves.
+    hidden = ("<html><body><div hidden>gone</div><p style='display: none'>gone</p>"
+              "<section aria-hidden='true'>gone</section><p style='color:red'>shown</p>"
+              "<script type='application/ld+json'>{\"@type\": \"NewsArticle\"}</script>"
+              "<noscript><p>fallback</p></noscript><iframe><p>frame</p></iframe>"
+              "<article><p>Harbour news, a paragraph of words long enough to be kept.</p>"
+              "</article></body></html>")
+    # The made pages first: a twin's first calls are the ones recorded.
+    return [crowded, hidden, *fixture_pages(),
             *(generate(rng, family) for family in FAMILIES for _ in range(4))]
 
 
@@ -92,6 +104,18 @@ def same(a: object, b: object) -> bool:
 def test_every_twin_is_registered_and_exercised(recorded):
     assert len(BACKEND.twins) == TWINS, sorted(BACKEND.twins)
     assert sorted(set(BACKEND.twins) - set(recorded)) == []
+    # Exercised on something: each pair's reference gives a non-empty output on some call.
+    empty = []
+    for name, calls in recorded.items():
+        twin = BACKEND.twins[name]
+        outputs = []
+        for args, kwargs in calls:
+            given = _copied(args)
+            output = twin.pure(*given, **_copied(kwargs))
+            outputs.append(RETURNED[name](output, *given) if name in RETURNED else output)
+        if all(hasattr(o, "__len__") and len(o) == 0 for o in outputs):
+            empty.append(name)
+    assert empty == []
 
 
 @pytest.mark.parametrize("name", sorted(BACKEND.twins))

@@ -22,6 +22,7 @@ kernel function only if it passes a module's own check (the text walk's, on a pa
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import functools
 import os
@@ -116,12 +117,16 @@ class Twin:
     compiled: Callable[..., Any]
 
 
-def _copied(value: Any) -> Any:
-    """``value`` with its arrays and lists copied (what a function may fill in place); other
-    objects (trees, tables) as they are."""
+def _copied(value: Any, trees: bool = False) -> Any:
+    """``value`` with its arrays and lists copied (what a function may fill in place) and, with
+    ``trees``, an element (an argument itself) copied with its subtree (tidying goes on to
+    remove what a recorded call found in it); other objects (tables, the elements of a list) as
+    they are."""
     if isinstance(value, np.ndarray):
         return value.copy()
-    if type(value) in (list, tuple):
+    if trees and isinstance(value, etree._Element):
+        return copy.deepcopy(value)
+    if type(value) in (list, tuple):  # the elements of a list are the page's, not copied
         return type(value)(_copied(v) for v in value)
     if type(value) is dict:
         return {k: _copied(v) for k, v in value.items()}
@@ -156,7 +161,8 @@ class Backend:
             if self._recording is not None:
                 calls = self._recording.setdefault(name, [])
                 if len(calls) < RECORDED_CALLS:
-                    calls.append((_copied(args), _copied(kwargs)))
+                    calls.append((tuple(_copied(a, trees=True) for a in args),
+                                  {k: _copied(v, trees=True) for k, v in kwargs.items()}))
             return (pure if self.kernel is None else compiled)(*args, **kwargs)
 
         return chosen  # type: ignore[return-value]
@@ -166,11 +172,12 @@ class Backend:
         """Record, inside the block, the arguments of the first :data:`RECORDED_CALLS` calls of
         every dispatched function (arrays copied), by twin name: what the twin test calls both
         functions of each pair with."""
-        self._recording = recorded = {}
+        outer, self._recording = self._recording, {}
+        recorded = self._recording
         try:
             yield recorded
         finally:
-            self._recording = None
+            self._recording = outer
 
     def verified(self, name: str, check: Callable[[Any], bool]) -> Any:
         """The kernel's function ``name`` if the kernel is in use, has it and ``check`` passes

@@ -280,10 +280,11 @@ def found_date(root: etree._Element, url: str | None = None) -> str | None:
     """The publication day (``YYYY-MM-DD``) htmldate finds in a page that declares none,
     preferring the original date to the last change: its fast search (the URL, ``<meta>``,
     JSON-LD, ``abbr`` and ``time`` elements, date-like classes, the text's date patterns), then
-    where that finds none its extensive search (every element's text), whose year or month
-    alone (a copyright line's "© 2025" is returned as ``2025-01-01``) is not a day and is not
-    taken. None when neither finds one, or htmldate fails: a library's failure on one page never
-    fails a clean.
+    where that finds none its extensive search (every element's text), whose finds on the first
+    of a month are not taken: htmldate completes a year or a month alone to day 01 (a copyright
+    line's "© 2025" is returned as ``2025-01-01``), which cannot be told from a real first (a
+    page dated on a first and found only by this search gets no date). None when neither finds
+    one, or htmldate fails: a library's failure on one page never fails a clean.
 
     Calibrated on wcxb-dev's dated truths (``python benchmarks/metadata.py``): the fast search
     alone matched 0.802 of them; the extensive search after it 0.838, but it also dated 63 of

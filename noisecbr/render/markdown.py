@@ -141,6 +141,8 @@ class _Walk:
         #: definition that follows there is written as one (a definition whose term was removed
         #: is a paragraph)
         self.defined: tuple[_Box, int] | None = None
+        #: the box and its block count when the open <dt> began
+        self.term_at: tuple[_Box, int] | None = None
         #: per open inline element: where its text starts in the box's pieces
         self.marks: list[int] = []
 
@@ -187,6 +189,8 @@ class _Walk:
             self.box.flush()
             if tag == "dl":
                 self.defined = None
+            elif tag == "dt":  # a term is what the dt itself writes (nothing: no term)
+                self.term_at = (self.box, len(self.box.blocks))
         if tag in _EMPHASIS or tag in ("a", "code"):
             self.marks.append(len(self.box.inline))
         if element.text:
@@ -231,8 +235,10 @@ class _Walk:
                 self.box.blocks.append("\n".join(items))
         elif tag in BLOCK_TAGS or tag == "dt":
             self.box.flush()
-            if tag == "dt" and self.box.blocks:
-                self.defined = (self.box, len(self.box.blocks))
+            if tag == "dt":
+                wrote = self.term_at is not None and self.term_at[0] is self.box \
+                    and len(self.box.blocks) > self.term_at[1]
+                self.defined = (self.box, len(self.box.blocks)) if wrote else None
 
     def _definition(self, content: str) -> None:
         """A finished ``<dd>``: after its term (or the definition before it), ``:   `` before its
@@ -243,11 +249,15 @@ class _Walk:
         self.box.flush()
         if not content:
             return
-        if self.defined is not None and self.defined[0] is self.box \
-                and self.defined[1] == len(self.box.blocks) and not _BLOCK_START.match(content):
+        follows = self.defined is not None and self.defined[0] is self.box \
+            and self.defined[1] == len(self.box.blocks)
+        # Only a one-block definition keeps the list going: a second block of its own, or one
+        # written as plain blocks, would make the next term's place ambiguous.
+        single = not _BLOCK_START.match(content) and "\n\n" not in content
+        if follows and not _BLOCK_START.match(content):
             content = f":   {content}"
         self.box.blocks.append(content)
-        self.defined = (self.box, len(self.box.blocks))
+        self.defined = (self.box, len(self.box.blocks)) if follows and single else None
 
     def _item(self, box: _Box) -> None:
         """A finished list item: its marker, its first block, every further line indented

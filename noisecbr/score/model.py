@@ -1,11 +1,10 @@
-"""The model artifact and its numpy forward pass.
+"""The network and its numpy forward pass (:class:`Model`); its file is :mod:`.artifact`.
 
-An artifact is one safetensors file: the layers' weights and biases, the feature normalisation,
-and a JSON metadata header (vector schema, label order, feature columns, activations, preset, run
-id, and the cleaner's walk thresholds chosen with the model). Loading reads tensors with
-safetensors' numpy backend: nothing is unpickled and torch is not imported. Inference is a plain
-numpy MLP: for one page's batch of ~1 000 subtrees it is faster than torch's dispatch overhead
-and keeps torch out of the cleaning hot path.
+A model is the layers' weights and biases, the feature normalisation, the lexicon, the kind and
+confidence models it carries and its metadata (vector schema, label order, feature columns,
+activations, preset, run id, the walk thresholds chosen with it). Inference is a plain numpy
+MLP: for one page's batch of ~1 000 subtrees it is faster than torch's dispatch overhead and
+keeps torch out of the cleaning hot path.
 """
 
 from __future__ import annotations
