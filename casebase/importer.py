@@ -29,9 +29,9 @@ from noisecbr.eval.metric import PageScore, Scores, aggregate, score_page
 from noisecbr.features import VECTOR_SCHEMA, vectorize
 from noisecbr.fsnames import shown
 from noisecbr.prepare.limits import read_file_limited, reading_problem
+from noisecbr.prepare.strings import normalize_space
 from noisecbr.prepare.subtrees import ElementTable
 from noisecbr.prepare.tidy import InputError
-from noisecbr.render.strings import normalize_space
 from noisecbr.render.text import render_text
 from noisecbr.result import LABELS, NOISE
 

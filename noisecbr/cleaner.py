@@ -38,8 +38,8 @@ from .pipeline import (
     score,
     score_and_decide,
 )
+from .prepare.strings import printable
 from .prepare.tidy import InputError, Parser
-from .render.strings import printable
 from .result import CleanResult
 from .score.artifact import load_model
 from .score.kind import KINDS

@@ -148,7 +148,7 @@ def clean_everything(page: bytes | str) -> str | None:
     for value in (result.title, result.author, result.date, result.lang):
         assert value is None or isinstance(value, str)
     # What the CLI writes: UTF-8 encodable (no lone surrogates), the JSON parseable, and no
-    # control character but tab and newline anywhere (noisecbr.render.strings.printable).
+    # control character but tab and newline anywhere (noisecbr.prepare.strings.printable).
     result.text.encode()
     result.html.encode()
     json.loads(result.to_json().encode())

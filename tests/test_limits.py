@@ -12,8 +12,8 @@ from lxml import etree
 
 import noisecbr
 from noisecbr.prepare import limits
+from noisecbr.prepare.strings import drop_elements
 from noisecbr.prepare.tidy import InputError, InputTooLargeError, tidy
-from noisecbr.render.strings import drop_elements
 from noisecbr_apps.cli import main
 
 

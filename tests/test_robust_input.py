@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from conftest import dataset_with_page
 
 import noisecbr
+from noisecbr.prepare.strings import drop_elements, xml_safe
 from noisecbr.prepare.tidy import InputError, tidy
-from noisecbr.render.strings import drop_elements, xml_safe
 from noisecbr.render.text import render_text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "casebase"

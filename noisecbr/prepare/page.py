@@ -11,7 +11,6 @@ import numpy as np
 from lxml import etree
 
 from ..decide.convention import declares_article, page_mode, prose_share
-from ..render.strings import printable
 from ..score.kind import declared_url, nested_types, one_hot, page_evidence
 from ..score.model import Model
 from .metadata import (
@@ -24,6 +23,7 @@ from .metadata import (
     page_metadata,
     shown_title,
 )
+from .strings import printable
 from .subtrees import ElementTable, build_table
 from .tidy import Parser, tidy
 
@@ -158,7 +158,7 @@ def index_of(table: ElementTable, element: etree._Element | None) -> int | None:
 
 
 def xml_safe_metadata(metadata: PageMetadata) -> PageMetadata:
-    """``metadata`` without control characters (:func:`noisecbr.render.strings.printable`, which
+    """``metadata`` without control characters (:func:`noisecbr.prepare.strings.printable`, which
     also drops what lxml refuses): the page's own text, or JSON-LD's ``\\u0001`` escapes, may
     hold them, and the title is written into the cleaned HTML and every field into the JSON
     output."""

@@ -24,11 +24,11 @@ from .. import errors
 # callers have always found them, re-exports them all.
 from ..errors import *  # noqa: F403
 from ..errors import EmptyInputError, InputError
-from ..render.strings import drop_elements
 from .decode import text_and_charset
 from .limits import DEFAULT_MAX_BYTES, check_elements, check_size, limit_attributes
 from .parse import flatten_deep, parse_html5lib, parse_lxml, repaired, too_deep_for_libxml2
 from .sniff import SNIFF_BYTES, refuse_non_html
+from .strings import drop_elements
 from .visibility import keep_declarations, remove_invisible
 
 __all__ = [

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from lxml import etree
 
 from ..native.backend import BACKEND
-from ..render.strings import drop_elements, set_text
 from ..settings import NOSCRIPT_CONTENT_CHARS
+from .strings import drop_elements, set_text
 
 #: Elements whose content is never shown to a reader. (``noembed`` and ``noframes`` hold the
 #: fallback of browsers without plugins or frames, read by the parser as raw text: ad markup

@@ -20,13 +20,13 @@ from ..prepare.metadata import (
     found_date,
 )
 from ..prepare.page import Page
+from ..prepare.strings import drop_elements, printable
 from ..prepare.subtrees import ElementTable
 from ..result import COMMENT, LABELS, NOISE, CleanResult, Decision
 from ..score.kind import KINDS, declared_url
 from .byline import classed_author, find_byline
 from .confidence import ConfidenceModel, confidence_evidence
 from .markdown import escape_inline, render_markdown
-from .strings import drop_elements, printable
 from .text import render_html, render_text, render_texts
 
 

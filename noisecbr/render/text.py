@@ -18,7 +18,7 @@ from xml.sax.saxutils import quoteattr
 from lxml import etree, html
 
 from ..native.backend import BACKEND
-from .strings import printable
+from ..prepare.strings import printable
 
 __all__ = ["BLOCK_TAGS", "LINE_TAGS", "render_html", "render_text", "render_texts",
            "sanitised_body", "verbatim_text"]

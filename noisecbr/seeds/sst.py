@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from ..prepare.strings import drop_elements, normalize_space
 from ..prepare.tidy import Parser, tidy
-from ..render.strings import drop_elements, normalize_space
 from ..render.text import render_html, render_text
 from ..result import DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
 from .style import content_features, element_children, element_key, feature_entropies

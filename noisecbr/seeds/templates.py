@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from ..prepare.strings import normalize_space
 from ..prepare.tidy import Parser, tidy
-from ..render.strings import normalize_space
 
 __all__ = [
     "DEFAULT_SHARE",
