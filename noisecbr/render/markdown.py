@@ -251,13 +251,14 @@ class _Walk:
             return
         follows = self.defined is not None and self.defined[0] is self.box \
             and self.defined[1] == len(self.box.blocks)
-        # Only a one-block definition keeps the list going: a second block of its own, or one
-        # written as plain blocks, would make the next term's place ambiguous.
-        single = not _BLOCK_START.match(content) and "\n\n" not in content
-        if follows and not _BLOCK_START.match(content):
+        written_as_one = follows and not _BLOCK_START.match(content)
+        if written_as_one:
             content = f":   {content}"
         self.box.blocks.append(content)
-        self.defined = (self.box, len(self.box.blocks)) if follows and single else None
+        # Only a one-block definition keeps the list going: a second block of its own, or one
+        # written as plain blocks, would make the next term's place ambiguous.
+        one_block = written_as_one and "\n\n" not in content
+        self.defined = (self.box, len(self.box.blocks)) if one_block else None
 
     def _item(self, box: _Box) -> None:
         """A finished list item: its marker, its first block, every further line indented
