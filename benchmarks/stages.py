@@ -86,18 +86,20 @@ def load_api(package: str) -> SimpleNamespace:
     return api
 
 
-#: Where a module went when the engine's modules moved into stage folders (2026-11-27): a
-#: revision from before has them at the top (and its scores' rows in ``pipeline``).
+#: Where a module went when the engine's modules moved into stage folders (2026-11-27), and
+#: where a revision from before has it: at the top (its scores' rows in ``pipeline``).
 _STAGE_OF = {"subtrees": "prepare", "tidy": "prepare", "backend": "native", "rows": "score"}
+_BEFORE_STAGES = {"rows": "pipeline"}
 
 
 def _stage_module(package: str, name: str):
     """``package``'s module ``name``, in its stage folder or, in an older revision, at the top."""
+    stage = _STAGE_OF.get(name)
     try:
-        return importlib.import_module(f"{package}.{_STAGE_OF.get(name, '')}.{name}"
-                                       .replace("..", "."))
+        return importlib.import_module(f"{package}.{stage}.{name}" if stage
+                                       else f"{package}.{name}")
     except ModuleNotFoundError:
-        return importlib.import_module(f"{package}.{'pipeline' if name == 'rows' else name}")
+        return importlib.import_module(f"{package}.{_BEFORE_STAGES.get(name, name)}")
 
 
 def _thresholds(cleaner, page):
