@@ -1,4 +1,4 @@
-"""Training arrays: every case of one vector schema as numpy arrays, loaded in one scan.
+"""Training arrays: every case of one vector schema as numpy arrays, read page by page.
 
     X, y, sites, page_ids, case_ids = cb.load_arrays()
     weights = cb.load_counts(case_ids)         # how many cases dedupe merged into each
@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from typing import NamedTuple
 
 import numpy as np
@@ -17,7 +16,7 @@ from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
 from noisecbr.result import LABELS
 
 from .connection import ConnectionMixin
-from .errors import CaseBaseError
+from .derived import decode_vectors
 
 __all__ = ["ArraysMixin", "CaseArrays"]
 
@@ -41,41 +40,38 @@ class CaseArrays(NamedTuple):
 class ArraysMixin(ConnectionMixin):
     """The training-array methods of :class:`~casebase.store.CaseBase`."""
 
-    def load_arrays(self, schema_version: int = VECTOR_SCHEMA, *,
-                    chunk: int = 100_000) -> CaseArrays:
-        """All cases of ``schema_version`` as training arrays, in case-id order.
+    def load_arrays(self, schema_version: int = VECTOR_SCHEMA) -> CaseArrays:
+        """All cases of pages whose vectors are of ``schema_version``, as training arrays, in
+        case-id order.
 
-        One read transaction and one table scan of (id, page, label, vector), fetched ``chunk``
-        rows at a time straight from the driver; vectors are copied into a preallocated float32
-        matrix with ``np.frombuffer``, so memory peaks at the result plus one chunk. Sites come
-        from the small pages and sites tables, mapped with numpy (no join). Measured: 951 569
-        cases × 170 features (schema 2) in about 6 s on a busy 2-core machine (the scan itself
-        is 2 s).
+        One read transaction: the cases' (id, page, position, label) in one scan, then each
+        page's vectors (:mod:`casebase.derived`), decoded one page at a time into a
+        preallocated float32 matrix, so memory peaks at the result plus one page.
 
-        A case whose vector is not the schema's width of finite values (stored by an import
-        that did not check it) is left out with a warning naming it: one bad case must not stop
-        training or ``explain`` for the whole case base.
+        A case whose page's vectors cannot be read (damaged), whose position is beyond them,
+        or whose vector is not finite (an extra row of an older schema,
+        :func:`casebase.derived.with_extras`) is left out with a warning naming it: one bad
+        case must not stop training or ``explain`` for the whole case base.
         """
-        select_sql = ("SELECT id, page_id, label, vector FROM cases "
-                      # "+": a full scan in id order beats walking the schema_version index.
-                      "WHERE +schema_version = {} ORDER BY id")
         with self.engine.connect() as connection:
-            # The first statement begins the read transaction the scan below runs in.
-            n = connection.execute(text("SELECT COUNT(*) FROM cases WHERE schema_version = :v"),
-                                   {"v": schema_version}).scalar_one()
+            rows = connection.execute(text(
+                "SELECT c.id, c.page_id, c.position, c.label FROM cases c "
+                "JOIN pages p ON p.id = c.page_id WHERE p.vector_schema = :v ORDER BY c.id"),
+                {"v": schema_version}).all()
             page_site = dict(connection.execute(text("SELECT id, site_id FROM pages")).all())
             hosts = dict(connection.execute(text("SELECT id, host FROM sites")).all())
-            if connection.dialect.name == "sqlite":
-                cursor = connection.connection.driver_connection.cursor()
-                cursor.execute(select_sql.format("?"), (schema_version,))
-                fetch = cursor.fetchmany
-            else:
-                result = connection.execution_options(stream_results=True).execute(
-                    text(select_sql.format(":v")), {"v": schema_version})
-                fetch = result.fetchmany
-            X, y, page_ids, case_ids, skipped = _scan(fetch, chunk, n, schema_version)
+            n = len(rows)
+            case_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+            page_ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+            positions = np.fromiter((r[2] for r in rows), dtype=np.int64, count=n)
+            y = np.fromiter((_LABEL_INDEX[r[3]] for r in rows), dtype=np.int8, count=n)
+            del rows
+            X, usable = _fill(connection, schema_version, page_ids, positions)
+        skipped = case_ids[~usable].tolist()
         if skipped:
-            _warn_skipped(skipped, schema_version, X.shape[1])
+            _warn_skipped(skipped, schema_version)
+            X, y = np.ascontiguousarray(X[usable]), y[usable]
+            page_ids, case_ids = page_ids[usable], case_ids[usable]
         # page id → site id → host, vectorised.
         page_keys = np.array(sorted(page_site), dtype=np.int64)
         site_of_page = np.array([page_site[k] for k in page_keys.tolist()], dtype=np.int64)
@@ -97,64 +93,50 @@ class ArraysMixin(ConnectionMixin):
                            count=len(wanted))
 
 
-def _scan(fetch, chunk: int, n: int, schema_version: int
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[int]]:
-    """X, y, page ids and case ids of the ``n`` rows ``fetch`` gives ``chunk`` at a time, and
-    the ids of the rows left out for an unusable vector (:func:`_usable`)."""
+def _fill(connection, schema_version: int, page_ids: np.ndarray, positions: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """The vector of each case (a row per case, in the order of ``page_ids``) from its page's
+    stored vectors, read a page at a time, and whether it was found."""
     width = len(FEATURE_NAMES) if schema_version == VECTOR_SCHEMA else None
-    X: np.ndarray | None = None
-    y = np.empty(n, dtype=np.int8)
-    page_ids = np.empty(n, dtype=np.int64)
-    case_ids = np.empty(n, dtype=np.int64)
-    filled = read = 0
-    skipped: list[int] = []
-    while rows := fetch(chunk):
-        read += len(rows)
-        if read > n:
-            raise CaseBaseError("the case base changed while loading: try again")
-        if width is None:  # an older schema: its width is what most of its vectors have
-            width = Counter(len(row[3]) for row in rows).most_common(1)[0][0] // 4
-        if X is None:
-            X = np.empty((n, width), dtype=np.float32)
-        kept, block, bad = _usable(rows, width)
-        skipped += bad
-        k = len(kept)
-        if k:
-            ids, pages, labels, _ = zip(*kept)
-            X[filled:filled + k] = block
-            y[filled:filled + k] = [_LABEL_INDEX[label] for label in labels]
-            page_ids[filled:filled + k] = pages
-            case_ids[filled:filled + k] = ids
-            filled += k
-    if read != n:
-        raise CaseBaseError("the case base changed while loading: try again")
+    X: np.ndarray | None = None if width is None else np.zeros((len(page_ids), width),
+                                                              dtype=np.float32)
+    usable = np.zeros(len(page_ids), dtype=bool)
+    order = np.argsort(page_ids, kind="stable")
+    wanted = np.unique(page_ids)
+    bounds = np.searchsorted(page_ids[order], wanted, side="left").tolist() + [len(order)]
+    at = {int(page): k for k, page in enumerate(wanted.tolist())}
+    result = connection.execution_options(stream_results=True).execute(text(
+        "SELECT id, vectors FROM pages WHERE vector_schema = :v ORDER BY id"),
+        {"v": schema_version})
+    for page_id, blob in result:
+        k = at.get(int(page_id))
+        if k is None or blob is None:
+            continue
+        try:
+            matrix = decode_vectors(blob)
+        except ValueError:
+            continue
+        if X is None:  # an older schema: its width is what its first page's vectors have
+            width = matrix.shape[1]
+            X = np.zeros((len(page_ids), width), dtype=np.float32)
+        if matrix.shape[1] != width:
+            continue
+        rows = order[bounds[k]:bounds[k + 1]]
+        rows = rows[positions[rows] < len(matrix)]
+        block = matrix[positions[rows]]
+        finite = np.isfinite(block).all(axis=1)
+        X[rows[finite]] = block[finite]
+        usable[rows[finite]] = True
     if X is None:
-        X = np.zeros((0, width or 0), dtype=np.float32)
-    if filled < n:  # rows were left out: only then is the matrix copied to its size
-        X, y = np.ascontiguousarray(X[:filled]), y[:filled].copy()
-        page_ids, case_ids = page_ids[:filled].copy(), case_ids[:filled].copy()
-    return X, y, page_ids, case_ids, skipped
+        X = np.zeros((len(page_ids), width or 0), dtype=np.float32)
+    return X, usable
 
 
-def _usable(rows: list, width: int) -> tuple[list, np.ndarray, list[int]]:
-    """The rows of one fetched chunk whose vector is ``width`` finite float32 values, those
-    vectors as a matrix, and the ids of the other rows."""
-    sized = [row for row in rows if len(row[3]) == 4 * width]
-    bad = [row[0] for row in rows if len(row[3]) != 4 * width]
-    data = b"".join(row[3] for row in sized)
-    block = np.frombuffer(data, dtype="<f4").reshape(len(sized), width)
-    finite = np.isfinite(block).all(axis=1)
-    if not finite.all():  # checked on the whole block at once: a row at a time is slow
-        bad += [row[0] for row, ok in zip(sized, finite.tolist()) if not ok]
-        sized = [row for row, ok in zip(sized, finite.tolist()) if ok]
-        block = block[finite]
-    return sized, block, sorted(bad)
-
-
-def _warn_skipped(case_ids: list[int], schema_version: int, width: int) -> None:
+def _warn_skipped(case_ids: list[int], schema_version: int) -> None:
     """Say which cases :meth:`ArraysMixin.load_arrays` left out, and what to do about them."""
     shown = ", ".join(map(str, case_ids[:_SHOW_IDS]))
     more = f" and {len(case_ids) - _SHOW_IDS} more" if len(case_ids) > _SHOW_IDS else ""
-    log.warning("casebase: %d case(s) of vector schema %d left out, their vector is not %d "
-                "finite values: %s%s (delete them with `casebase delete`)", len(case_ids),
-                schema_version, width, shown, more)
+    log.warning("casebase: %d case(s) of vector schema %d left out, their page holds no "
+                "finite vector for them (a damaged page, a position beyond it): %s%s "
+                "(`casebase revectorize` recomputes pages, `casebase delete` deletes cases)",
+                len(case_ids), schema_version, shown, more)

@@ -735,16 +735,17 @@ _SHOW_IDS = 10
 @click.pass_context
 @_handle_errors
 def revectorize(ctx: click.Context, quiet: bool) -> None:
-    """Recompute the vectors of cases of an older vector schema from their stored pages.
+    """Recompute the vectors of pages of an older vector schema from their stored HTML.
 
-    After an upgrade that changes the vector definition, cases of the old schema are not
-    trained on: this recomputes their vectors (and sets their schema to the current one) from
-    the page HTML stored with them. Labels, label sources, history, texts and counts are kept.
+    After an upgrade that changes the vector definition, the cases of pages of the old schema
+    are not trained on: this recomputes each such page's vectors and outline (and sets its
+    schema to the current one) from the page HTML stored with it. Labels, label sources,
+    history and counts are kept.
 
     Each page is one transaction: interrupted, the pages done stay done, and running again
-    continues with the others. A case whose element is not found in its stored page (path
-    differs, position out of range, page unparsable) keeps its old vector and schema and is
-    reported (exit 1). Cases merged by dedupe are recomputed from the page of the case kept.
+    continues with the others. A page with a case whose element is not found again (path
+    differs, position out of range, page unparsable) keeps its old vectors and schema, and
+    its cases are reported (exit 1).
     """
     from noisecbr.features import VECTOR_SCHEMA
 
@@ -765,8 +766,7 @@ def revectorize(ctx: click.Context, quiet: bool) -> None:
         _checkpoint(cb)
     for case_id, page_id, reason in report.unmatched[:_SHOW_IDS]:
         click.echo(f"case {case_id} (page {page_id}): {reason}: left as it was", err=True)
-    merged = (f" ({report.merged:,} merged by dedupe, recomputed from the case kept)"
-              if report.merged else "")
+    merged = f" ({report.merged:,} merged by dedupe)" if report.merged else ""
     click.echo(f"schema {VECTOR_SCHEMA}: {report.pages:,} pages, {report.updated:,} case(s) "
                f"updated{merged}, {report.remaining:,} case(s) left at another schema "
                f"in {report.seconds:.1f} s")
@@ -774,8 +774,8 @@ def revectorize(ctx: click.Context, quiet: bool) -> None:
         reasons = ", ".join(f"{n:,} {reason}" for reason, n in report.reasons.most_common())
         more = ("" if len(report.unmatched) <= _SHOW_IDS
                 else f"; the first {_SHOW_IDS} are listed above")
-        click.echo(f"{len(report.unmatched):,} case(s) not found in their stored page, kept "
-                   f"with their old vector ({reasons}){more}", err=True)
+        click.echo(f"{len(report.unmatched):,} case(s) not found in their stored page, their "
+                   f"page kept with its old vectors ({reasons}){more}", err=True)
         ctx.exit(EXIT_PARTIAL)
 
 

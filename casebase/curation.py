@@ -13,6 +13,7 @@ writes one transaction per page so that an interrupted run keeps the pages it fi
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
 from collections import Counter
@@ -20,18 +21,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from sqlalchemy import bindparam, delete, func, select, text, update
+from sqlalchemy import bindparam, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from noisecbr.features import VECTOR_SCHEMA, vectorize
+from noisecbr.features import VECTOR_SCHEMA
 from noisecbr.prepare.subtrees import build_table
 from noisecbr.result import LABELS
 
 from .connection import ConnectionMixin
+from .derived import decode_outline, decode_vectors, derive
 from .errors import NotFoundError
 from .importer import AddedPage, add_page, case_rows, insert_cases
-from .models import Case, LabelHistory, Page, decompress_html, vector_to_bytes
+from .models import Case, LabelHistory, Page, decompress_html
 from .pages import (
     PreparedPage,
     cases_from_paths,
@@ -60,14 +61,14 @@ class RevectorizeReport:
     """What :meth:`CurationMixin.revectorize` did."""
 
     schema_version: int  # the schema the vectors were recomputed for
-    pages: int = 0  # pages with cases of another schema, each read once
-    updated: int = 0  # cases whose vector and schema were recomputed
-    #: of ``updated``, cases standing for several (``count`` > 1 after ``dedupe``), recomputed
-    #: from the page and position of the case dedupe kept
+    pages: int = 0  # pages whose vectors were of another schema (or missing), each read once
+    updated: int = 0  # cases of those pages now derived under the schema
+    #: of ``updated``, cases standing for several (``count`` > 1 after ``dedupe``)
     merged: int = 0
     #: (case id, page id, reason) of every case left as it was: its element was not found
     unmatched: list[tuple[int, int, str]] = field(default_factory=list)
-    #: cases still of another schema when the run ended (unmatched ones, and any added meanwhile)
+    #: cases whose page is still of another schema when the run ended (pages that cannot be
+    #: parsed, and any page changed or added meanwhile)
     remaining: int = 0
     seconds: float = 0.0
 
@@ -81,15 +82,6 @@ class RevectorizeReport:
 UNMATCHED_PAGE = "page cannot be parsed"
 UNMATCHED_POSITION = "position out of range"
 UNMATCHED_PATH = "path differs"
-
-
-def _page_vectors(blob: bytes) -> tuple[list[str], np.ndarray] | None:
-    """Paths and vectors (current schema) of the elements of a stored page, as the import
-    computed them (:func:`casebase.pages.prepare_page`); None if the page cannot be parsed."""
-    table = stored_table(blob)
-    if table is None:
-        return None
-    return table.paths(), vectorize(table)
 
 
 class CurationMixin(ConnectionMixin):
@@ -150,7 +142,8 @@ class CurationMixin(ConnectionMixin):
             existing = dict(session.execute(
                 select(Case.position, Case.id).where(Case.page_id == page_id)).all())
             new = [i for i in chosen if i not in existing]
-            insert_cases(session, case_rows(page, page_id, per_element, "human", new))
+            insert_cases(session, case_rows(page, page_id, per_element, "human", new),
+                         stamped=True)
         relabelled = 0
         for i in chosen:
             if i in existing:
@@ -183,23 +176,11 @@ class CurationMixin(ConnectionMixin):
 
         The kept case is the group's human-labelled one if any, else its lowest id; the merged
         cases' history moves to it. Merged cases of other pages and sites are gone, so a
-        site-grouped split sees each distinct vector once, on the kept case's site.
+        site-grouped split sees each distinct vector once, on the kept case's site. A case
+        whose page has no readable vectors is left alone.
         """
-        priority = " ".join(f"WHEN '{s}' THEN {p}" for s, p in _SOURCE_PRIORITY.items())
-        groups = text(f"""
-            SELECT id, keep_id, total FROM (
-                SELECT id,
-                       FIRST_VALUE(id) OVER (PARTITION BY schema_version, label, vector
-                                             ORDER BY CASE label_source {priority} ELSE 9 END,
-                                                      id) AS keep_id,
-                       SUM(count) OVER (PARTITION BY schema_version, label, vector) AS total,
-                       COUNT(*) OVER (PARTITION BY schema_version, label, vector) AS n
-                FROM cases
-            ) AS grouped WHERE n > 1""")
         with self.session() as session:
-            rows = session.execute(groups).all()
-            keep = [{"k": i, "total": t} for i, k, t in rows if i == k]
-            merged = [{"m": i, "k": k} for i, k, _ in rows if i != k]
+            keep, merged = _duplicates(session.connection())
             if not merged:
                 return 0
             session.execute(
@@ -221,26 +202,21 @@ class CurationMixin(ConnectionMixin):
     def revectorize(self, *, progress: bool = False,
                     on_page: Callable[[RevectorizeReport], None] | None = None
                     ) -> RevectorizeReport:
-        """Recompute, from the stored pages, the vector of every case whose ``schema_version``
-        is not :data:`~noisecbr.features.VECTOR_SCHEMA`, and set its schema to it.
+        """Compute again, from its stored HTML, what the cases of a page derive from it (its
+        vectors and outline, :mod:`casebase.derived`), for every page whose vectors are not of
+        :data:`~noisecbr.features.VECTOR_SCHEMA` (or missing).
 
-        Each page is parsed as the import parsed it (:func:`casebase.pages.parse_stored`,
-        ``build_table``, ``vectorize``); a case is matched to the element at its ``position``,
-        whose path must be the case's ``path``. Only ``vector``, ``schema_version`` (and
-        ``updated_at``) change: labels, label sources, history, text and counts stay as they
-        are. A case whose element is not found (the page does not parse, the position is out of
-        range, the path differs) keeps its vector and schema and is listed in ``unmatched``.
+        Each page is parsed as the import parsed it (:func:`casebase.pages.stored_table`) and
+        each case's element found again by its path (the old outline's at its position: they
+        agree unless the parser changed; a case whose element moved follows it). Labels, label
+        sources, history and counts stay as they are. A page with a case whose path names no
+        element of the page now (an extra row, a parser that changed the page), or that cannot
+        be parsed, is left as it was, its cases listed in ``unmatched``.
 
-        Each page's updates are one transaction, so an interruption leaves every page either
-        fully recomputed or as it was; running again continues with the pages left (a case
-        already of the current schema is never touched, so a second run changes nothing). An
-        update only applies to a case that still has the schema it was read with: a case changed
-        meanwhile by another process is left to the next run.
-
-        A case merged by :meth:`dedupe` (``count`` > 1) is recomputed from the page and position
-        of the case dedupe kept, and keeps its count; the merged copies' own pages are not
-        consulted (their cases are gone), so copies that the new schema would tell apart stay
-        merged under the kept case's vector.
+        Each page is one transaction, so an interruption leaves every page either fully
+        recomputed or as it was; running again continues with the pages left. A page is only
+        written if its schema is still the one it was read with: a page changed meanwhile by
+        another process is left to the next run.
 
         ``progress`` shows a progress bar (pages) on stderr; ``on_page`` is called after each
         page.
@@ -250,21 +226,14 @@ class CurationMixin(ConnectionMixin):
         started = time.perf_counter()
         report = RevectorizeReport(schema_version=VECTOR_SCHEMA)
         with self.engine.connect() as connection:
-            pages = connection.execute(
-                select(Case.page_id, func.count()).where(Case.schema_version != VECTOR_SCHEMA)
-                .group_by(Case.page_id).order_by(Case.page_id)).all()
-        table = Case.__table__
-        guarded = (update(table)
-                   .where(table.c.id == bindparam("b_id"), table.c.page_id == bindparam("b_page"),
-                          table.c.schema_version == bindparam("b_old"))
-                   .values(vector=bindparam("b_vector"), schema_version=VECTOR_SCHEMA,
-                           updated_at=func.current_timestamp()))
+            pages = connection.execute(select(Page.id).where(_stale()).order_by(Page.id)
+                                       ).scalars().all()
         bar = tqdm(total=len(pages), unit="page", file=sys.stderr,
                    disable=not progress or not sys.stderr.isatty(), dynamic_ncols=True,
                    desc="revectorize")
         try:
-            for page_id, _ in pages:
-                self._revectorize_page(page_id, guarded, report)
+            for page_id in pages:
+                self._revectorize_page(page_id, report)
                 bar.update(1)
                 bar.set_postfix(updated=report.updated, unmatched=len(report.unmatched),
                                 refresh=False)
@@ -275,58 +244,111 @@ class CurationMixin(ConnectionMixin):
             report.seconds = time.perf_counter() - started
         with self.engine.connect() as connection:
             report.remaining = int(connection.execute(
-                select(func.count()).select_from(Case)
-                .where(Case.schema_version != VECTOR_SCHEMA)).scalar_one())
+                select(func.count()).select_from(Case).join(Page, Page.id == Case.page_id)
+                .where(_stale())).scalar_one())
         return report
 
-    def _revectorize_page(self, page_id: int, guarded, report: RevectorizeReport) -> None:
-        """Recompute the stale cases of one page in one transaction (see :meth:`revectorize`),
-        adding to ``report``."""
+    def _revectorize_page(self, page_id: int, report: RevectorizeReport) -> None:
+        """Recompute one stale page in one transaction (see :meth:`revectorize`), adding to
+        ``report``."""
         with self.engine.connect() as connection:
-            blob = connection.execute(select(Page.html).where(Page.id == page_id)).scalar()
-            stale = connection.execute(
-                select(Case.id, Case.position, Case.path, Case.schema_version, Case.count)
-                .where(Case.page_id == page_id, Case.schema_version != VECTOR_SCHEMA)
+            blob, old, outline_blob = connection.execute(
+                select(Page.html, Page.vector_schema, Page.outline)
+                .where(Page.id == page_id)).one()
+            cases = connection.execute(
+                select(Case.id, Case.position, Case.count).where(Case.page_id == page_id)
                 .order_by(Case.id)).all()
         report.pages += 1
-        computed = _page_vectors(blob) if blob is not None and stale else None
-        rows: list[dict[str, Any]] = []
-        merged: set[int] = set()
-        for case_id, position, path, old, count in stale:
-            if computed is None:
-                report.unmatched.append((case_id, page_id, UNMATCHED_PAGE))
-                continue
-            paths, vectors = computed
-            if not 0 <= position < len(paths):
-                report.unmatched.append((case_id, page_id, UNMATCHED_POSITION))
-            elif paths[position] != path:
-                report.unmatched.append((case_id, page_id, UNMATCHED_PATH))
+        table = stored_table(blob) if blob is not None else None
+        if table is None:
+            report.unmatched += [(case_id, page_id, UNMATCHED_PAGE) for case_id, _, _ in cases]
+            return
+        paths = table.paths()
+        try:
+            old_paths = decode_outline(outline_blob).paths if outline_blob is not None else None
+        except ValueError:
+            old_paths = None
+        # Each case's element, found again by its path in the page parsed now (positions
+        # agree unless the parser changed); a page with a case not found is left as it was.
+        position_of = {path: i for i, path in enumerate(paths)}
+        moved, lost = [], []
+        for case_id, position, _ in cases:
+            if old_paths is None:  # no outline to read its path from: its position stands
+                found = position if position < len(paths) else None
+                reason = UNMATCHED_POSITION
+            elif position < len(old_paths):
+                found, reason = position_of.get(old_paths[position]), UNMATCHED_PATH
             else:
-                rows.append({"b_id": case_id, "b_page": page_id, "b_old": old,
-                             "b_vector": vector_to_bytes(vectors[position])})
-                if count > 1:
-                    merged.add(case_id)
-        if rows:
-            with self.session() as session:
-                done = self._update_each(session, guarded, rows)
-            report.updated += len(done)
-            report.merged += len(merged & done)
+                found, reason = None, UNMATCHED_POSITION
+            if found is None:
+                lost.append((case_id, page_id, reason))
+            elif found != position:
+                moved.append({"b_id": case_id, "b_position": found})
+        if lost:
+            report.unmatched += lost
+            return
+        with self.session() as session:
+            if not self._write_page(session, page_id, old, derive(table), moved):
+                return
+        report.updated += len(cases)
+        report.merged += sum(1 for _, _, count in cases if count > 1)
 
     @staticmethod
-    def _update_each(session: Session, statement, rows: list[dict[str, Any]]) -> set[int]:
-        """Run a guarded update for each row; returns the ids (``b_id``) it changed."""
-        connection = session.connection()
-        if connection.dialect.supports_sane_multi_rowcount:
-            result = connection.execute(statement, rows)
-            if result.rowcount == len(rows):
-                return {row["b_id"] for row in rows}
-            # Some rows changed meanwhile: find which ones now carry the new schema. (Rare: a
-            # concurrent writer; the transaction is still open, so this reads our own update.)
-            ids = [row["b_id"] for row in rows]
-            done: set[int] = set()
-            for start in range(0, len(ids), 500):
-                done.update(connection.execute(
-                    select(Case.id).where(Case.id.in_(ids[start:start + 500]),
-                                          Case.schema_version == VECTOR_SCHEMA)).scalars())
-            return done
-        return {row["b_id"] for row in rows if connection.execute(statement, row).rowcount}
+    def _write_page(session: Session, page_id: int, old: int | None, derived,
+                    moved: list[dict[str, int]]) -> bool:
+        """Store a page's recomputed blobs and its cases' new positions, if the page's schema
+        is still ``old`` (else nothing, and False: another process changed it meanwhile)."""
+        same_schema = (Page.vector_schema.is_(None) if old is None
+                       else Page.vector_schema == old)
+        written = session.execute(
+            update(Page).where(Page.id == page_id, same_schema)
+            .values(vectors=derived.vectors, outline=derived.outline,
+                    vector_schema=derived.vector_schema)).rowcount
+        if written and moved:
+            cases = Case.__table__
+            session.execute(
+                update(cases).where(cases.c.id == bindparam("b_id"))
+                .values(position=bindparam("b_position"), updated_at=func.current_timestamp()),
+                moved)
+        return bool(written)
+
+
+def _stale():
+    """The pages whose stored vectors or outline are missing or of another schema."""
+    return or_(Page.vector_schema.is_(None), Page.vector_schema != VECTOR_SCHEMA,
+               Page.vectors.is_(None), Page.outline.is_(None))
+
+
+def _duplicates(connection) -> tuple[list[dict[str, int]], list[dict[str, int]]]:
+    """The groups of cases :meth:`CurationMixin.dedupe` merges: for each kept case its id and
+    the group's total count (``k``, ``total``), for each merged one its id and the kept one's
+    (``m``, ``k``). Vectors are compared by their digest, a page's vectors decoded once."""
+    groups: dict[tuple, list[tuple[int, int, int]]] = {}
+    cases = connection.execute(
+        select(Case.page_id, Case.id, Case.position, Case.label, Case.label_source, Case.count)
+        .order_by(Case.page_id, Case.id)).all()
+    by_page: dict[int, list] = {}
+    for row in cases:
+        by_page.setdefault(row[0], []).append(row[1:])
+    for page_id, schema, blob in connection.execute(
+            select(Page.id, Page.vector_schema, Page.vectors).where(Page.vectors.is_not(None))):
+        if page_id not in by_page:
+            continue
+        try:
+            matrix = decode_vectors(blob)
+        except ValueError:
+            continue
+        for case_id, position, label, source, count in by_page[page_id]:
+            if position < len(matrix):
+                digest = hashlib.blake2b(matrix[position].tobytes(), digest_size=16).digest()
+                priority = _SOURCE_PRIORITY.get(source, 9)
+                groups.setdefault((schema, label, digest), []).append((priority, case_id, count))
+    keep, merged = [], []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        members.sort()
+        kept = members[0][1]
+        keep.append({"k": kept, "total": sum(count for _, _, count in members)})
+        merged += [{"m": case_id, "k": kept} for _, case_id, _ in members[1:]]
+    return keep, merged

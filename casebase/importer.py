@@ -21,24 +21,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from noisecbr.eval.datasets import dataset_size, read_dataset, site_of
 from noisecbr.eval.metric import PageScore, Scores, aggregate, score_page
-from noisecbr.features import VECTOR_SCHEMA, vectorize
 from noisecbr.fsnames import shown
 from noisecbr.prepare.limits import read_file_limited, reading_problem
-from noisecbr.prepare.strings import normalize_space
-from noisecbr.prepare.subtrees import ElementTable
 from noisecbr.prepare.tidy import InputError
 from noisecbr.render.text import render_text
 from noisecbr.result import LABELS, NOISE
 
+from .derived import PageDerived, derive, subtree_texts
 from .errors import UnknownPathsError
 from .labelling import MAX_COVERAGE, T_DATA, T_NOISE
 from .labelling import oracle as oracle_walk
-from .models import MAX_TEXT_CHARS, Case, Page
+from .models import Case, Page
 from .pages import (
     PreparedPage,
     check_source,
@@ -68,23 +66,9 @@ __all__ = [
 BATCH_ROWS = 20_000
 
 
-def subtree_texts(table: ElementTable, max_chars: int = MAX_TEXT_CHARS) -> list[str]:
-    """Each subtree's text: its pieces whitespace-normalised and joined by one space, cut to
-    ``max_chars``. Only the pieces that reach ``max_chars`` are joined, so the body (the whole
-    page's text) costs no more than a paragraph."""
-    pieces = [normalize_space(piece) for piece in table.piece_text]
-    lengths = np.fromiter((len(p) + 1 for p in pieces), dtype=np.int64, count=len(pieces))
-    cumulative = np.concatenate([[0], np.cumsum(lengths)])
-    start, end = table.piece_start, table.piece_end
-    # Pieces start..k-1 joined are cumulative[k] - cumulative[start] - 1 characters long.
-    enough = np.searchsorted(cumulative, cumulative[start] + max_chars + 1, side="left")
-    stop = np.minimum(enough, end)
-    return [" ".join(pieces[a:b])[:max_chars] for a, b in zip(start.tolist(), stop.tolist())]
-
-
-#: Column order of the tuples :func:`case_rows` returns.
-CASE_COLUMNS = ("page_id", "path", "position", "tag", "label", "label_source", "text", "vector",
-                "schema_version", "count")
+#: Column order of the tuples :func:`case_rows` returns. A case's path, tag, text and vector are
+#: its page's at its position (:mod:`casebase.derived`): none is stored per case.
+CASE_COLUMNS = ("page_id", "position", "label", "label_source", "count")
 
 
 def case_rows(
@@ -93,56 +77,51 @@ def case_rows(
     labels: np.ndarray,
     label_source: str,
     indices: Sequence[int] | np.ndarray | None = None,
-    vectors: np.ndarray | None = None,
 ) -> list[tuple]:
     """Rows (tuples in :data:`CASE_COLUMNS` order) of the elements ``indices`` (all by
     default); ``labels`` are indices into LABELS, one per element of the page."""
-    table = page.table
     if indices is not None and len(indices) == 0:
         return []
-    if vectors is None:
-        vectors = vectorize(table)
-    vectors = np.ascontiguousarray(vectors, dtype="<f4")
-    width = vectors.shape[1] * 4
-    blob = vectors.tobytes()
-    paths = table.paths()
-    texts = subtree_texts(table)
-    tags = table.tags
     names = [LABELS[k] for k in labels.tolist()]
-    chosen = range(len(table)) if indices is None else [int(i) for i in indices]
-    return [
-        (page_id, paths[i], i, tags[i][:64], names[i], label_source, texts[i],
-         blob[i * width:(i + 1) * width], VECTOR_SCHEMA, 1)
-        for i in chosen
-    ]
+    chosen = range(len(page.table)) if indices is None else [int(i) for i in indices]
+    return [(page_id, i, names[i], label_source, 1) for i in chosen]
 
 
-def insert_cases(session: Session, rows: list[tuple]) -> None:
+def insert_cases(session: Session, rows: list[tuple], *, stamped: bool = False) -> None:
     """Bulk-insert case rows (tuples in :data:`CASE_COLUMNS` order) in ``session``'s
-    transaction. On SQLite the tuples go straight to the driver's executemany (about twice as
-    fast as a Core insert of dicts, which other databases get)."""
+    transaction. ``stamped``: the cases are added to a page stored before, so they get a
+    creation time of their own (a page's first cases have their page's). On SQLite the tuples
+    go straight to the driver's executemany (about twice as fast as a Core insert of dicts,
+    which other databases get)."""
     if not rows:
         return
     connection = session.connection()
     if connection.dialect.name == "sqlite":
-        connection.exec_driver_sql(_SQLITE_INSERT, rows)
+        connection.exec_driver_sql(_SQLITE_INSERT[stamped], rows)
     else:
-        connection.execute(insert(Case.__table__), [dict(zip(CASE_COLUMNS, row)) for row in rows])
+        extra = {"created_at": func.current_timestamp()} if stamped else {}
+        connection.execute(insert(Case.__table__).values(**extra),
+                           [dict(zip(CASE_COLUMNS, row)) for row in rows])
 
 
-_SQLITE_INSERT = (f"INSERT INTO cases ({', '.join(CASE_COLUMNS)}) "
-                  f"VALUES ({', '.join('?' * len(CASE_COLUMNS))})")
+_SQLITE_INSERT = {
+    stamped: (f"INSERT INTO cases ({', '.join(CASE_COLUMNS)}{', created_at' * stamped}) "
+              f"VALUES ({', '.join('?' * len(CASE_COLUMNS))}{', CURRENT_TIMESTAMP' * stamped})")
+    for stamped in (False, True)
+}
 
 
 def _insert_page(session: Session, html: bytes, digest: str, *, url: str, source: str,
                  external_id: str | None, host: str, truth: str | None, parser: str,
-                 declared_article: bool | None, site_cache: dict[str, int] | None = None
-                 ) -> int:
-    """Insert one page row (its compressed stored HTML) and return its id."""
+                 declared_article: bool | None, derived: PageDerived,
+                 site_cache: dict[str, int] | None = None) -> int:
+    """Insert one page row (its compressed stored HTML and what its cases derive from it) and
+    return its id."""
     result = session.execute(insert(Page).values(
         site_id=site_id(session, host, site_cache), url=url or "", source=source,
         external_id=external_id, content_hash=digest, parser=parser, html=html, truth=truth,
-        declared_article=declared_article))
+        declared_article=declared_article, vector_schema=derived.vector_schema,
+        vectors=derived.vectors, outline=derived.outline))
     return int(result.inserted_primary_key[0])
 
 
@@ -201,11 +180,12 @@ def add_page(
     host = site or site_of(url, f"{source}/{external_id or digest[:16]}")
     page_id = _insert_page(session, cases.page.html, digest, url=url, source=source,
                            external_id=external_id, host=host, truth=truth, parser=parser,
-                           declared_article=cases.page.declared_article)
+                           declared_article=cases.page.declared_article,
+                           derived=derive(cases.page.table))
     rows = case_rows(cases.page, page_id, cases.labels, label_source or "", cases.indices)
     insert_cases(session, rows)
     added = AddedPage(page_id, unknown_paths=cases.unknown_paths)
-    added.cases.update(row[4] for row in rows)
+    added.cases.update(row[2] for row in rows)
     return added
 
 
@@ -244,6 +224,7 @@ class _Prepared:
     """A labelled page made ready in a worker: what the main process needs to store it."""
 
     html: bytes | None = None  # compressed stored HTML
+    derived: PageDerived | None = None  # the page's vectors and outline
     declared_article: bool | None = None  # whether the page's head declared it an article
     rows: list[tuple] = field(default_factory=list)  # case rows with page_id 0
     score: PageScore | None = None  # oracle ceiling
@@ -268,7 +249,7 @@ def _prepare_labelled(raw: bytes, truth: str, digest: str, parser: str,
         kept = render_text(page.body, {elements[i] for i in removed},
                            {elements[i] for i in dropped_text})
         score = score_page(kept, truth)
-    return _Prepared(html=page.html, rows=rows, score=score,
+    return _Prepared(html=page.html, derived=derive(page.table), rows=rows, score=score,
                      declared_article=page.declared_article)
 
 
@@ -417,8 +398,8 @@ class _DatasetImport:
                 self.session, prepared.html, digest, url=labelled.url, source=self.source,
                 external_id=labelled.id, host=labelled.site, truth=labelled.truth,
                 parser=self.parser, declared_article=prepared.declared_article,
-                site_cache=self.site_cache)
-            report.cases.update(row[4] for row in prepared.rows)
+                derived=prepared.derived, site_cache=self.site_cache)
+            report.cases.update(row[2] for row in prepared.rows)
             self.pending.extend((page_id, *row[1:]) for row in prepared.rows)
             if len(self.pending) >= self.batch_rows:
                 insert_cases(self.session, self.pending)
@@ -537,7 +518,7 @@ def import_site(
             page_id = _insert_page(session, page.html, digest, url="", source=source,
                                    external_id=name, host=host, truth=None,
                                    parser=parser, declared_article=page.declared_article,
-                                   site_cache=site_cache)
+                                   derived=derive(page.table), site_cache=site_cache)
             position = {p: i for i, p in enumerate(page.paths)}
             chosen = sorted(position[p] for p, is_template in template.items()
                             if is_template and p in position)

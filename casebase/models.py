@@ -2,8 +2,11 @@
 
 ``Site``          one row per host (``www.`` stripped, see :func:`noisecbr.eval.datasets.site_of`)
 ``Page``          a page, its tidied HTML stored once (zlib-compressed UTF-8), unique per
-                  (source, sha256 of the raw bytes)
-``Case``          one candidate subtree of a page: its path, label, text and float32 vector
+                  (source, sha256 of the raw bytes), with what its cases derive from it: every
+                  element's vector, path, tag and text, stored once (:mod:`casebase.derived`)
+``Case``          one candidate subtree of a page, by reference: its page, the position of its
+                  element, its label and label source (its path, tag, text and vector are the
+                  page's, at that position)
 ``LabelHistory``  every change of a case's label after it was created
 
 Enumerations are stored as short strings guarded by CHECK constraints, so the database stays
@@ -16,7 +19,6 @@ from __future__ import annotations
 import zlib
 from datetime import datetime
 
-import numpy as np
 from sqlalchemy import (
     Boolean,
     CheckConstraint,
@@ -46,17 +48,15 @@ __all__ = [
     "Site",
     "compress_html",
     "decompress_html",
-    "vector_from_bytes",
-    "vector_to_bytes",
 ]
 
 #: Where a label came from: the dataset's ground truth, a site template (boilerplate shared by
 #: the pages of a site), a person, or a model's prediction.
 LABEL_SOURCES: tuple[str, ...] = ("ground_truth", "site_template", "human", "model")
 
-#: A case's ``text`` is the subtree's text (its text pieces joined by one space, whitespace
+#: A case's text is the subtree's text (its text pieces joined by one space, whitespace
 #: normalised), cut to this many characters: enough to recognise and search a subtree, while the
-#: body's text (the whole page) is not stored again for every ancestor of every paragraph.
+#: body's text (the whole page) is not held again for every ancestor of every paragraph.
 MAX_TEXT_CHARS = 2000
 
 #: Length of a host name (RFC 1035) and of a dataset name / external id.
@@ -124,6 +124,14 @@ class Page(Base):
     #: the stored body keeps no head, and a declared article is walked in the precision mode
     #: (:mod:`noisecbr.decide.convention`). NULL for pages stored before revision 0004.
     declared_article: Mapped[bool | None] = mapped_column(Boolean)
+    #: The vector schema of ``vectors`` (:data:`noisecbr.features.VECTOR_SCHEMA` when stored).
+    vector_schema: Mapped[int | None] = mapped_column(Integer)
+    #: Every element's vector, one compressed matrix (:func:`casebase.derived.encode_vectors`);
+    #: NULL for a page whose HTML could not be read back.
+    vectors: Mapped[bytes | None] = mapped_column(LargeBinary)
+    #: Every element's path, tag and text (:func:`casebase.derived.encode_outline`); NULL as
+    #: ``vectors``.
+    outline: Mapped[bytes | None] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.current_timestamp())
 
     site: Mapped[Site] = relationship(back_populates="pages")
@@ -139,39 +147,33 @@ class Page(Base):
 
 
 class Case(Base):
-    """A labelled subtree of a stored page: path, tag, text, vector and label (with its source)."""
+    """A labelled subtree of a stored page, by reference: page, position, label and source."""
 
     __tablename__ = "cases"
     __table_args__ = (
         CheckConstraint(_one_of("label", LABELS), name="label"),
         CheckConstraint(_one_of("label_source", LABEL_SOURCES), name="label_source"),
         CheckConstraint("count >= 1", name="count_positive"),
-        Index("ix_cases_page_id", "page_id"),
-        Index("ix_cases_label", "label"),
-        Index("ix_cases_label_source", "label_source"),
-        Index("ix_cases_schema_version", "schema_version"),
+        # A page's cases, and a page's case at a position: one index serves both.
+        Index("ix_cases_page_id_position", "page_id", "position"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     page_id: Mapped[int] = mapped_column(ForeignKey("pages.id", ondelete="CASCADE"))
-    #: XPath with positions of the subtree's root in the tidied page (``ElementTable.paths``).
-    path: Mapped[str] = mapped_column(Text)
-    #: The root's index in document order (0 = body): cases of a page sort into tree order.
+    #: The element's index in the page's element table, in document order (0 = body): its
+    #: path, tag, text and vector are the page's at this position (``Page.outline``,
+    #: ``Page.vectors``; a position after the page's elements is an extra row, a case kept
+    #: with its own path, tag, text and vector: :func:`casebase.derived.with_extras`).
     position: Mapped[int] = mapped_column(Integer, default=0)
-    tag: Mapped[str] = mapped_column(String(64))
     label: Mapped[str] = mapped_column(String(8))
     label_source: Mapped[str] = mapped_column(String(16))
-    #: The subtree's text, whitespace-normalised, at most :data:`MAX_TEXT_CHARS` characters.
-    text: Mapped[str] = mapped_column(Text, default="")
-    #: float32 little-endian bytes of the subtree's vector (:func:`noisecbr.features.vectorize`).
-    vector: Mapped[bytes] = mapped_column(LargeBinary)
-    schema_version: Mapped[int] = mapped_column(Integer)
     #: How many identical cases this one stands for (``casebase dedupe`` sums them).
     count: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
-    created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.current_timestamp())
-    updated_at: Mapped[datetime] = mapped_column(
-        DateTime, server_default=func.current_timestamp(), onupdate=func.current_timestamp()
-    )
+    #: NULL: created with its page (``Page.created_at``); set for a case added to a stored page.
+    created_at: Mapped[datetime | None] = mapped_column(DateTime)
+    #: NULL: not changed since it was created; set by a relabel or a dedupe.
+    updated_at: Mapped[datetime | None] = mapped_column(
+        DateTime, onupdate=func.current_timestamp())
 
     page: Mapped[Page] = relationship(back_populates="cases")
     history: Mapped[list[LabelHistory]] = relationship(
@@ -179,7 +181,7 @@ class Case(Base):
     )
 
     def __repr__(self) -> str:
-        return (f"Case(id={self.id}, page_id={self.page_id}, path={self.path!r}, "
+        return (f"Case(id={self.id}, page_id={self.page_id}, position={self.position}, "
                 f"label={self.label!r})")
 
 
@@ -215,15 +217,3 @@ def compress_html(html: bytes | str) -> bytes:
 def decompress_html(blob: bytes) -> str:
     """The HTML text of stored bytes (:func:`compress_html`'s inverse)."""
     return zlib.decompress(blob).decode("utf-8")
-
-
-def vector_to_bytes(vector: np.ndarray) -> bytes:
-    """A feature vector as stored: little-endian float32 bytes."""
-    return np.ascontiguousarray(vector, dtype="<f4").tobytes()
-
-
-def vector_from_bytes(blob: bytes) -> np.ndarray:
-    """The float32 vector of stored bytes (a read-only view). Trailing bytes short of a whole
-    value (only in a case an import stored before vectors were checked) are left out, so the
-    case still reads; :meth:`~casebase.arrays.ArraysMixin.load_arrays` skips it."""
-    return np.frombuffer(blob, dtype="<f4", count=len(blob) // 4)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -24,11 +25,12 @@ from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
 from noisecbr.result import LABELS
 
 from .connection import ConnectionMixin
+from .derived import Outline, decode_outline, decode_vectors
 from .errors import NotFoundError
-from .models import Case, LabelHistory, Page, Site, decompress_html, vector_from_bytes
+from .models import Case, LabelHistory, Page, Site, decompress_html
 from .pages import check_label, check_source, find_element, parse_stored
 
-__all__ = ["CaseRecord", "QueriesMixin"]
+__all__ = ["CASE_COLUMNS", "CaseRecord", "QueriesMixin", "case_records"]
 
 
 @dataclass(frozen=True)
@@ -57,19 +59,59 @@ class CaseRecord:
         return {name: float(v) for name, v in zip(FEATURE_NAMES, self.vector)}
 
 
-_CASE_COLUMNS = (Case.id, Case.page_id, Site.host, Case.path, Case.position, Case.tag, Case.label,
-                 Case.label_source, Case.text, Case.vector, Case.schema_version, Case.count,
-                 Case.created_at, Case.updated_at)
+#: A case's own columns, its page's and site's: what a record needs besides the page's blobs.
+CASE_COLUMNS = (Case.id, Case.page_id, Site.host, Case.position, Case.label, Case.label_source,
+                 Page.vector_schema, Case.count,
+                 func.coalesce(Case.created_at, Page.created_at),
+                 func.coalesce(Case.updated_at, Case.created_at, Page.created_at))
 
 
-def _record(row: Any) -> CaseRecord:
-    values = list(row)
-    values[9] = vector_from_bytes(values[9])
-    return CaseRecord(*values)
+def case_records(connection, rows: list) -> list[CaseRecord]:
+    """Records of case rows (:data:`CASE_COLUMNS`, read on ``connection``): each page's blobs
+    read once and decoded once (:mod:`casebase.derived`), the case's path, tag, text and vector
+    taken at its position."""
+    pages = sorted({row[1] for row in rows})
+    blobs: dict[int, tuple] = {}
+    for start in range(0, len(pages), 500):
+        blobs.update((page_id, (outline, vectors)) for page_id, outline, vectors in
+                     connection.execute(select(Page.id, Page.outline, Page.vectors)
+                                        .where(Page.id.in_(pages[start:start + 500]))))
+    return [_record(row, *blobs.get(row[1], (None, None))) for row in rows]
 
 
-def _escape_like(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def _record(row: Any, outline_blob: bytes | None, vectors_blob: bytes | None) -> CaseRecord:
+    case_id, page_id, site, position, label, source, schema, count, created, updated = row
+    outline = _outline(outline_blob)
+    at = outline is not None and 0 <= position < len(outline)
+    return CaseRecord(
+        id=case_id, page_id=page_id, site=site, path=outline.paths[position] if at else "",
+        position=position, tag=outline.tags[position] if at else "", label=label,
+        label_source=source, text=outline.texts[position] if at else "",
+        vector=_vector(vectors_blob, position),
+        schema_version=schema if schema is not None else 0, count=count,
+        created_at=created, updated_at=updated)
+
+
+_NO_VECTOR = np.zeros(0, dtype=np.float32)
+
+
+def _outline(blob: bytes | None) -> Outline | None:
+    if blob is None:
+        return None
+    try:
+        return decode_outline(blob)
+    except ValueError:
+        return None
+
+
+def _vector(blob: bytes | None, position: int) -> np.ndarray:
+    if blob is None:
+        return _NO_VECTOR
+    try:
+        matrix = decode_vectors(blob)
+    except ValueError:
+        return _NO_VECTOR
+    return matrix[position] if position < len(matrix) else _NO_VECTOR
 
 
 class QueriesMixin(ConnectionMixin):
@@ -82,9 +124,10 @@ class QueriesMixin(ConnectionMixin):
         source: str | None = None,
         schema_version: int | None = None,
         dataset: str | None = None,
-        text: str | None = None,
         page_id: int | None = None,
     ) -> list:
+        """The SQL conditions of the filters (a text filter is no column: see
+        :meth:`iter_cases`)."""
         clauses = []
         if label is not None:
             check_label(label)
@@ -95,11 +138,9 @@ class QueriesMixin(ConnectionMixin):
             check_source(source)
             clauses.append(Case.label_source == source)
         if schema_version is not None:
-            clauses.append(Case.schema_version == schema_version)
+            clauses.append(Page.vector_schema == schema_version)
         if dataset is not None:
             clauses.append(Page.source == dataset)
-        if text:
-            clauses.append(Case.text.ilike(f"%{_escape_like(text)}%", escape="\\"))
         if page_id is not None:
             clauses.append(Case.page_id == page_id)
         return clauses
@@ -124,23 +165,31 @@ class QueriesMixin(ConnectionMixin):
         """Cases in id order, read ``batch`` at a time (each batch a short read transaction).
 
         ``source`` filters on the label source (ground_truth, site_template, human, model),
-        ``dataset`` on the page's source (the dataset's name or "import").
+        ``dataset`` on the page's source (the dataset's name or "import"), ``text`` on the
+        case's text (case-insensitive): the text is its page's (:mod:`casebase.derived`), so
+        that filter reads the pages of the cases the other filters leave, a page at a time.
         """
-        clauses = self._where(label, site, source, schema_version, dataset, text, page_id)
+        clauses = self._where(label, site, source, schema_version, dataset, page_id)
+        needle = text.casefold() if text else None
         last = 0
         while True:
-            statement = (self._joined(select(*_CASE_COLUMNS))
+            statement = (self._joined(select(*CASE_COLUMNS))
                          .where(and_(Case.id > last, *clauses)).order_by(Case.id).limit(batch))
             with self.engine.connect() as connection:
                 rows = connection.execute(statement).all()
-            for row in rows:
-                yield _record(row)
+                records = case_records(connection, rows)
+            for record in records:
+                if needle is None or needle in record.text.casefold():
+                    yield record
             if len(rows) < batch:
                 return
             last = rows[-1][0]
 
     def count_cases(self, **filters: Any) -> int:
         """How many cases match ``filters`` (those of :meth:`list_cases`)."""
+        if filters.get("text"):
+            return sum(1 for _ in self.iter_cases(**filters))
+        filters.pop("text", None)
         statement = self._joined(select(func.count())).where(*self._where(**filters))
         with self.engine.connect() as connection:
             return int(connection.execute(statement).scalar_one())
@@ -148,31 +197,34 @@ class QueriesMixin(ConnectionMixin):
     def list_cases(self, *, limit: int = 50, offset: int = 0, **filters: Any
                    ) -> list[CaseRecord]:
         """One page of cases matching the filters of :meth:`iter_cases`, in id order."""
-        statement = (self._joined(select(*_CASE_COLUMNS)).where(*self._where(**filters))
+        if filters.get("text"):
+            return list(islice(self.iter_cases(**filters), offset, offset + limit))
+        filters.pop("text", None)
+        statement = (self._joined(select(*CASE_COLUMNS)).where(*self._where(**filters))
                      .order_by(Case.id).limit(limit).offset(offset))
         with self.engine.connect() as connection:
-            return [_record(row) for row in connection.execute(statement)]
+            return case_records(connection, connection.execute(statement).all())
 
     def get_case(self, case_id: int) -> CaseRecord:
         """The case ``case_id``; :class:`NotFoundError` when there is none."""
-        statement = self._joined(select(*_CASE_COLUMNS)).where(Case.id == case_id)
+        statement = self._joined(select(*CASE_COLUMNS)).where(Case.id == case_id)
         with self.engine.connect() as connection:
             row = connection.execute(statement).first()
-        if row is None:
-            raise NotFoundError(f"no case with id {case_id}")
-        return _record(row)
+            if row is None:
+                raise NotFoundError(f"no case with id {case_id}")
+            return case_records(connection, [row])[0]
 
     def get_cases(self, case_ids: Iterable[int], *, chunk: int = 500) -> dict[int, CaseRecord]:
         """The cases with these ids (those that exist), by id: one read transaction, ``chunk``
         ids per query (SQLite bounds the number of bound parameters)."""
         wanted = sorted({int(i) for i in case_ids})
-        found: dict[int, CaseRecord] = {}
+        rows = []
         with self.engine.connect() as connection:
             for start in range(0, len(wanted), chunk):
-                statement = self._joined(select(*_CASE_COLUMNS)).where(
+                statement = self._joined(select(*CASE_COLUMNS)).where(
                     Case.id.in_(wanted[start:start + chunk]))
-                found.update((row[0], _record(row)) for row in connection.execute(statement))
-        return found
+                rows += connection.execute(statement).all()
+            return {record.id: record for record in case_records(connection, rows)}
 
     def case_history(self, case_id: int) -> list[dict[str, Any]]:
         """The label changes of a case, oldest first (old, new, source, when, note)."""
@@ -226,7 +278,8 @@ class QueriesMixin(ConnectionMixin):
                 "by_source": grouped("SELECT label_source, COUNT(*) FROM cases "
                                      "GROUP BY label_source ORDER BY label_source"),
                 "by_schema": {str(k): v for k, v in grouped(
-                    "SELECT schema_version, COUNT(*) FROM cases GROUP BY schema_version").items()},
+                    "SELECT p.vector_schema, COUNT(*) FROM cases c JOIN pages p "
+                    "ON p.id = c.page_id GROUP BY p.vector_schema").items()},
                 "pages_by_dataset": grouped("SELECT source, COUNT(*) FROM pages GROUP BY source "
                                             "ORDER BY source"),
                 "by_site": by_site,

@@ -236,8 +236,8 @@ def index_fingerprint(casebase: CaseBase, model: Model) -> str:
     digest = hashlib.sha256(np.ascontiguousarray(model.hidden(probe), dtype="<f4").tobytes())
     with casebase.engine.connect() as connection:
         count, largest = connection.execute(
-            text("SELECT COUNT(*), MAX(id) FROM cases WHERE schema_version = :v"),
-            {"v": VECTOR_SCHEMA}).one()
+            text("SELECT COUNT(*), MAX(c.id) FROM cases c JOIN pages p ON p.id = c.page_id "
+                 "WHERE p.vector_schema = :v"), {"v": VECTOR_SCHEMA}).one()
         history = connection.execute(text("SELECT MAX(id) FROM label_history")).scalar()
     return f"{digest.hexdigest()[:32]}:{VECTOR_SCHEMA}:{count}:{largest}:{history}"
 

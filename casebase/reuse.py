@@ -68,7 +68,8 @@ def _labelled_pages(session: Session, site: int | None, limit: int) -> list[int]
         return []
     of_site = Page.site_id == site
     labelled = dict(session.execute(
-        select(Case.page_id, func.max(Case.created_at)).join(Page, Page.id == Case.page_id)
+        select(Case.page_id, func.max(func.coalesce(Case.created_at, Page.created_at)))
+        .join(Page, Page.id == Case.page_id)
         .where(of_site).group_by(Case.page_id)).all())
     relabelled = session.execute(
         select(Case.page_id, func.max(LabelHistory.changed_at)).select_from(LabelHistory)
@@ -84,22 +85,21 @@ def _labelled_pages(session: Session, site: int | None, limit: int) -> list[int]
 
 def _read_page(session: Session, page_id: int) -> tuple[ElementTable, list, list] | None:
     """The stored page ``page_id``'s table with the label and case id of each element (None
-    where it has no case); None when the page has no case or cannot be read back. Cases whose
-    stored path no longer selects their element's position (hand-written paths) are left
-    out rather than guessed."""
+    where it has no case); None when the page has no case or cannot be read back. Cases after
+    the page's elements (extra rows: :func:`casebase.derived.with_extras`) are no element to
+    recognise, and left out."""
     cases = session.execute(
-        select(Case.id, Case.position, Case.path, Case.label)
+        select(Case.id, Case.position, Case.label)
         .where(Case.page_id == page_id).order_by(Case.id)).all()
     if not cases:
         return None
     table = stored_table(session.execute(select(Page.html).where(Page.id == page_id)).scalar())
     if table is None:
         return None  # a damaged stored page teaches nothing; the others still count
-    paths = table.paths()
     labels: list[str | None] = [None] * len(table)
     ids: list[int | None] = [None] * len(table)
-    for case_id, position, path, label in cases:
-        if 0 <= position < len(table) and paths[position] == path:
+    for case_id, position, label in cases:
+        if 0 <= position < len(table):
             labels[position], ids[position] = label, case_id
     return table, labels, ids
 
@@ -141,15 +141,17 @@ def _state(session: Session, site: int | None, newest: tuple, pages: Sequence[in
     """What a memory of ``pages`` of the site ``site`` was read from: ``newest``
     (:func:`_newest`, read before the pages were chosen) and aggregates of those pages' cases,
     a bounded read that no page's HTML is part of: their count (deletions, dedupes), a sum of
-    their ids weighted by label and sums of their positions, schemas and counts (a change by
-    plain SQL, which writes no history) and their newest change (revectorize)."""
+    their ids weighted by label and sums of their positions and counts (a change by plain SQL,
+    which writes no history), their newest change and their pages' schemas (revectorize)."""
     if not pages:
         return (site, *newest)
     cases = session.execute(
         select(func.count(Case.id), func.sum(Case.id * _LABEL_WEIGHT), func.sum(Case.position),
-               func.sum(Case.schema_version), func.sum(Case.count), func.max(Case.updated_at))
+               func.sum(Case.count), func.max(Case.updated_at))
         .where(Case.page_id.in_(pages))).one()
-    return (site, *newest, *cases)
+    schemas = session.execute(select(func.sum(Page.vector_schema))
+                              .where(Page.id.in_(pages))).scalar()
+    return (site, *newest, *cases, schemas)
 
 
 class _Held(NamedTuple):

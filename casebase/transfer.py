@@ -15,9 +15,11 @@ both directions stream with memory bounded by one page):
     {"type": "history", "id": 3, "case": 42, "old_label": ..., "new_label": ..., "source": ...,
      "changed_at": ..., "note": ...}
 
-Times are ISO 8601 (UTC, as stored). Importing into an empty case base keeps every id, so
-exporting it again gives the same lines; importing into a non-empty one assigns new ids and skips
-pages already there (same source and sha256) with their cases.
+A case's path, tag, text and vector are written out from its page (:mod:`casebase.derived`)
+and, read back, derived again from the page's HTML: the file is the same for every schema
+revision that has them. Times are ISO 8601 (UTC, as stored). Importing into an empty case base
+keeps every id, so exporting it again gives the same lines; importing into a non-empty one
+assigns new ids and skips pages already there (same source and sha256) with their cases.
 """
 
 from __future__ import annotations
@@ -31,16 +33,18 @@ from datetime import UTC, datetime
 from typing import IO, Any
 
 import numpy as np
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
 from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
 from noisecbr.prepare.subtrees import is_element_path
 from noisecbr.result import LABELS
 
+from .derived import Extra, PageDerived, decode_outline, derive, with_extras
 from .errors import InvalidRecordError
 from .models import LABEL_SOURCES, Case, LabelHistory, Page, Site, compress_html, decompress_html
-from .pages import find_page, site_id
+from .pages import find_page, site_id, stored_table
+from .queries import CASE_COLUMNS, case_records
 from .store import CaseBase
 
 __all__ = ["FORMAT", "export_jsonl", "import_jsonl"]
@@ -86,18 +90,17 @@ def export_jsonl(cb: CaseBase, out: IO[str]) -> Counter:
             }))
             session.expunge(page)
             counts["page"] += 1
-            cases = session.execute(
-                select(Case.id, Case.path, Case.position, Case.tag, Case.label, Case.label_source,
-                       Case.text, Case.vector, Case.schema_version, Case.count, Case.created_at,
-                       Case.updated_at).where(Case.page_id == page_id).order_by(Case.id))
-            for (case_id, path, position, tag, label, source, text, vector, schema, count,
-                 created, updated) in cases:
+            rows = session.execute(cb._joined(select(*CASE_COLUMNS))
+                                   .where(Case.page_id == page_id).order_by(Case.id)).all()
+            for case in case_records(session.connection(), rows):
                 out.write(_line({
-                    "type": "case", "id": case_id, "page": page_id, "path": path,
-                    "position": position, "tag": tag, "label": label, "label_source": source,
-                    "text": text, "vector": base64.b64encode(vector).decode("ascii"),
-                    "schema_version": schema, "count": count, "created_at": _time(created),
-                    "updated_at": _time(updated),
+                    "type": "case", "id": case.id, "page": page_id, "path": case.path,
+                    "position": case.position, "tag": case.tag, "label": case.label,
+                    "label_source": case.label_source, "text": case.text,
+                    "vector": base64.b64encode(np.ascontiguousarray(
+                        case.vector, dtype="<f4").tobytes()).decode("ascii"),
+                    "schema_version": case.schema_version, "count": case.count,
+                    "created_at": _time(case.created_at), "updated_at": _time(case.updated_at),
                 }))
                 counts["case"] += 1
             history = session.execute(
@@ -198,6 +201,7 @@ def import_jsonl(cb: CaseBase, lines: Iterable[str]) -> Counter:
                 raise InvalidRecordError(f"line {number}: {kind} record without {error}"
                                          ) from error
         run.flush()
+        run.finish_page()
     return run.counts
 
 
@@ -216,6 +220,14 @@ class _JsonlImport:
         self.pending_cases: list[dict] = []
         self.pending_history: list[dict] = []
         self.widths: dict[int, int] = {}  # an older schema → its vectors' length in the file
+        # The last page inserted: its blobs, its elements' paths, the extra rows of its cases
+        # that are none of them (:func:`casebase.derived.with_extras`) and their schemas.
+        self.page_id: int | None = None
+        self.derived: PageDerived | None = None
+        self.paths: tuple[str, ...] = ()
+        self.position_of: dict[str, int] = {}
+        self.extras: list[Extra] = []
+        self.extra_schemas: list[int] = []
         self.handlers = {"casebase": self.header, "site": self.site, "page": self.page,
                          "case": self.case, "history": self.history}
 
@@ -244,15 +256,33 @@ class _JsonlImport:
             site_id(self.session, host, self.site_ids)
         self.counts["site"] += 1
 
+    def finish_page(self) -> None:
+        """Store the extra rows of the last page's cases with its blobs."""
+        if self.extras and self.page_id is not None:
+            schemas = self.extra_schemas
+            schema = (self.derived.vector_schema if self.derived is not None
+                      else max(set(schemas), key=schemas.count))
+            width = (len(FEATURE_NAMES) if schema == VECTOR_SCHEMA
+                     else max(len(e.vector) for e in self.extras))
+            derived, _ = with_extras(self.derived, self.extras, width, schema)
+            self.session.execute(update(Page).where(Page.id == self.page_id).values(
+                vector_schema=derived.vector_schema, vectors=derived.vectors,
+                outline=derived.outline))
+        self.extras, self.extra_schemas, self.page_id = [], [], None
+
     def page(self, number: int, record: dict) -> None:
         """A page, unless the case base has it already (then its cases are skipped)."""
         self.flush()
+        self.finish_page()
         self.case_map.clear()
         session = self.session
         if find_page(session, record["source"], record["content_hash"]) is not None:
             self.page_map[record["id"]] = None
             self.counts["duplicate_page"] += 1
             return
+        html = compress_html(record["html"])
+        table = stored_table(html)
+        derived = derive(table) if table is not None else None
         values = {
             "site_id": site_id(session, record["site"], self.site_ids),
             "url": record["url"],
@@ -260,15 +290,21 @@ class _JsonlImport:
             "external_id": record["external_id"],
             "content_hash": record["content_hash"],
             "parser": record["parser"],
-            "html": compress_html(record["html"]),
+            "html": html,
             "truth": record["truth"],
             "declared_article": _declared(number, record),
+            "vector_schema": derived.vector_schema if derived else None,
+            "vectors": derived.vectors if derived else None,
+            "outline": derived.outline if derived else None,
             "created_at": _parse_time(record["created_at"]),
         }
         if self.keep_ids:
             values["id"] = record["id"]
         result = session.execute(insert(Page).values(**values))
         self.page_map[record["id"]] = int(result.inserted_primary_key[0])
+        self.derived, self.page_id = derived, self.page_map[record["id"]]
+        self.paths = decode_outline(derived.outline).paths if derived else ()
+        self.position_of = {path: i for i, path in enumerate(self.paths)}
         self.counts["page"] += 1
 
     def case(self, number: int, record: dict) -> None:
@@ -281,12 +317,22 @@ class _JsonlImport:
         page_id = self.page_map[record["page"]]
         if page_id is None:
             return
+        # The case's element, by its path, in the page as stored here: its text and vector are
+        # derived from the page, not copied from the file. A path naming no element of the page
+        # (a case written by hand) is kept as an extra row with the file's own fields.
+        path, position = record["path"], record["position"]
+        if not (0 <= position < len(self.paths) and self.paths[position] == path):
+            if path in self.position_of:
+                position = self.position_of[path]
+            else:
+                position = len(self.paths) + len(self.extras)
+                self.extras.append(Extra(path, record["tag"], record["text"],
+                                         np.frombuffer(vector, dtype="<f4")))
+                self.extra_schemas.append(record["schema_version"])
         values = {
-            "page_id": page_id, "path": record["path"], "position": record["position"],
-            "tag": record["tag"], "label": record["label"],
-            "label_source": record["label_source"], "text": record["text"],
-            "vector": vector,
-            "schema_version": record["schema_version"], "count": record["count"],
+            "page_id": page_id, "position": position,
+            "label": record["label"], "label_source": record["label_source"],
+            "count": record["count"],
             "created_at": _parse_time(record["created_at"]),
             "updated_at": _parse_time(record["updated_at"]),
         }

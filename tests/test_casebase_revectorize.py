@@ -1,5 +1,5 @@
-"""casebase revectorize: vectors of an older schema recomputed from the stored pages, labels
-kept."""
+"""casebase revectorize: pages of an older vector schema recomputed from their stored HTML,
+labels kept."""
 
 from __future__ import annotations
 
@@ -12,6 +12,13 @@ from sqlalchemy import text
 
 from casebase import curation
 from casebase.cli import cli
+from casebase.derived import (
+    Outline,
+    decode_outline,
+    decode_vectors,
+    encode_outline,
+    encode_vectors,
+)
 from casebase.pages import parse_stored
 from casebase.store import CaseBase
 from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
@@ -87,25 +94,43 @@ def _build(cb: CaseBase) -> dict[str, int]:
     return ids
 
 
-def _make_old(cb: CaseBase, where: str, **params) -> int:
-    """Turn the cases ``where`` selects into schema-2 cases with shorter (and wrong) vectors."""
+def _make_old(cb: CaseBase, page_id: int) -> None:
+    """Turn a page into one of schema 2, its vectors shorter (and wrong)."""
     with cb.engine.begin() as connection:
-        return connection.execute(text(
-            f"UPDATE cases SET schema_version = {OLD_SCHEMA}, "
-            f"vector = substr(vector, 5, {4 * OLD_FEATURES}) WHERE {where}"), params).rowcount
+        blob = connection.execute(text("SELECT vectors FROM pages WHERE id = :p"),
+                                  {"p": page_id}).scalar()
+        old = decode_vectors(blob)[:, 1:1 + OLD_FEATURES]
+        connection.execute(text("UPDATE pages SET vector_schema = :s, vectors = :v "
+                                "WHERE id = :p"),
+                           {"s": OLD_SCHEMA, "v": encode_vectors(old), "p": page_id})
+
+
+def _move_path(cb: CaseBase, page_id: int, position: int, path: str) -> None:
+    """Write another path into a page's stored outline at ``position`` (as if the element had
+    been named otherwise when the page was stored)."""
+    with cb.engine.begin() as connection:
+        blob = connection.execute(text("SELECT outline FROM pages WHERE id = :p"),
+                                  {"p": page_id}).scalar()
+        outline = decode_outline(blob)
+        paths = list(outline.paths)
+        paths[position] = path
+        connection.execute(text("UPDATE pages SET outline = :o WHERE id = :p"), {
+            "o": encode_outline(Outline(tuple(paths), outline.tags, outline.texts)),
+            "p": page_id})
 
 
 def _rows(cb: CaseBase) -> dict[int, tuple]:
     """Every column of every case, by id."""
     with cb.engine.connect() as connection:
         return {row[0]: tuple(row) for row in connection.execute(text(
-            "SELECT id, page_id, path, position, tag, label, label_source, text, vector, "
-            "schema_version, count, created_at, updated_at FROM cases ORDER BY id"))}
+            "SELECT id, page_id, position, label, label_source, count, created_at, updated_at "
+            "FROM cases ORDER BY id"))}
 
 
-def _kept(rows: dict[int, tuple]) -> dict[int, tuple]:
-    """What revectorize must never change: everything but vector, schema and updated_at."""
-    return {i: row[:8] + (row[10], row[11]) for i, row in rows.items()}
+def _pages(cb: CaseBase) -> dict[int, tuple]:
+    with cb.engine.connect() as connection:
+        return {row[0]: tuple(row) for row in connection.execute(text(
+            "SELECT id, vector_schema, vectors, outline, html FROM pages ORDER BY id"))}
 
 
 def _expected(cb: CaseBase, page_id: int) -> np.ndarray:
@@ -119,100 +144,108 @@ def _history(cb: CaseBase) -> list[tuple]:
             "FROM label_history ORDER BY id"))]
 
 
-def test_revectorize_recomputes_old_cases_keeps_labels_and_reports_unmatched(cb, db):
+def test_revectorize_recomputes_old_pages_keeps_labels_and_reports_unmatched(cb, db):
     pages = _build(cb)
     # A hand correction on a case that will be revectorized.
     corrected = next(c for c in cb.iter_cases(page_id=pages["pier"]) if c.tag == "figcaption")
     cb.relabel(corrected.id, "noise", note="a caption is not the story")
-    current = _rows(cb)
-    assert all(row[9] == VECTOR_SCHEMA for row in current.values())
+    current = {c.id: c.vector.tobytes() for c in cb.iter_cases()}
+    assert {c.schema_version for c in cb.iter_cases()} == {VECTOR_SCHEMA}
 
-    # The pier page entirely old, the fish page half old, the hand-labelled page old too.
-    n_old = _make_old(cb, "page_id = :p", p=pages["pier"])
-    n_old += _make_old(cb, "page_id = :p AND position % 2 = 0", p=pages["fish"])
-    n_old += _make_old(cb, "page_id = :p", p=pages["ferry"])
-    # One old case whose path no longer names the element at its position: left as it is.
-    unmatched = next(c for c in cb.iter_cases(page_id=pages["fish"], schema_version=OLD_SCHEMA)
-                     if c.tag == "p")
-    with cb.engine.begin() as connection:
-        connection.execute(text("UPDATE cases SET path = :path WHERE id = :id"),
-                           {"path": unmatched.path + "/span[7]", "id": unmatched.id})
-    before = _rows(cb)
-    history = _history(cb)
-    assert len(cb.load_arrays().y) == len(before) - n_old  # the old cases are not trainable
+    for page_id in pages.values():
+        _make_old(cb, page_id)
+    # One case of the fish page whose stored path names no element of the page now: the page
+    # is left as it is.
+    unmatched = next(c for c in cb.iter_cases(page_id=pages["fish"]) if c.tag == "p")
+    _move_path(cb, pages["fish"], unmatched.position, unmatched.path + "/span[7]")
+    fish = [c.id for c in cb.iter_cases(page_id=pages["fish"])]
+    before, stored, history = _rows(cb), _pages(cb), _history(cb)
+    assert len(cb.load_arrays().y) == 0  # the old cases are not trainable
 
     result = run(db, "revectorize", "--quiet")
-    print(result.stdout, result.stderr)
     assert result.exit_code == 1
-    assert (f"schema {VECTOR_SCHEMA}: 3 pages, {n_old - 1} case(s) updated, "
-            "1 case(s) left at another schema") in result.stdout
+    assert (f"schema {VECTOR_SCHEMA}: 3 pages, {len(before) - len(fish)} case(s) updated, "
+            f"{len(fish)} case(s) left at another schema") in result.stdout
     assert f"case {unmatched.id} (page {pages['fish']}): path differs" in result.stderr
     assert "1 case(s) not found in their stored page" in result.stderr
 
-    after = _rows(cb)
-    assert _kept(after) == _kept(before)  # labels, sources, texts, counts, paths untouched
+    assert _rows(cb) == before  # labels, sources, counts, times, positions untouched
     assert _history(cb) == history
     assert cb.get_case(corrected.id).label == "noise"
     assert cb.get_case(corrected.id).label_source == "human"
-    for page_id in pages.values():
+    for page_id in (pages["pier"], pages["ferry"]):
         vectors = _expected(cb, page_id)
         for case in cb.iter_cases(page_id=page_id):
-            if case.id == unmatched.id:
-                continue
             assert case.schema_version == VECTOR_SCHEMA
             assert case.vector.tobytes() == vectors[case.position].tobytes(), case
-            # Recomputed vectors are the ones the import wrote (current cases were not touched).
-            assert case.vector.tobytes() == current[case.id][8]
-    # The unmatched case kept its old vector and schema.
-    assert after[unmatched.id][8:10] == before[unmatched.id][8:10]
-    assert len(after[unmatched.id][8]) == 4 * OLD_FEATURES
+            # Recomputed vectors are the ones the import stored.
+            assert case.vector.tobytes() == current[case.id]
+    assert _pages(cb)[pages["fish"]] == stored[pages["fish"]]  # left as it was
     arrays = cb.load_arrays()
-    assert len(arrays.y) == len(after) - 1 and arrays.X.shape[1] == len(FEATURE_NAMES)
+    assert len(arrays.y) == len(before) - len(fish) and arrays.X.shape[1] == len(FEATURE_NAMES)
+    assert len(cb.load_arrays(OLD_SCHEMA).y) == len(fish)
 
     # A second run changes nothing, and reports the same case again.
+    after = _pages(cb)
     again = run(db, "revectorize", "--quiet")
     assert again.exit_code == 1
-    assert "1 pages, 0 case(s) updated, 1 case(s) left" in again.stdout
+    assert "1 pages, 0 case(s) updated" in again.stdout
     assert f"case {unmatched.id} (page {pages['fish']}): path differs" in again.stderr
-    assert _rows(cb) == after
+    assert _pages(cb) == after and _rows(cb) == before
 
-    # With its path repaired the case is recomputed, and then there is nothing left to do.
-    with cb.engine.begin() as connection:
-        connection.execute(text("UPDATE cases SET path = :path WHERE id = :id"),
-                           {"path": unmatched.path, "id": unmatched.id})
+    # With its path repaired the page is recomputed, and then there is nothing left to do.
+    _move_path(cb, pages["fish"], unmatched.position, unmatched.path)
     repaired = run(db, "revectorize", "--quiet")
-    assert repaired.exit_code == 0 and "1 case(s) updated, 0 case(s) left" in repaired.stdout
-    assert cb.get_case(unmatched.id).vector.tobytes() == current[unmatched.id][8]
-    final = _rows(cb)
+    assert repaired.exit_code == 0
+    assert f"{len(fish)} case(s) updated, 0 case(s) left" in repaired.stdout
+    assert cb.get_case(unmatched.id).vector.tobytes() == current[unmatched.id]
+    final = _pages(cb)
     noop = run(db, "revectorize", "--quiet")
     assert noop.exit_code == 0 and not noop.stderr
     assert "0 pages, 0 case(s) updated, 0 case(s) left" in noop.stdout
-    assert _rows(cb) == final
+    assert _pages(cb) == final
+
+
+def test_a_case_whose_element_moved_follows_it(cb):
+    pages = _build(cb)
+    _make_old(cb, pages["pier"])
+    case = next(c for c in cb.iter_cases(page_id=pages["pier"]) if c.tag == "figcaption")
+    other = next(c for c in cb.iter_cases(page_id=pages["pier"]) if c.tag == "footer")
+    # The stored outline names the figcaption at the footer's position: the footer's case is
+    # the figcaption's element, as the page parses now.
+    _move_path(cb, pages["pier"], other.position, case.path)
+    report = cb.revectorize()
+    assert report.unmatched == [] and report.pages == 1
+    moved = cb.get_case(other.id)
+    assert moved.position == case.position and moved.path == case.path
+    assert moved.label == other.label  # its label stays its own
 
 
 def test_unparsable_page_and_position_out_of_range_are_reported(cb):
     pages = _build(cb)
-    _make_old(cb, "1 = 1")
+    for page_id in pages.values():
+        _make_old(cb, page_id)
     far = next(cb.iter_cases(page_id=pages["pier"]))
     with cb.engine.begin() as connection:
         connection.execute(text("UPDATE cases SET position = 100000 WHERE id = :id"),
                            {"id": far.id})
         connection.execute(text("UPDATE pages SET html = :html WHERE id = :id"),
                            {"html": b"not zlib at all", "id": pages["ferry"]})
-    before = _rows(cb)
+    before, stored = _rows(cb), _pages(cb)
     report = cb.revectorize()
     ferry = [i for i, row in before.items() if row[1] == pages["ferry"]]
-    assert report.pages == 3 and report.remaining == len(ferry) + 1
-    assert report.updated == len(before) - len(ferry) - 1
+    pier = [i for i, row in before.items() if row[1] == pages["pier"]]
+    assert report.pages == 3 and report.remaining == len(ferry) + len(pier)
+    assert report.updated == len(before) - len(ferry) - len(pier)
     assert report.reasons == {curation.UNMATCHED_PAGE: len(ferry),
                               curation.UNMATCHED_POSITION: 1}
     assert {case_id for case_id, _, _ in report.unmatched} == {far.id, *ferry}
-    after = _rows(cb)
-    for case_id in (far.id, *ferry):
-        assert after[case_id] == before[case_id]
+    assert _rows(cb) == before
+    for page_id in (pages["pier"], pages["ferry"]):
+        assert _pages(cb)[page_id] == stored[page_id]
 
 
-def test_deduplicated_cases_are_recomputed_from_the_case_kept(cb, db):
+def test_deduplicated_cases_keep_their_counts(cb, db):
     url, html = PAGES[0]
     truth = _truth(html)
     first = cb.add_page(html, url=url, source="one", truth=truth).page_id
@@ -224,13 +257,14 @@ def test_deduplicated_cases_are_recomputed_from_the_case_kept(cb, db):
     assert merged > 0
     counts = {c.id: c.count for c in cb.iter_cases()}
     assert counts[chosen.id] == 2 and {c.page_id for c in cb.iter_cases()} == {first, second}
-    _make_old(cb, "1 = 1")
+    for page_id in (first, second):
+        _make_old(cb, page_id)
     history = _history(cb)
 
     result = run(db, "revectorize", "--quiet")
     assert result.exit_code == 0, result.output
     multiple = sum(1 for n in counts.values() if n > 1)
-    assert f"({multiple} merged by dedupe, recomputed from the case kept)" in result.stdout
+    assert f"({multiple} merged by dedupe)" in result.stdout
     assert {c.id: c.count for c in cb.iter_cases()} == counts
     assert _history(cb) == history
     vectors = {page_id: _expected(cb, page_id) for page_id in (first, second)}
@@ -242,48 +276,43 @@ def test_deduplicated_cases_are_recomputed_from_the_case_kept(cb, db):
 
 def test_each_page_is_one_transaction_and_a_rerun_continues(cb, db, monkeypatch):
     pages = _build(cb)
-    _make_old(cb, "1 = 1")
-    before = _rows(cb)
+    for page_id in pages.values():
+        _make_old(cb, page_id)
+    before = _pages(cb)
     calls = []
-    original = curation._page_vectors
+    original = curation.derive
 
-    def interrupted_on_the_second_page(blob):
+    def interrupted_on_the_second_page(table):
         calls.append(1)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return original(blob)
+        return original(table)
 
-    monkeypatch.setattr(curation, "_page_vectors", interrupted_on_the_second_page)
+    monkeypatch.setattr(curation, "derive", interrupted_on_the_second_page)
     result = run(db, "revectorize", "--quiet")
     assert result.exit_code == 130
     assert "1 page(s) recomputed" in result.stderr and "run revectorize again" in result.stderr
 
     # A failure in the middle of writing a page rolls the whole page back.
-    update_each = CaseBase._update_each
+    write_page = CaseBase._write_page
 
-    def fail_after_writing(session, statement, rows):
-        update_each(session, statement, rows)
+    def fail_after_writing(session, *args):
+        write_page(session, *args)
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(curation, "_page_vectors", original)
-    monkeypatch.setattr(CaseBase, "_update_each", staticmethod(fail_after_writing))
+    monkeypatch.setattr(curation, "derive", original)
+    monkeypatch.setattr(CaseBase, "_write_page", staticmethod(fail_after_writing))
     crashed = run(db, "revectorize", "--quiet")
     assert crashed.exit_code == 6 and "disk on fire" in crashed.stderr
 
-    def schemas(page_id):
-        return {row[9] for row in _rows(cb).values() if row[1] == page_id}
-
     first, *others = sorted(pages.values())
-    assert schemas(first) == {VECTOR_SCHEMA}
-    assert all(schemas(page_id) == {OLD_SCHEMA} for page_id in others)
-    for case_id, row in _rows(cb).items():
-        if row[1] != first:
-            assert row == before[case_id]
+    assert _pages(cb)[first][1] == VECTOR_SCHEMA
+    for page_id in others:
+        assert _pages(cb)[page_id] == before[page_id]
 
-    monkeypatch.setattr(CaseBase, "_update_each", staticmethod(update_each))
+    monkeypatch.setattr(CaseBase, "_write_page", staticmethod(write_page))
     resumed = run(db, "revectorize", "--quiet")
     assert resumed.exit_code == 0
-    assert f"2 pages, {sum(1 for r in before.values() if r[1] != first)} case(s) updated" \
-        in resumed.stdout
-    assert all(row[9] == VECTOR_SCHEMA for row in _rows(cb).values())
-    assert _kept(_rows(cb)) == _kept(before)
+    rest = sum(1 for c in cb.iter_cases() if c.page_id != first)
+    assert f"2 pages, {rest} case(s) updated" in resumed.stdout
+    assert {row[1] for row in _pages(cb).values()} == {VECTOR_SCHEMA}

@@ -104,7 +104,7 @@ def test_filters_and_batches_agree(imported):
 
 def test_load_arrays(imported):
     cb, report = imported
-    X, y, sites, page_ids, case_ids = cb.load_arrays(chunk=17)
+    X, y, sites, page_ids, case_ids = cb.load_arrays()
     n = sum(report.cases.values())
     assert X.shape == (n, len(FEATURE_NAMES)) and X.dtype == np.float32
     assert y.dtype == np.int8 and np.bincount(y, minlength=len(LABELS)).tolist() == [

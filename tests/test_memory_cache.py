@@ -133,7 +133,7 @@ def test_a_write_through_the_api_is_seen_by_the_next_request(casebase, reads, me
 
 def test_revectorize_is_seen_by_the_next_request(casebase, reads, memories):
     with casebase.session() as session:  # as a case base of an older vector schema holds them
-        session.connection().exec_driver_sql("UPDATE cases SET schema_version = 1")
+        session.connection().exec_driver_sql("UPDATE pages SET vector_schema = 1")
     stale = memories.get(casebase, "news.test")
     assert memories.get(casebase, "news.test") is stale and len(reads) == 5
     report = casebase.revectorize()

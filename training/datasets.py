@@ -300,22 +300,21 @@ def from_casebase(casebase, schema_version: int = VECTOR_SCHEMA, *,
 
 def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
     """The cases' lexical fields, from their pages as stored (each parsed once, as the import
-    parsed it; a case is its page's element at its ``position`` when the path agrees). A case
-    whose element is not found (a page that no longer parses) gets empty fields, as a page
-    without words has."""
+    parsed it; a case is its page's element at its ``position``). A case whose element is not
+    found (a page that no longer parses, an extra row after the page's elements) gets empty
+    fields, as a page without words has."""
     from sqlalchemy import text
 
     from casebase.pages import stored_table
     from noisecbr.features.lexical import lexical_inputs
     from noisecbr.settings import LEXICAL_ANCESTORS as ANCESTORS
 
-    position_of: dict[int, tuple[int, str]] = {}
+    position_of: dict[int, int] = {}
     with casebase.engine.connect() as connection:
         pages = connection.execute(text(
             "SELECT DISTINCT page_id FROM cases ORDER BY page_id")).scalars().all()
-        for case_id, position, path in connection.execute(text(
-                "SELECT id, position, path FROM cases")):
-            position_of[case_id] = (position, path)
+        for case_id, position in connection.execute(text("SELECT id, position FROM cases")):
+            position_of[case_id] = position
     wanted = set(case_ids.tolist())
     parts, rows_of = [], {}
     for page_id in pages:
@@ -328,11 +327,10 @@ def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
         if table is None:
             continue
         page = cases_of_page(lexical_inputs(table))
-        paths = table.paths()
         offset = sum(len(part) for part in parts)
         for case_id in cases:
-            position, path = position_of[case_id]
-            if case_id in wanted and 0 <= position < len(paths) and paths[position] == path:
+            position = position_of[case_id]
+            if case_id in wanted and 0 <= position < len(table):
                 rows_of[case_id] = offset + position
         parts.append(page)
     rows = np.array([rows_of.get(int(i), -1) for i in case_ids], dtype=np.int64)
@@ -347,8 +345,13 @@ def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
 
 
 def _casebase_frontier(casebase, case_ids: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Walk-frontier flag per case from the stored paths (parent path = path minus a step)."""
+    """Walk-frontier flag per case from its path (its page's outline at its position; parent
+    path = path minus a step)."""
+    from itertools import groupby
+
     from sqlalchemy import text
+
+    from casebase.derived import decode_outline
 
     label_of = dict(zip(case_ids.tolist(), y.tolist()))
     reached: dict[tuple[int, str], bool] = {}
@@ -356,18 +359,26 @@ def _casebase_frontier(casebase, case_ids: np.ndarray, y: np.ndarray) -> np.ndar
     flag_of: dict[int, bool] = {}
     with casebase.engine.connect() as connection:
         rows = connection.execute(text(
-            "SELECT id, page_id, path FROM cases ORDER BY page_id, position, id"))
-        for case_id, page_id, path in rows:
-            label = label_of.get(case_id)
-            if label is None:  # another schema version
-                continue
-            parent = (page_id, path.rsplit("/", 1)[0])
-            ok = parent not in path_label or (reached[parent] and
-                                             path_label[parent] == MIXTURE)
-            key = (page_id, path)
-            reached[key] = ok
-            path_label[key] = label
-            flag_of[case_id] = ok
+            "SELECT id, page_id, position FROM cases ORDER BY page_id, position, id")).all()
+        for page_id, group in groupby(rows, key=lambda row: row[1]):
+            blob = connection.execute(text("SELECT outline FROM pages WHERE id = :p"),
+                                      {"p": page_id}).scalar()
+            try:
+                paths = decode_outline(blob).paths if blob is not None else ()
+            except ValueError:
+                paths = ()
+            for case_id, _, position in group:
+                label = label_of.get(case_id)
+                path = paths[position] if 0 <= position < len(paths) else None
+                if label is None or path is None:  # another schema version, or no path
+                    continue
+                parent = (page_id, path.rsplit("/", 1)[0])
+                ok = parent not in path_label or (reached[parent] and
+                                                 path_label[parent] == MIXTURE)
+                key = (page_id, path)
+                reached[key] = ok
+                path_label[key] = label
+                flag_of[case_id] = ok
     return np.fromiter((flag_of.get(int(i), False) for i in case_ids), dtype=bool,
                        count=len(case_ids))
 

@@ -1,0 +1,192 @@
+"""What a stored page's cases are derived from, stored once per page.
+
+A case is a reference: its page and the ``position`` of its element in the page's element table
+(plus its label, label source, count and history). What a case *shows* is derived from its page
+and stored once per page, compactly, never once per case:
+
+``Page.vectors``   every element's feature vector (:func:`noisecbr.features.vectorize`) under
+                   ``Page.vector_schema``: one float32 matrix, stored transposed (one feature's
+                   values side by side: long runs of zeros and repeated values) and
+                   zlib-compressed. Exact, so training arrays and explanations are bit for bit
+                   what they were when each case carried its own 884 bytes.
+``Page.outline``   every element's path, tag and text (whitespace-normalised, cut to
+                   :data:`~casebase.models.MAX_TEXT_CHARS`), zlib-compressed JSON.
+
+Measured on the first 40 wcxb-dev pages (940 elements a page): the vectors 36 KB a page
+(48 KB row by row; float16 26 KB but inexact; lzma 24 KB but twice as slow to read), the
+outline 12 KB; one case row instead of 1.4 KB is some 50 bytes.
+
+Both are derived data: ``casebase revectorize`` computes them again from ``Page.html`` after a
+change of the vector schema. A case that is no element of its page as stored (a case written
+by hand with a path of its own, a page that no longer parses) is kept as an *extra* row after
+the page's elements, with its own path, tag, text and vector (:func:`with_extras`): every case
+is a position in its page's blobs, and nothing a case held is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from noisecbr.features import VECTOR_SCHEMA, vectorize
+from noisecbr.prepare.strings import normalize_space
+from noisecbr.prepare.subtrees import ElementTable
+
+from .models import MAX_TEXT_CHARS
+
+__all__ = [
+    "OUTLINE_FORMAT",
+    "Extra",
+    "Outline",
+    "PageDerived",
+    "decode_outline",
+    "decode_vectors",
+    "derive",
+    "encode_outline",
+    "encode_vectors",
+    "subtree_texts",
+    "with_extras",
+]
+
+#: zlib level of both blobs: 9 reads as fast as 6 and is 1 % smaller (measured, 40 pages).
+_LEVEL = 9
+#: Header of a vectors blob: rows (elements) and columns (features), little-endian uint32.
+_HEADER = struct.Struct("<II")
+#: Version of the outline's JSON: a reader refuses another (the blob is then unreadable).
+OUTLINE_FORMAT = 1
+#: Decoded blobs kept per process (by their bytes): a listing or an explanation reads many
+#: cases of the same few pages.
+_CACHED_PAGES = 64
+
+
+def subtree_texts(table: ElementTable, max_chars: int = MAX_TEXT_CHARS) -> list[str]:
+    """Each subtree's text: its pieces whitespace-normalised and joined by one space, cut to
+    ``max_chars``. Only the pieces that reach ``max_chars`` are joined, so the body (the whole
+    page's text) costs no more than a paragraph."""
+    pieces = [normalize_space(piece) for piece in table.piece_text]
+    lengths = np.fromiter((len(p) + 1 for p in pieces), dtype=np.int64, count=len(pieces))
+    cumulative = np.concatenate([[0], np.cumsum(lengths)])
+    start, end = table.piece_start, table.piece_end
+    # Pieces start..k-1 joined are cumulative[k] - cumulative[start] - 1 characters long.
+    enough = np.searchsorted(cumulative, cumulative[start] + max_chars + 1, side="left")
+    stop = np.minimum(enough, end)
+    return [" ".join(pieces[a:b])[:max_chars] for a, b in zip(start.tolist(), stop.tolist())]
+
+
+def encode_vectors(vectors: np.ndarray) -> bytes:
+    """A page's vectors (elements × features) as stored in ``Page.vectors``."""
+    matrix = np.asarray(vectors, dtype="<f4")
+    if matrix.ndim != 2:
+        raise ValueError("vectors must be a matrix: one row per element")
+    rows, columns = matrix.shape
+    return _HEADER.pack(rows, columns) + zlib.compress(
+        np.ascontiguousarray(matrix.T).tobytes(), _LEVEL)
+
+
+@lru_cache(maxsize=_CACHED_PAGES)
+def decode_vectors(blob: bytes) -> np.ndarray:
+    """The read-only float32 matrix (elements × features) of a ``Page.vectors`` blob; raises
+    ``ValueError`` for a damaged one."""
+    if len(blob) < _HEADER.size:
+        raise ValueError("vectors blob too short")
+    rows, columns = _HEADER.unpack_from(blob)
+    try:
+        raw = zlib.decompress(blob[_HEADER.size:])
+    except zlib.error as error:
+        raise ValueError(f"damaged vectors blob: {error}") from None
+    if len(raw) != 4 * rows * columns:
+        raise ValueError(f"vectors blob holds {len(raw)} bytes, not {rows} × {columns} values")
+    matrix = np.frombuffer(raw, dtype="<f4").reshape(columns, rows).T
+    out = np.ascontiguousarray(matrix)
+    out.flags.writeable = False
+    return out
+
+
+@dataclass(frozen=True)
+class Outline:
+    """Each element's path, tag and text, in table order."""
+
+    paths: tuple[str, ...]
+    tags: tuple[str, ...]
+    texts: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+def encode_outline(outline: Outline) -> bytes:
+    """An outline as stored in ``Page.outline``."""
+    data = {"format": OUTLINE_FORMAT, "paths": list(outline.paths), "tags": list(outline.tags),
+            "texts": list(outline.texts)}
+    return zlib.compress(json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+                         .encode("utf-8"), _LEVEL)
+
+
+@lru_cache(maxsize=_CACHED_PAGES)
+def decode_outline(blob: bytes) -> Outline:
+    """The outline of a ``Page.outline`` blob; raises ``ValueError`` for a damaged one."""
+    try:
+        data = json.loads(zlib.decompress(blob).decode("utf-8"))
+    except (zlib.error, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"damaged outline blob: {error}") from None
+    if not isinstance(data, dict) or data.get("format") != OUTLINE_FORMAT:
+        raise ValueError("outline blob of an unknown format")
+    outline = Outline(tuple(data["paths"]), tuple(data["tags"]), tuple(data["texts"]))
+    if not len(outline.paths) == len(outline.tags) == len(outline.texts):
+        raise ValueError("outline blob with lists of different lengths")
+    return outline
+
+
+@dataclass(frozen=True)
+class PageDerived:
+    """The blobs stored with a page: its vectors (under ``vector_schema``) and outline."""
+
+    vectors: bytes
+    outline: bytes
+    vector_schema: int
+
+
+def derive(table: ElementTable, vectors: np.ndarray | None = None) -> PageDerived:
+    """The stored blobs of a page's element table (``vectors``: its vectors when the caller
+    has them already)."""
+    if vectors is None:
+        vectors = vectorize(table)
+    outline = Outline(tuple(table.paths()), tuple(tag[:64] for tag in table.tags),
+                      tuple(subtree_texts(table)))
+    return PageDerived(encode_vectors(vectors), encode_outline(outline), VECTOR_SCHEMA)
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A case that is no element of its page as stored (written by hand with a path of its
+    own, or its page no longer parses), kept with its own path, tag, text and vector."""
+
+    path: str
+    tag: str
+    text: str
+    vector: np.ndarray
+
+
+def with_extras(derived: PageDerived | None, extras: list[Extra], width: int,
+                schema: int) -> tuple[PageDerived, int]:
+    """``derived`` (None: a page without elements) with ``extras`` appended after its elements,
+    and the position of the first. An extra's vector of another width (an older schema) is
+    stored as NaN: the case then has no vector (``load_arrays`` leaves it out, saying so)."""
+    if derived is None:
+        outline, vectors = Outline((), (), ()), np.zeros((0, width), dtype=np.float32)
+    else:
+        outline, vectors = decode_outline(derived.outline), decode_vectors(derived.vectors)
+        width, schema = vectors.shape[1], derived.vector_schema
+    rows = [np.asarray(e.vector, dtype=np.float32) if len(e.vector) == width
+            else np.full(width, np.nan, dtype=np.float32) for e in extras]
+    first = len(outline)
+    outline = Outline(outline.paths + tuple(e.path for e in extras),
+                      outline.tags + tuple(e.tag[:64] for e in extras),
+                      outline.texts + tuple(e.text for e in extras))
+    matrix = np.vstack([vectors, *rows]) if rows else vectors
+    return PageDerived(encode_vectors(matrix), encode_outline(outline), schema), first
