@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
@@ -21,6 +22,10 @@ from .derived import decode_vectors
 __all__ = ["ArraysMixin", "CaseArrays"]
 
 _LABEL_INDEX = {name: i for i, name in enumerate(LABELS)}
+#: Cases per batch of :meth:`ArraysMixin.iter_arrays`: 65 536 × 221 float32 is 58 MB.
+BATCH_CASES = 65_536
+#: Ids written into one ``IN (…)`` list (integers only, never user text).
+_IDS_PER_QUERY = 10_000
 #: Ids of left-out cases a warning lists.
 _SHOW_IDS = 10
 
@@ -84,6 +89,40 @@ class ArraysMixin(ConnectionMixin):
             sites = np.array([], dtype=str)
         return CaseArrays(X, y, sites, page_ids, case_ids)
 
+    def iter_arrays(self, schema_version: int = VECTOR_SCHEMA, *, batch: int = BATCH_CASES,
+                    only: np.ndarray | None = None) -> Iterator[CaseArrays]:
+        """The cases of pages of ``schema_version`` as training arrays, a batch of whole pages
+        at a time (about ``batch`` cases, never fewer than a page's), in page order: what
+        streams a case base larger than memory (building the nearest-case index, training).
+        ``only``: just these case ids. One read transaction, so the batches are one state of
+        the case base. A case without a finite vector is left out, as :meth:`load_arrays`
+        leaves it out (with a warning at the end)."""
+        wanted = None if only is None else np.unique(np.asarray(only, dtype=np.int64))
+        skipped: list[int] = []
+        with self.engine.connect() as connection:
+            hosts = dict(connection.execute(text(
+                "SELECT p.id, s.host FROM pages p JOIN sites s ON s.id = p.site_id "
+                "WHERE p.vector_schema = :v"), {"v": schema_version}).all())
+            per_page = connection.execute(text(
+                "SELECT c.page_id, COUNT(*) FROM cases c JOIN pages p ON p.id = c.page_id "
+                "WHERE p.vector_schema = :v GROUP BY c.page_id ORDER BY c.page_id"),
+                {"v": schema_version}).all()
+            keep = None if wanted is None else set(wanted.tolist())
+            if wanted is not None:
+                pages_of: set[int] = set()
+                for start in range(0, len(wanted), _IDS_PER_QUERY):
+                    chunk = ",".join(map(str, wanted[start:start + _IDS_PER_QUERY].tolist()))
+                    pages_of.update(connection.execute(text(
+                        f"SELECT DISTINCT page_id FROM cases WHERE id IN ({chunk})")).scalars())
+                per_page = [row for row in per_page if row[0] in pages_of]
+            for group in _page_groups(per_page, batch):
+                arrays, bad = _read_pages(connection, group, schema_version, hosts, keep)
+                skipped += bad
+                if len(arrays.y):
+                    yield arrays
+        if skipped:
+            _warn_skipped(skipped, schema_version)
+
     def load_counts(self, case_ids: np.ndarray) -> np.ndarray:
         """``count`` of each case in ``case_ids`` (for weighting deduplicated cases)."""
         wanted = np.asarray(case_ids, dtype=np.int64)
@@ -93,10 +132,48 @@ class ArraysMixin(ConnectionMixin):
                            count=len(wanted))
 
 
-def _fill(connection, schema_version: int, page_ids: np.ndarray, positions: np.ndarray
-          ) -> tuple[np.ndarray, np.ndarray]:
+def _page_groups(per_page: list, batch: int) -> Iterator[list[int]]:
+    """Page ids in runs of about ``batch`` cases (a page is never split)."""
+    group: list[int] = []
+    size = 0
+    for page_id, count in per_page:
+        group.append(page_id)
+        size += count
+        if size >= batch:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
+def _read_pages(connection, pages: list[int], schema_version: int, hosts: dict[int, str],
+                wanted: set[int] | None) -> tuple[CaseArrays, list[int]]:
+    """The arrays of the cases of ``pages`` (those in ``wanted`` if given), in page then id
+    order, and the ids of those left out for want of a finite vector."""
+    listed = ",".join(map(str, pages))
+    rows = connection.execute(text(
+        f"SELECT id, page_id, position, label FROM cases WHERE page_id IN ({listed}) "
+        "ORDER BY page_id, id")).all()
+    if wanted is not None:
+        rows = [row for row in rows if row[0] in wanted]
+    n = len(rows)
+    case_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    page_ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+    positions = np.fromiter((r[2] for r in rows), dtype=np.int64, count=n)
+    y = np.fromiter((_LABEL_INDEX[r[3]] for r in rows), dtype=np.int8, count=n)
+    X, usable = _fill(connection, schema_version, page_ids, positions, pages)
+    sites = np.array([hosts[p] for p in page_ids.tolist()], dtype=str)
+    bad = case_ids[~usable].tolist()
+    arrays = CaseArrays(np.ascontiguousarray(X[usable]), y[usable], sites[usable],
+                        page_ids[usable], case_ids[usable])
+    return arrays, bad
+
+
+def _fill(connection, schema_version: int, page_ids: np.ndarray, positions: np.ndarray,
+          pages: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The vector of each case (a row per case, in the order of ``page_ids``) from its page's
-    stored vectors, read a page at a time, and whether it was found."""
+    stored vectors, read a page at a time (of ``pages`` only, if given), and whether it was
+    found."""
     width = len(FEATURE_NAMES) if schema_version == VECTOR_SCHEMA else None
     X: np.ndarray | None = None if width is None else np.zeros((len(page_ids), width),
                                                               dtype=np.float32)
@@ -105,8 +182,9 @@ def _fill(connection, schema_version: int, page_ids: np.ndarray, positions: np.n
     wanted = np.unique(page_ids)
     bounds = np.searchsorted(page_ids[order], wanted, side="left").tolist() + [len(order)]
     at = {int(page): k for k, page in enumerate(wanted.tolist())}
+    among = f" AND id IN ({','.join(map(str, pages))})" if pages is not None else ""
     result = connection.execution_options(stream_results=True).execute(text(
-        "SELECT id, vectors FROM pages WHERE vector_schema = :v ORDER BY id"),
+        f"SELECT id, vectors FROM pages WHERE vector_schema = :v{among} ORDER BY id"),
         {"v": schema_version})
     for page_id, blob in result:
         k = at.get(int(page_id))

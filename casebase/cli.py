@@ -527,22 +527,29 @@ def _case_line(n, kind: str = "") -> str:
 @click.option("--memory", "use_memory", is_flag=True,
               help="Clean as `noisecbr clean --memory` does, with the stored pages of the "
               "page's site (needs --url), and list the site's cases with the same markup.")
+@click.option("--index", "index_mode", type=click.Choice(["auto", "exact", "approximate"]),
+              default="auto", show_default=True,
+              help="Nearest cases by exact search (every embedding in memory) or from the "
+              "approximate index on disk; auto: exact up to 100,000 cases.")
 @click.option("--no-cache", is_flag=True,
-              help="Do not read or write the index file kept beside a SQLite case base.")
+              help="Exact search: do not read or write the index file kept beside a SQLite "
+              "case base.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per subtree.")
 @click.pass_context
 @_handle_errors
 def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k: int,
-            path_contains: str | None, other_sites: bool, use_memory: bool, no_cache: bool,
-            as_json: bool) -> None:
+            path_contains: str | None, other_sites: bool, use_memory: bool, index_mode: str,
+            no_cache: bool, as_json: bool) -> None:
     """Explain how a page is cleaned: each decided subtree, the model's decision and the K
     stored cases most like it (cosine in the model's first hidden layer), with their labels.
     A case whose label looks wrong can be corrected with `casebase label`.
 
-    PAGE is an HTML file (`.gz` too) or - for standard input. Every case of the current vector
-    schema is read and embedded (about 8 s for a million cases). Beside a SQLite case base the
-    result is kept in DB.explain-index.npz and read back (under a second) until a case is
-    added, deleted or relabelled or another model is used."""
+    PAGE is an HTML file (`.gz` too) or - for standard input. The exact search reads and
+    embeds every case of the current vector schema (kept beside a SQLite case base in
+    DB.explain-index.npz until a case is added, deleted or relabelled or another model is
+    used). The approximate index (an HNSW graph, memory-mapped from DB.index/) is built once
+    for a model and follows the case base: new cases are searched beside it, deleted ones
+    masked, and it is rebuilt when they pass a tenth of it."""
     from noisecbr.cleaner import default_model
     from noisecbr.prepare.limits import DEFAULT_MAX_BYTES, read_limited
     from noisecbr.prepare.tidy import InputError
@@ -550,7 +557,8 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
     from noisecbr.score.model import ModelError
 
     from .importer import read_page_bytes
-    from .retrieve import CaseIndex, agreement_summary, explain_page
+    from .neighbours import open_index
+    from .retrieve import agreement_summary, explain_page
     from .reuse import site_host, site_memory
 
     if other_sites and not url:
@@ -571,9 +579,8 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
         memory = site_memory(cb, site_host(url)) if use_memory else None
     except ValueError as error:
         raise click.UsageError(str(error)) from None
-    database = None if no_cache else cb.sqlite_path
-    cache = database.with_name(database.name + ".explain-index.npz") if database else None
-    index = CaseIndex.build(cb, model, cache=cache)
+    index = open_index(cb, model, mode=index_mode, cache=not no_cache,
+                       progress=not as_json and sys.stderr.isatty())
     try:
         explanations = explain_page(index, cb, html, url=url or None, k=k,
                                     other_sites=other_sites, path_contains=path_contains,

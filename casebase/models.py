@@ -103,6 +103,8 @@ class Page(Base):
     __table_args__ = (
         UniqueConstraint("source", "content_hash", name="uq_pages_source_content_hash"),
         Index("ix_pages_site_id", "site_id"),
+        # Which pages are of another vector schema, counted without reading their blobs.
+        Index("ix_pages_vector_schema", "vector_schema"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -13,7 +13,7 @@ holds no snapshot open.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
 from typing import Any
@@ -46,11 +46,18 @@ class CaseRecord:
     label: str
     label_source: str
     text: str
-    vector: np.ndarray
     schema_version: int
     count: int
     created_at: datetime
     updated_at: datetime
+    #: The page's stored vectors (compressed, shared by the records of one page): decoded only
+    #: when :attr:`vector` is read, which a listing or an explanation never does.
+    vectors_blob: bytes | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def vector(self) -> np.ndarray:
+        """The case's vector: its page's at its position (empty when the page has none)."""
+        return _vector(self.vectors_blob, self.position)
 
     def features(self) -> dict[str, float]:
         """The vector by feature name (when the case's schema is the current one)."""
@@ -87,7 +94,7 @@ def _record(row: Any, outline_blob: bytes | None, vectors_blob: bytes | None) ->
         id=case_id, page_id=page_id, site=site, path=outline.paths[position] if at else "",
         position=position, tag=outline.tags[position] if at else "", label=label,
         label_source=source, text=outline.texts[position] if at else "",
-        vector=_vector(vectors_blob, position),
+        vectors_blob=vectors_blob,
         schema_version=schema if schema is not None else 0, count=count,
         created_at=created, updated_at=updated)
 

@@ -26,6 +26,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from sqlalchemy import text
@@ -40,14 +41,14 @@ from noisecbr.site.memory import SiteMemory
 
 from .store import CaseBase, CaseBaseError
 
-__all__ = ["CaseIndex", "Explanation", "Neighbour", "agreement_summary", "explain_decided",
-           "explain_page", "index_fingerprint"]
+__all__ = ["CaseIndex", "Explanation", "Neighbour", "Neighbourhood", "agreement_summary",
+           "explain_decided", "explain_page", "index_fingerprint", "model_digest"]
 
 #: Queries scored against all stored cases at once: a block of 64 against the ~950 000 cases of
 #: the modernweb-dev case base is a 240 MB similarity matrix.
 QUERY_BLOCK = 64
-#: Stored cases embedded at a time while the index is built: bounds the float32 copies of the
-#: vectors that the first layer reads.
+#: Stored cases read and embedded at a time while the index is built (whole pages at a time,
+#: :meth:`~casebase.arrays.ArraysMixin.iter_arrays`): bounds the float32 vectors held at once.
 BUILD_CHUNK = 100_000
 #: Characters of a neighbour's text that are shown.
 TEXT_CHARS = 160
@@ -167,16 +168,19 @@ class CaseIndex:
 
     @classmethod
     def _build(cls, casebase: CaseBase, model: Model) -> CaseIndex:
-        arrays = casebase.load_arrays(VECTOR_SCHEMA)
-        if not len(arrays.y):
+        ids, labels, sites, parts = [], [], [], []
+        for batch in casebase.iter_arrays(VECTOR_SCHEMA, batch=BUILD_CHUNK):
+            ids.append(batch.case_ids)
+            labels.append(batch.y)
+            sites.append(batch.sites)
+            parts.append(_unit(model.hidden(batch.X)).astype(np.float32))
+        if not ids:
             raise CaseBaseError(f"the case base has no cases of vector schema {VECTOR_SCHEMA}: "
                                 "import pages or run `casebase revectorize` first")
-        first = model.hidden(arrays.X[:1])
-        embeddings = np.empty((len(arrays.y), first.shape[1]), dtype=np.float32)
-        for start in range(0, len(arrays.y), BUILD_CHUNK):
-            stop = start + BUILD_CHUNK
-            embeddings[start:stop] = _unit(model.hidden(arrays.X[start:stop]))
-        return cls(model, arrays.case_ids, arrays.y, arrays.sites, embeddings)
+        case_ids = np.concatenate(ids)
+        order = np.argsort(case_ids, kind="stable")  # case-id order: ties break by id
+        return cls(model, case_ids[order], np.concatenate(labels)[order],
+                   np.concatenate(sites)[order], np.concatenate(parts)[order])
 
     def nearest(self, vectors: np.ndarray, k: int = 3, *, exclude_site: str | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -200,6 +204,38 @@ class CaseIndex:
             positions[start:start + len(top)] = candidates[top]
             similarity[start:start + len(top)] = top_scores
         return positions, similarity
+
+
+    def nearest_cases(self, vectors: np.ndarray, k: int = 3, *,
+                      exclude_site: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of the ``k`` stored cases most similar to each vector (rows: queries, best
+        first; -1 where there are fewer) and their cosine similarities: the search every index
+        offers (:class:`casebase.neighbours.ApproximateIndex` too)."""
+        positions, similarity = self.nearest(vectors, k, exclude_site=exclude_site)
+        ids = np.full((len(vectors), k), -1, dtype=np.int64)
+        scores = np.full((len(vectors), k), -np.inf, dtype=np.float32)
+        ids[:, :positions.shape[1]] = self.case_ids[positions]
+        scores[:, :positions.shape[1]] = similarity
+        return ids, scores
+
+    def similarity_to(self, vectors: np.ndarray, case_ids: Sequence[Sequence[int]]
+                      ) -> list[list[float]]:
+        """Cosine in the hidden layer between each vector and the stored cases
+        ``case_ids[row]`` (NaN for a case the index does not hold)."""
+        if not any(case_ids):
+            return [[] for _ in case_ids]
+        queries = _unit(self.model.hidden(vectors))
+        order = np.argsort(self.case_ids, kind="stable")
+        out = []
+        for query, ids in zip(queries, case_ids):
+            wanted = np.asarray(ids, dtype=np.int64)
+            at = np.minimum(np.searchsorted(self.case_ids, wanted, sorter=order),
+                            len(order) - 1)
+            found = order[at]
+            held = self.case_ids[found] == wanted
+            scores = self.embeddings[found] @ query
+            out.append(np.where(held, scores, np.nan).tolist())
+        return out
 
 
 #: Up to this k, the top k of a row are found by k passes of argmax (each a fast vectorised
@@ -227,22 +263,49 @@ def _top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.take_along_axis(top, order, 1), np.take_along_axis(values, order, 1)
 
 
-def index_fingerprint(casebase: CaseBase, model: Model) -> str:
-    """What a saved index depends on: the model's first hidden layer (its output on a fixed
-    probe, so any change of its weights or normalisation shows) and the cases of the current
-    schema — their count and largest id (imports, deletions, dedupes, revectorize) and the
-    newest label change (every relabel writes the history)."""
+def model_digest(model: Model) -> str:
+    """The model's first hidden layer, as its output on a fixed probe (any change of its
+    weights or normalisation shows), and the vector schema: what embeddings depend on."""
     probe = np.random.default_rng(0).standard_normal((8, len(FEATURE_NAMES))).astype(np.float32)
     digest = hashlib.sha256(np.ascontiguousarray(model.hidden(probe), dtype="<f4").tobytes())
+    return f"{digest.hexdigest()[:32]}:{VECTOR_SCHEMA}"
+
+
+def index_fingerprint(casebase: CaseBase, model: Model) -> str:
+    """What a saved index depends on: the model's first hidden layer (its output on a fixed
+    probe, so any change of its weights or normalisation shows), the cases (their count and
+    largest id: imports, deletions, dedupes), the pages of another vector schema (revectorize)
+    and the newest label change (every relabel writes the history). Read from indexes only:
+    a few tens of milliseconds at millions of cases."""
     with casebase.engine.connect() as connection:
-        count, largest = connection.execute(
-            text("SELECT COUNT(*), MAX(c.id) FROM cases c JOIN pages p ON p.id = c.page_id "
-                 "WHERE p.vector_schema = :v"), {"v": VECTOR_SCHEMA}).one()
+        # Two statements: SQLite answers MAX(id) from the primary key alone, not beside COUNT.
+        count = connection.execute(text("SELECT COUNT(*) FROM cases")).scalar_one()
+        largest = connection.execute(text("SELECT MAX(id) FROM cases")).scalar()
+        stale = connection.execute(text(
+            "SELECT COUNT(*) FROM pages WHERE vector_schema IS NULL OR vector_schema <> :v"),
+            {"v": VECTOR_SCHEMA}).scalar_one()
         history = connection.execute(text("SELECT MAX(id) FROM label_history")).scalar()
-    return f"{digest.hexdigest()[:32]}:{VECTOR_SCHEMA}:{count}:{largest}:{history}"
+    return f"{model_digest(model)}:{count}:{largest}:{stale}:{history}"
 
 
-def explain_page(index: CaseIndex, casebase: CaseBase, html: str | bytes, *,
+class Neighbourhood(Protocol):
+    """What explaining needs of an index: :class:`CaseIndex` (exact) and
+    :class:`casebase.neighbours.ApproximateIndex` both are one."""
+
+    model: Model
+
+    def __len__(self) -> int: ...
+
+    def nearest_cases(self, vectors: np.ndarray, k: int = 3, *,
+                      exclude_site: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Ids (-1 for none) and cosine similarities of the ``k`` cases nearest each vector."""
+
+    def similarity_to(self, vectors: np.ndarray, case_ids: Sequence[Sequence[int]]
+                      ) -> list[list[float]]:
+        """Cosine between each vector and the stored cases ``case_ids[row]`` (NaN: none)."""
+
+
+def explain_page(index: Neighbourhood, casebase: CaseBase, html: str | bytes, *,
                  url: str | None = None, k: int = 3, other_sites: bool = False,
                  path_contains: str | None = None,
                  cleaner: Cleaner | None = None,
@@ -262,7 +325,7 @@ def explain_page(index: CaseIndex, casebase: CaseBase, html: str | bytes, *,
                            path_contains=path_contains)
 
 
-def explain_decided(index: CaseIndex, casebase: CaseBase, page: Page, decisions: Decisions,
+def explain_decided(index: Neighbourhood, casebase: CaseBase, page: Page, decisions: Decisions,
                     cleaner: Cleaner, *, url: str | None = None, k: int = 3,
                     other_sites: bool = False, path_contains: str | None = None
                     ) -> list[Explanation]:
@@ -284,12 +347,12 @@ def explain_decided(index: CaseIndex, casebase: CaseBase, page: Page, decisions:
     # The decided subtrees' vectors (the cleaner's scores do not keep theirs: a subclass may
     # score otherwise).
     vectors = vectorize(table)[decided]
-    positions, similarity = index.nearest(vectors, k, exclude_site=exclude)
+    near_ids, similarity = index.nearest_cases(vectors, k, exclude_site=exclude)
     same = ([decisions.stored[i] for i in decided.tolist()] if decisions.stored is not None
             else [()] * len(decided))
-    records = casebase.get_cases(index.case_ids[positions].ravel().tolist()
+    records = casebase.get_cases([i for i in near_ids.ravel().tolist() if i >= 0]
                                  + [case_id for ids in same for case_id in ids])
-    same_similarity = _similarities(index, vectors, same)
+    same_similarity = index.similarity_to(vectors, same)
 
     def neighbour(case_id: int, score: float) -> Neighbour | None:
         case = records.get(case_id)
@@ -300,8 +363,8 @@ def explain_decided(index: CaseIndex, casebase: CaseBase, page: Page, decisions:
 
     explanations = []
     for row, i in enumerate(decided.tolist()):
-        near = (neighbour(int(index.case_ids[p]), s)
-                for p, s in zip(positions[row], similarity[row]))
+        near = (neighbour(case_id, s) for case_id, s in
+                zip(near_ids[row].tolist(), similarity[row]) if case_id >= 0)
         markup = (neighbour(case_id, s) for case_id, s in zip(same[row], same_similarity[row]))
         explanations.append(Explanation(
             path=paths[i], tag=table.tags[i], decision=LABELS[decision[i]],
@@ -310,25 +373,6 @@ def explain_decided(index: CaseIndex, casebase: CaseBase, page: Page, decisions:
             source="memory" if recalled is not None and recalled[i] >= 0 else "model",
             same_markup=tuple(n for n in markup if n is not None)))
     return explanations
-
-
-def _similarities(index: CaseIndex, vectors: np.ndarray,
-                  case_ids: Sequence[Sequence[int]]) -> list[list[float]]:
-    """Cosine in the hidden layer between each vector and the stored cases ``case_ids[row]``
-    (NaN for a case the index does not hold)."""
-    if not any(case_ids):
-        return [[] for _ in case_ids]
-    queries = _unit(index.model.hidden(vectors))
-    order = np.argsort(index.case_ids, kind="stable")
-    out = []
-    for query, ids in zip(queries, case_ids):
-        wanted = np.asarray(ids, dtype=np.int64)
-        at = np.minimum(np.searchsorted(index.case_ids, wanted, sorter=order), len(order) - 1)
-        found = order[at]
-        held = index.case_ids[found] == wanted
-        scores = index.embeddings[found] @ query
-        out.append(np.where(held, scores, np.nan).tolist())
-    return out
 
 
 def agreement_summary(explanations: Sequence[Explanation]) -> dict[str, float]:

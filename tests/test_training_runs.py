@@ -85,6 +85,8 @@ def test_train_run_records_everything_and_cli_reads_it(tmp_path):
     assert first["status"] == "finished" and len(first["history"]) == 3
     assert first["data"]["sha256"] == dataset.fingerprint()
     assert set(first["metrics"]) >= {"val", "unseen", "inference_subtrees_per_s"}
+    # The run records what it took: the loading time and the process's peak memory.
+    assert first["metrics"]["peak_memory_mb"] > 10 and first["metrics"]["load_seconds"] >= 0
     model = load_model(first["artifact_path"])
     assert model.metadata["run_id"] == first["id"] and model.metadata["preset"] == "default"
     for name in ("history.csv", "metrics.csv", "confusion.csv", "error_vs_epoch.png",

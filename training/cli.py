@@ -40,6 +40,14 @@ def _echo(quiet: bool, message: str = "") -> None:
         click.echo(message)
 
 
+def _peak_memory_mb() -> float:
+    """The largest resident memory of this process so far (MB): what a run records, so that
+    a case base's growth shows where training will stop fitting the machine."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path | None = None,
               epochs: int | None = None, quiet: bool = False, split_seed: int = 0,
               dataset=None, overrides: dict | None = None, cv: int | None = None) -> dict:
@@ -66,7 +74,8 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
     if len(dataset) == 0:
         raise click.ClickException("the case base has no cases of this vector schema: "
                                    "import a dataset first (casebase import DIR)")
-    _echo(quiet, f"loaded {len(dataset):,} cases in {time.perf_counter() - t0:.1f} s "
+    load_seconds = time.perf_counter() - t0
+    _echo(quiet, f"loaded {len(dataset):,} cases in {load_seconds:.1f} s "
                  f"({', '.join(f'{k} {v:,}' for k, v in dataset.label_counts().items())})")
     p = get_preset(preset, epochs=epochs, **(overrides or {}))
     splits = make_splits(dataset, seed=split_seed)
@@ -96,6 +105,7 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
                       title=p.name)
         summary = {**metrics, "inference_subtrees_per_s": speed,
                    "train_seconds": result.duration, "epochs_run": len(result.history),
+                   "load_seconds": load_seconds, "peak_memory_mb": _peak_memory_mb(),
                    "labels": list(LABELS)}
         finish_run(casebase, run_id, history=result.history, best_epoch=result.best_epoch,
                    metrics=summary, duration=result.duration,
@@ -109,6 +119,8 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
         click.echo(f"run {run_id}: preset {p.name}, seed {seed}, best epoch {result.best_epoch}"
                    f" of {len(result.history)}")
         click.echo(format_table({p.name: metrics}, parts=tuple(metrics)))
+        click.echo(f"peak memory {summary['peak_memory_mb']:,.0f} MB (loading the cases "
+                   f"{load_seconds:.1f} s)")
         click.echo(f"training time {result.duration:.1f} s on {len(train_set):,} cases; "
                    f"inference {speed:,.0f} subtrees/s (numpy, batches of 1024)")
         click.echo(f"artifact {artifact}; reports in {out}")

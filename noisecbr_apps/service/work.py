@@ -175,19 +175,19 @@ def clean_job(page: bytes | str, url: str | None, options: Mapping[str, Any]) ->
 
 # -- explaining ---------------------------------------------------------------------------------
 def _index():
-    """The case index of this process, rebuilt when the case base has changed (the
-    fingerprint covers new, deleted and relabelled cases); kept beside a SQLite file too, as
-    ``casebase explain`` keeps it."""
-    from casebase.retrieve import CaseIndex, index_fingerprint
+    """The case index of this process, opened again when the case base has changed (the
+    fingerprint covers new, deleted and relabelled cases), as ``casebase explain`` opens it
+    (:func:`casebase.neighbours.open_index`: exact for a small case base, else the approximate
+    index on disk, which follows the changes without being rebuilt)."""
+    from casebase.neighbours import open_index
+    from casebase.retrieve import index_fingerprint
 
     casebase, model = _casebase(), _state["model"]
     fingerprint = index_fingerprint(casebase, model)
     held = _state["index"]
     if held is not None and held[0] == fingerprint:
         return held[1]
-    database = casebase.sqlite_path
-    cache = database.with_name(database.name + ".explain-index.npz") if database else None
-    index = CaseIndex.build(casebase, model, cache=cache)
+    index = open_index(casebase, model)
     _state["index"] = (fingerprint, index)
     return index
 

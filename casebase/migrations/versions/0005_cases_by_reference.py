@@ -51,6 +51,7 @@ def upgrade() -> None:
     op.add_column("pages", sa.Column("vector_schema", sa.Integer(), nullable=True))
     op.add_column("pages", sa.Column("vectors", sa.LargeBinary(), nullable=True))
     op.add_column("pages", sa.Column("outline", sa.LargeBinary(), nullable=True))
+    op.create_index("ix_pages_vector_schema", "pages", ["vector_schema"])
     moved = []  # (case id, position in its page's blobs)
     for page_id in bind.execute(sa.text("SELECT id FROM pages ORDER BY id")).scalars().all():
         moved += _page_upgrade(bind, page_id)
@@ -167,6 +168,7 @@ def downgrade() -> None:
         batch.create_index("ix_cases_label", ["label"])
         batch.create_index("ix_cases_label_source", ["label_source"])
         batch.create_index("ix_cases_schema_version", ["schema_version"])
+    op.drop_index("ix_pages_vector_schema", table_name="pages")
     with op.batch_alter_table("pages", recreate=_recreate()) as batch:
         batch.drop_column("outline")
         batch.drop_column("vectors")
