@@ -46,6 +46,8 @@ class Decision:
     #: the main text into ``CleanResult.comments``)
     label: str
     probabilities: tuple[float, ...]  # in LABELS order (a 3-class model's comment: 0.0)
+    #: the subtree's word characters (its words' letters, digits and signs, without the spaces
+    #: between them), what every cleaner of this package counts
     text_length: int
     #: "model" (the network's scores decided), "memory" (stored cases of the page's site with
     #: the same markup agreed on the label; see :mod:`noisecbr.site.memory`) or "site" (its text

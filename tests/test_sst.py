@@ -110,6 +110,10 @@ def test_clean_new_page_removes_shared_nav_and_footer() -> None:
     }
     body = tidy(NEW)
     assert {e.get("class") for e in sst.noisy_elements(body)} == {"nav", "footer"}
+    # A decision's text length means what the cleaner's means: word characters, no spaces.
+    lengths = {d.path: d.text_length for d in result.decisions}
+    assert lengths["/html/body/ul"] == len("HomeNewsAbout")
+    assert lengths["/html/body/div[1]"] == len("DurianseasonElderberryjamrecipe")
 
 
 def test_unmatched_style_is_mapped_child_by_child() -> None:

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from ..prepare.strings import drop_elements, normalize_space
+from ..prepare.strings import drop_elements
+from ..prepare.subtrees import build_table
 from ..prepare.tidy import Parser, tidy
 from ..render.text import render_html, render_text
 from ..result import DATA, LABELS, MIXTURE, NOISE, CleanResult, Decision
@@ -334,19 +335,23 @@ class SiteStyleTree:
 
         Decisions run from ``<body>`` down to each noise (deleted) or data (kept whole) verdict,
         through mixture nodes (descended into). Their probabilities are one-hot: the style tree
-        gives verdicts, not calibrated probabilities.
+        gives verdicts, not calibrated probabilities. A decision's ``text_length`` is what the
+        cleaner's is: the word characters of the subtree, from the page's element table.
         """
         body = tidy(html, parser=self.parser)
         walked, _ = self._walk(body)
         removed = {element for element, label in walked if label == _NOISE}
         tree = body.getroottree()
+        table = build_table(body)
+        chars = table.subtree(table.piece_chars)
+        row = {element: i for i, element in enumerate(table.elements)}
         decisions = [
             Decision(
                 path=tree.getpath(element),
                 tag=str(element.tag),
                 label=label,
                 probabilities=_ONE_HOT[label],
-                text_length=len(normalize_space("".join(element.itertext()))),
+                text_length=int(chars[row[element]]) if element in row else 0,
             )
             for element, label in walked
         ]
