@@ -160,7 +160,7 @@ def recall(db: str, dataset: Path, count: int) -> None:
         ids, sim = approximate.nearest_cases(vectors, 3)
         # A neighbour counts as found when its exact similarity reaches the exact third's
         # (identical vectors are frequent: another case of the same vector is as near). The
-        # index's own similarities come from 8-bit codes: their error is the gap printed.
+        # index's own similarities come from 16-bit codes: their error is the gap printed.
         true = np.array(exact.similarity_to(vectors, [row[row >= 0].tolist() for row in ids]),
                         dtype=object)
         for row, third in zip(true, exact_sim[:, -1].tolist()):

@@ -17,7 +17,7 @@ from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
 from noisecbr.result import LABELS
 
 from .connection import ConnectionMixin
-from .derived import decode_vectors
+from .derived import decode_vectors_once
 
 __all__ = ["ArraysMixin", "CaseArrays"]
 
@@ -100,21 +100,27 @@ class ArraysMixin(ConnectionMixin):
         wanted = None if only is None else np.unique(np.asarray(only, dtype=np.int64))
         skipped: list[int] = []
         with self.engine.connect() as connection:
-            hosts = dict(connection.execute(text(
-                "SELECT p.id, s.host FROM pages p JOIN sites s ON s.id = p.site_id "
-                "WHERE p.vector_schema = :v"), {"v": schema_version}).all())
-            per_page = connection.execute(text(
-                "SELECT c.page_id, COUNT(*) FROM cases c JOIN pages p ON p.id = c.page_id "
-                "WHERE p.vector_schema = :v GROUP BY c.page_id ORDER BY c.page_id"),
-                {"v": schema_version}).all()
             keep = None if wanted is None else set(wanted.tolist())
-            if wanted is not None:
-                pages_of: set[int] = set()
+            if wanted is None:
+                per_page = connection.execute(text(
+                    "SELECT c.page_id, COUNT(*) FROM cases c JOIN pages p ON p.id = c.page_id "
+                    "WHERE p.vector_schema = :v GROUP BY c.page_id ORDER BY c.page_id"),
+                    {"v": schema_version}).all()
+            else:  # only the pages of the cases wanted: a few, read by the primary key
+                counts: dict[int, int] = {}
                 for start in range(0, len(wanted), _IDS_PER_QUERY):
                     chunk = ",".join(map(str, wanted[start:start + _IDS_PER_QUERY].tolist()))
-                    pages_of.update(connection.execute(text(
-                        f"SELECT DISTINCT page_id FROM cases WHERE id IN ({chunk})")).scalars())
-                per_page = [row for row in per_page if row[0] in pages_of]
+                    for page_id, count in connection.execute(text(
+                            f"SELECT page_id, COUNT(*) FROM cases WHERE id IN ({chunk}) "
+                            "GROUP BY page_id")):
+                        counts[page_id] = counts.get(page_id, 0) + count
+                per_page = sorted(counts.items())
+            among = ("" if wanted is None else " AND p.id IN ({})".format(
+                ",".join(str(page_id) for page_id, _ in per_page) or "NULL"))
+            hosts = dict(connection.execute(text(
+                "SELECT p.id, s.host FROM pages p JOIN sites s ON s.id = p.site_id "
+                f"WHERE p.vector_schema = :v{among}"), {"v": schema_version}).all())
+            per_page = [row for row in per_page if row[0] in hosts]
             for group in _page_groups(per_page, batch):
                 arrays, bad = _read_pages(connection, group, schema_version, hosts, keep)
                 skipped += bad
@@ -191,7 +197,7 @@ def _fill(connection, schema_version: int, page_ids: np.ndarray, positions: np.n
         if k is None or blob is None:
             continue
         try:
-            matrix = decode_vectors(blob)
+            matrix = decode_vectors_once(blob)
         except ValueError:
             continue
         if X is None:  # an older schema: its width is what its first page's vectors have

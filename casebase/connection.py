@@ -182,6 +182,7 @@ def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) 
                 # PostgreSQL): a second process migrating at the same time waits for this one.
                 with connection.begin():
                     config.attributes["connection"] = connection
+                    moved_cases = not downgrade and _before_cases_by_reference(connection)
                     if downgrade:
                         command.downgrade(config, revision)
                     else:
@@ -190,18 +191,28 @@ def migrate(engine: Engine, revision: str = "head", *, downgrade: bool = False) 
                             "PRAGMA foreign_key_check").first() is not None:
                         raise CaseBaseError("the migration left rows whose foreign keys point "
                                             "nowhere: rolled back")
-                if sqlite and not downgrade:
+                if sqlite and moved_cases:
                     _vacuum(connection)
             finally:
                 if sqlite:
                     connection.connection.driver_connection.execute("PRAGMA foreign_keys = ON")
 
 
+def _before_cases_by_reference(connection) -> bool:
+    """Whether the database holds tables older than revision 0005 (which moves every case's
+    vector and text into its page): only that upgrade frees enough to vacuum for."""
+    from alembic.runtime.migration import MigrationContext
+
+    current = MigrationContext.configure(connection).get_current_heads()
+    return any(revision[:4].isdigit() and int(revision[:4]) < 5 for revision in current)
+
+
 def _vacuum(connection) -> None:
-    """Give the file back the space an upgrade freed (revision 0005 moved every case's vector
-    and text into its page: a migrated case base shrinks to a tenth). Outside the migration's
-    transaction, as SQLite requires; a case base another process holds open stays as large,
-    and as correct, as it was."""
+    """Give the file back the space the upgrade past revision 0005 freed (every case's vector
+    and text moved into its page: a migrated case base shrinks to a tenth). Outside the
+    migration's transaction, as SQLite requires; it needs free disk as large as the file, and
+    a case base another process holds open, or a full disk, leaves the file as large, and as
+    correct, as it was."""
     import sqlite3
 
     try:  # on the driver's connection: SQLAlchemy's would begin a transaction first

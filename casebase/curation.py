@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from sqlalchemy import bindparam, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
@@ -29,7 +30,7 @@ from noisecbr.prepare.subtrees import build_table
 from noisecbr.result import LABELS
 
 from .connection import ConnectionMixin
-from .derived import decode_outline, decode_vectors, derive
+from .derived import Extra, decode_outline, decode_vectors, derive, with_extras
 from .errors import NotFoundError
 from .importer import AddedPage, add_page, case_rows, insert_cases
 from .models import Case, LabelHistory, Page, decompress_html
@@ -65,7 +66,8 @@ class RevectorizeReport:
     updated: int = 0  # cases of those pages now derived under the schema
     #: of ``updated``, cases standing for several (``count`` > 1 after ``dedupe``)
     merged: int = 0
-    #: (case id, page id, reason) of every case left as it was: its element was not found
+    #: (case id, page id, reason) of every case whose element was not found: kept without a
+    #: vector (an extra row of its page), or left as it was (its page cannot be parsed)
     unmatched: list[tuple[int, int, str]] = field(default_factory=list)
     #: cases whose page is still of another schema when the run ended (pages that cannot be
     #: parsed, and any page changed or added meanwhile)
@@ -78,6 +80,8 @@ class RevectorizeReport:
         return Counter(reason for _, _, reason in self.unmatched)
 
 
+#: A vector that is not there (an extra row kept without one).
+_NO_VECTOR = np.zeros(0, dtype=np.float32)
 #: Why a case's element was not found in its stored page (``RevectorizeReport.unmatched``).
 UNMATCHED_PAGE = "page cannot be parsed"
 UNMATCHED_POSITION = "position out of range"
@@ -209,9 +213,11 @@ class CurationMixin(ConnectionMixin):
         Each page is parsed as the import parsed it (:func:`casebase.pages.stored_table`) and
         each case's element found again by its path (the old outline's at its position: they
         agree unless the parser changed; a case whose element moved follows it). Labels, label
-        sources, history and counts stay as they are. A page with a case whose path names no
-        element of the page now (an extra row, a parser that changed the page), or that cannot
-        be parsed, is left as it was, its cases listed in ``unmatched``.
+        sources, history and counts stay as they are. A case whose path names no element of
+        the page now (an extra row, a parser that changed the page) is kept as an extra row,
+        its path, tag and text kept, without a vector (its old one is of the old schema, which
+        training does not read); a page that cannot be parsed is left as it was. Both are
+        listed in ``unmatched``.
 
         Each page is one transaction, so an interruption leaves every page either fully
         recomputed or as it was; running again continues with the pages left. A page is only
@@ -252,7 +258,7 @@ class CurationMixin(ConnectionMixin):
         """Recompute one stale page in one transaction (see :meth:`revectorize`), adding to
         ``report``."""
         with self.engine.connect() as connection:
-            blob, old, outline_blob = connection.execute(
+            blob, schema, outline_blob = connection.execute(
                 select(Page.html, Page.vector_schema, Page.outline)
                 .where(Page.id == page_id)).one()
             cases = connection.execute(
@@ -265,33 +271,44 @@ class CurationMixin(ConnectionMixin):
             return
         paths = table.paths()
         try:
-            old_paths = decode_outline(outline_blob).paths if outline_blob is not None else None
+            old = decode_outline(outline_blob) if outline_blob is not None else None
         except ValueError:
-            old_paths = None
+            old = None
         # Each case's element, found again by its path in the page parsed now (positions
-        # agree unless the parser changed); a page with a case not found is left as it was.
+        # agree unless the parser changed). A case whose element is not found is kept as an
+        # extra row of the page, with its old path, tag and text and without a vector (its
+        # old one is of the old schema): listed in ``unmatched``, its label kept.
         position_of = {path: i for i, path in enumerate(paths)}
-        moved, lost = [], []
+        moved, lost, extras = [], [], []
         for case_id, position, _ in cases:
-            if old_paths is None:  # no outline to read its path from: its position stands
+            if old is None:  # no outline to read its path from: its position stands
                 found = position if position < len(paths) else None
                 reason = UNMATCHED_POSITION
-            elif position < len(old_paths):
-                found, reason = position_of.get(old_paths[position]), UNMATCHED_PATH
+            elif position < len(old):
+                found, reason = position_of.get(old.paths[position]), UNMATCHED_PATH
             else:
                 found, reason = None, UNMATCHED_POSITION
-            if found is None:
-                lost.append((case_id, page_id, reason))
-            elif found != position:
-                moved.append({"b_id": case_id, "b_position": found})
-        if lost:
-            report.unmatched += lost
-            return
+            if found is not None:
+                if found != position:
+                    moved.append({"b_id": case_id, "b_position": found})
+                continue
+            lost.append((case_id, page_id, reason))
+            at = old is not None and position < len(old)
+            extras.append(Extra(old.paths[position] if at else "",
+                                old.tags[position] if at else "",
+                                old.texts[position] if at else "", _NO_VECTOR, schema))
+        derived = derive(table)
+        if extras:
+            derived, first = with_extras(derived, extras, 0, derived.vector_schema)
+            moved += [{"b_id": case_id, "b_position": first + k}
+                      for k, (case_id, _, _) in enumerate(lost)]
         with self.session() as session:
-            if not self._write_page(session, page_id, old, derive(table), moved):
+            if not self._write_page(session, page_id, schema, derived, moved):
                 return
-        report.updated += len(cases)
-        report.merged += sum(1 for _, _, count in cases if count > 1)
+        report.unmatched += lost
+        kept = {case_id for case_id, _, _ in lost}
+        report.updated += sum(1 for case_id, _, _ in cases if case_id not in kept)
+        report.merged += sum(1 for case_id, _, count in cases if count > 1 and case_id not in kept)
 
     @staticmethod
     def _write_page(session: Session, page_id: int, old: int | None, derived,

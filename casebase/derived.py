@@ -45,6 +45,7 @@ __all__ = [
     "PageDerived",
     "decode_outline",
     "decode_vectors",
+    "decode_vectors_once",
     "derive",
     "encode_outline",
     "encode_vectors",
@@ -61,8 +62,10 @@ OUTLINE_FORMAT = 2
 #: Separators of an outline's strings and of its lists (ASCII unit and record separators).
 _UNIT, _RECORD = "\x1f", "\x1e"
 #: Decoded blobs kept per process (by their bytes): a listing or an explanation reads many
-#: cases of the same few pages.
-_CACHED_PAGES = 64
+#: cases of the same few pages. A decoded page is ~1 MB of vectors and ~0.3 MB of outline
+#: for a 1 000-element page (17 MB of vectors at 20 000 elements): streaming reads
+#: (:meth:`~casebase.arrays.ArraysMixin.iter_arrays`) decode without this cache.
+_CACHED_PAGES = 16
 
 
 def subtree_texts(table: ElementTable, max_chars: int = MAX_TEXT_CHARS) -> list[str]:
@@ -92,7 +95,13 @@ def encode_vectors(vectors: np.ndarray) -> bytes:
 @lru_cache(maxsize=_CACHED_PAGES)
 def decode_vectors(blob: bytes) -> np.ndarray:
     """The read-only float32 matrix (elements × features) of a ``Page.vectors`` blob; raises
-    ``ValueError`` for a damaged one."""
+    ``ValueError`` for a damaged one. Kept in a small cache: :func:`decode_vectors_once`
+    decodes without it."""
+    return decode_vectors_once(blob)
+
+
+def decode_vectors_once(blob: bytes) -> np.ndarray:
+    """:func:`decode_vectors` without the cache (a stream of pages read once each)."""
     if len(blob) < _HEADER.size:
         raise ValueError("vectors blob too short")
     rows, columns = _HEADER.unpack_from(blob)
@@ -181,19 +190,25 @@ class Extra:
     tag: str
     text: str
     vector: np.ndarray
+    #: the vector schema of ``vector``
+    schema: int
 
 
 def with_extras(derived: PageDerived | None, extras: list[Extra], width: int,
                 schema: int) -> tuple[PageDerived, int]:
-    """``derived`` (None: a page without elements) with ``extras`` appended after its elements,
-    and the position of the first. An extra's vector of another width (an older schema) is
-    stored as NaN: the case then has no vector (``load_arrays`` leaves it out, saying so)."""
+    """``derived`` (None: a page without elements; its blobs are then of ``schema``, vectors
+    ``width`` wide) with ``extras`` appended after its elements, and the position of the
+    first. An extra whose vector is of another schema than the page's (or of another width)
+    is stored without it (NaN): it cannot be computed again, its path naming no element, and
+    it would be trained on as a vector of the page's schema; ``load_arrays`` leaves the case
+    out, saying so."""
     if derived is None:
         outline, vectors = Outline((), (), ()), np.zeros((0, width), dtype=np.float32)
     else:
         outline, vectors = decode_outline(derived.outline), decode_vectors(derived.vectors)
         width, schema = vectors.shape[1], derived.vector_schema
-    rows = [np.asarray(e.vector, dtype=np.float32) if len(e.vector) == width
+    rows = [np.asarray(e.vector, dtype=np.float32)
+            if e.schema == schema and len(e.vector) == width
             else np.full(width, np.nan, dtype=np.float32) for e in extras]
     first = len(outline)
     outline = Outline(outline.paths + tuple(e.path for e in extras),

@@ -158,6 +158,9 @@ class Case(Base):
         CheckConstraint("count >= 1", name="count_positive"),
         # A page's cases, and a page's case at a position: one index serves both.
         Index("ix_cases_page_id_position", "page_id", "position"),
+        # Ids only grow, never reused after a deletion (PostgreSQL's sequences never reuse
+        # one): the nearest-case index tells new cases from old by their ids.
+        {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -173,7 +176,8 @@ class Case(Base):
     count: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     #: NULL: created with its page (``Page.created_at``); set for a case added to a stored page.
     created_at: Mapped[datetime | None] = mapped_column(DateTime)
-    #: NULL: not changed since it was created; set by a relabel or a dedupe.
+    #: NULL: not changed since it was created; set by a relabel, a dedupe, revectorize moving
+    #: it to its element's new position, or an import of an export (which writes it out).
     updated_at: Mapped[datetime | None] = mapped_column(
         DateTime, onupdate=func.current_timestamp())
 

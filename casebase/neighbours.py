@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -96,17 +97,28 @@ class ApproximateIndex:
     # -- opening and building ------------------------------------------------------------------
     @classmethod
     def open(cls, casebase: CaseBase, model: Model, directory: str | Path, *,
-             rebuild: bool = False, progress: bool = False) -> ApproximateIndex:
+             rebuild: bool = False, build: bool = True, progress: bool = False
+             ) -> ApproximateIndex:
         """The index kept in ``directory`` for ``model``, brought up to date with the case
-        base; built (or rebuilt) there when it is missing, of another model or schema, or when
-        its delta has grown past :data:`REBUILD_SHARE`."""
+        base; built (or rebuilt) there when it is missing, of another model, schema or case
+        base, or when its delta has grown past :data:`REBUILD_SHARE`. With ``build`` false
+        (the service: a request must not spend a minute building) a missing index raises
+        :class:`CaseBaseError` and a grown delta is searched as it is. One process builds at
+        a time (a lock file beside the directory); the others wait, then read its index."""
         directory = Path(directory)
         index = None if rebuild else cls._load(casebase, model, directory)
-        if index is None or index._stale():
-            cls.build(casebase, model, directory, progress=progress)
-            index = cls._load(casebase, model, directory)
-            if index is None:
-                raise CaseBaseError(f"the index built in {directory} cannot be read back")
+        if index is not None and (not index._stale() or not build):
+            return index
+        if not build:
+            raise CaseBaseError(f"no nearest-case index of this model in {directory}: build "
+                                "it with `casebase index` (a minute a few million cases)")
+        with _building(directory):
+            index = None if rebuild else cls._load(casebase, model, directory)
+            if index is None or index._stale():  # nobody built it while this one waited
+                cls.build(casebase, model, directory, progress=progress)
+                index = cls._load(casebase, model, directory)
+        if index is None:
+            raise CaseBaseError(f"the index built in {directory} cannot be read back")
         return index
 
     @classmethod
@@ -122,14 +134,15 @@ class ApproximateIndex:
         from tqdm import tqdm
 
         directory = Path(directory)
+        _remove_abandoned(directory)
         partial = directory.with_name(f"{directory.name}.{os.getpid()}.partial")
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
         try:
-            with casebase.engine.connect() as connection:
-                largest = connection.execute(text("SELECT MAX(id) FROM cases")).scalar() or 0
+            state = _state(casebase)  # what the cases were when the index was read from them
             bar = tqdm(unit="case", disable=not progress, desc="embed", dynamic_ncols=True)
-            spool, ids = _spool(casebase, model, partial / "embeddings.f32", bar)
+            spool, ids = _spool(casebase, model, partial / "embeddings.f32", bar,
+                                state["largest_id"])
             bar.close()
             n, width = len(ids), _width(model)
             lists = int(min(16_384, max(16, LISTS_PER_SQRT * np.sqrt(max(n, 1)))))
@@ -149,8 +162,7 @@ class ApproximateIndex:
             faiss.write_index(index, str(partial / _INDEX))
             np.save(partial / _IDS, np.sort(ids))
             (partial / _META).write_text(json.dumps({
-                "digest": model_digest(model), "cases": n, "largest_id": int(largest),
-                "lists": lists}))
+                "digest": model_digest(model), "cases": n, "lists": lists, **state}))
             shutil.rmtree(directory, ignore_errors=True)
             os.replace(partial, directory)
         finally:
@@ -166,7 +178,8 @@ class ApproximateIndex:
 
         try:
             meta = json.loads((directory / _META).read_text())
-            if meta.get("digest") != model_digest(model):
+            if (meta.get("digest") != model_digest(model)
+                    or meta.get("identity") != _identity(casebase)):
                 return None
             index = faiss.read_index(str(directory / _INDEX),
                                      faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
@@ -174,7 +187,7 @@ class ApproximateIndex:
             return None
         if index.ntotal != meta.get("cases"):
             return None
-        masked, added = _changes(casebase, directory, int(meta["cases"]),
+        masked, added = _changes(casebase, directory, int(meta["base_cases"]),
                                  int(meta["largest_id"]))
         delta_ids, delta_sites, delta = _embed(casebase, model, added)
         return cls(model, casebase, index, masked, delta_ids, delta_sites, delta)
@@ -247,15 +260,18 @@ class ApproximateIndex:
                  for i in ids_] for query, ids_ in zip(queries, case_ids)]
 
 
-def _spool(casebase: CaseBase, model: Model, path: Path, bar) -> tuple[np.ndarray, np.ndarray]:
-    """Every case's unit embedding, written to ``path`` a batch of pages at a time and read
-    back memory-mapped, and the case ids in the same order."""
+def _spool(casebase: CaseBase, model: Model, path: Path, bar, largest: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The unit embedding of every case up to id ``largest`` (a case added while the index is
+    built is the delta's), written to ``path`` a batch of pages at a time and read back
+    memory-mapped, and the case ids in the same order."""
     ids = []
     with path.open("wb") as handle:
         for batch in casebase.iter_arrays(VECTOR_SCHEMA):
-            handle.write(_unit(model.hidden(batch.X)).tobytes())
-            ids.append(batch.case_ids)
-            bar.update(len(batch.y))
+            keep = batch.case_ids <= largest
+            handle.write(_unit(model.hidden(batch.X[keep])).tobytes())
+            ids.append(batch.case_ids[keep])
+            bar.update(int(keep.sum()))
     case_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
     width = _width(model)
     if not len(case_ids):
@@ -263,29 +279,89 @@ def _spool(casebase: CaseBase, model: Model, path: Path, bar) -> tuple[np.ndarra
     return np.memmap(path, dtype=np.float32, mode="r", shape=(len(case_ids), width)), case_ids
 
 
-def _changes(casebase: CaseBase, directory: Path, cases: int, largest: int
+def _identity(casebase: CaseBase) -> str:
+    """Which case base this is: its first page's id, hash and time (a file replaced by another
+    case base at the same path is another)."""
+    with casebase.engine.connect() as connection:
+        first = connection.execute(text(
+            "SELECT id, content_hash, created_at FROM pages ORDER BY id LIMIT 1")).first()
+    return "" if first is None else ":".join(map(str, first))
+
+
+def _state(casebase: CaseBase) -> dict:
+    """The largest case id and how many cases there are up to it, read in one snapshot, and
+    the case base's identity: what :func:`_changes` compares with later."""
+    with casebase.engine.connect() as connection:
+        largest = connection.execute(text("SELECT MAX(id) FROM cases")).scalar() or 0
+        base = connection.execute(text("SELECT COUNT(*) FROM cases WHERE id <= :m"),
+                                  {"m": largest}).scalar_one()
+    return {"largest_id": int(largest), "base_cases": int(base),
+            "identity": _identity(casebase)}
+
+
+#: Pages whose vectors are of another schema than the current one (a page without any, NULL,
+#: holds no case the index could hold).
+_STALE_PAGES = "SELECT COUNT(*) FROM pages WHERE vector_schema <> :v"
+
+
+def _changes(casebase: CaseBase, directory: Path, base_cases: int, largest: int
              ) -> tuple[np.ndarray, np.ndarray]:
     """The ids of the index's cases gone from the case base, and of the cases of the current
-    schema it does not hold. Counts read from indexes when nothing changed but additions (the
-    common case: ids only grow, every page of the current schema); when something was deleted
-    or a page is of another schema, every id is read, and the index's own (kept beside it,
-    memory-mapped)."""
+    schema it does not hold. Ids only grow (never reused: AUTOINCREMENT on SQLite, a sequence
+    elsewhere), so when every page is of the current schema and the cases up to the largest id
+    indexed are as many as then, nothing was deleted and the new cases are those above it:
+    counts read from indexes. Otherwise every id is read, and the index's own (kept beside
+    it, memory-mapped)."""
     current = "FROM cases c JOIN pages p ON p.id = c.page_id WHERE p.vector_schema = :v"
     with casebase.engine.connect() as connection:
-        stale = connection.execute(text(
-            "SELECT COUNT(*) FROM pages WHERE vector_schema IS NULL OR vector_schema <> :v"),
-            {"v": VECTOR_SCHEMA}).scalar_one()
+        stale = connection.execute(text(_STALE_PAGES), {"v": VECTOR_SCHEMA}).scalar_one()
         added = np.array(connection.execute(text(
             "SELECT id FROM cases WHERE id > :m ORDER BY id"), {"m": largest}).scalars().all(),
             dtype=np.int64)
         total = connection.execute(text("SELECT COUNT(*) FROM cases")).scalar_one()
-        if not stale and total - len(added) == cases:
+        if not stale and total - len(added) == base_cases:
             return np.zeros(0, np.int64), added
         now = np.array(connection.execute(text(f"SELECT c.id {current} ORDER BY c.id"),
                                           {"v": VECTOR_SCHEMA}).scalars().all(), dtype=np.int64)
     indexed = np.load(directory / _IDS, mmap_mode="r")  # sorted at build
     gone = np.setdiff1d(indexed, now, assume_unique=True)
     return gone, np.setdiff1d(now, indexed, assume_unique=True)
+
+
+@contextmanager
+def _building(directory: Path):
+    """Hold the lock of ``directory``'s builders (a file beside it) while in the block."""
+    lock = directory.with_name(directory.name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as handle:
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: builders are not serialised
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _remove_abandoned(directory: Path) -> None:
+    """Remove the partial builds of processes that are gone (killed while building)."""
+    for partial in directory.parent.glob(f"{directory.name}.*.partial"):
+        pid = partial.name[len(directory.name) + 1:-len(".partial")]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(partial, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _embed(casebase: CaseBase, model: Model, case_ids: np.ndarray
@@ -314,21 +390,20 @@ def index_directory(casebase: CaseBase) -> Path:
 
 
 def open_index(casebase: CaseBase, model: Model, *, mode: str = "auto", cache: bool = True,
-               progress: bool = False):
+               build: bool = True, progress: bool = False):
     """The nearest-case index explanations read: ``exact`` (every embedding in memory, kept
     beside a SQLite file as ``DB.explain-index.npz`` unless ``cache`` is false),
     ``approximate`` (:class:`ApproximateIndex`, kept in :func:`index_directory`), or ``auto``:
-    exact up to :data:`EXACT_UP_TO` cases."""
+    exact up to :data:`EXACT_UP_TO` cases. ``build`` false: the approximate index must exist
+    (:meth:`ApproximateIndex.open`)."""
     if mode not in ("auto", "exact", "approximate"):
         raise ValueError(f"unknown index mode {mode!r}: auto, exact or approximate")
     if mode == "auto":
         with casebase.engine.connect() as connection:
-            count = connection.execute(text(
-                "SELECT COUNT(*) FROM cases c JOIN pages p ON p.id = c.page_id "
-                "WHERE p.vector_schema = :v"), {"v": VECTOR_SCHEMA}).scalar_one()
+            count = connection.execute(text("SELECT COUNT(*) FROM cases")).scalar_one()
         mode = "exact" if count <= EXACT_UP_TO else "approximate"
     if mode == "approximate":
-        return ApproximateIndex.open(casebase, model, index_directory(casebase),
+        return ApproximateIndex.open(casebase, model, index_directory(casebase), build=build,
                                      progress=progress)
     database = casebase.sqlite_path if cache else None
     npz = database.with_name(database.name + ".explain-index.npz") if database else None

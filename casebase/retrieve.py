@@ -10,8 +10,9 @@ learns from the correction.
 (:meth:`noisecbr.score.model.Model.hidden`), not in the raw vectors. The hidden layer is what the
 network computes from a vector before it decides, so it weighs the features as the network
 learnt to weigh them. In the raw vectors, the 221 features (mostly 0/1 keyword and tag bits)
-would all count the same. The search is exact: the stored embeddings times a block of
-queries, then the top k of each row.
+would all count the same. :class:`CaseIndex` searches exactly: the stored embeddings times a
+block of queries, then the top k of each row. A large case base is searched by the approximate
+index of :mod:`casebase.neighbours` (both are a :class:`Neighbourhood`; ``open_index`` picks).
 
     index = CaseIndex.build(casebase, model)        # reads every case of the current schema
     for item in explain_page(index, casebase, html, url=url, k=3):

@@ -31,6 +31,7 @@ from noisecbr.prepare.tidy import InputError
 from noisecbr.result import LABELS
 from noisecbr.site.memory import MemorySourceError, SiteMemory, declared_url
 
+from .derived import decode_outline
 from .errors import CaseBaseError, NotFoundError
 from .models import Case, LabelHistory, Page, Site
 from .pages import page_cases, stored_table
@@ -86,22 +87,37 @@ def _labelled_pages(session: Session, site: int | None, limit: int) -> list[int]
 def _read_page(session: Session, page_id: int) -> tuple[ElementTable, list, list] | None:
     """The stored page ``page_id``'s table with the label and case id of each element (None
     where it has no case); None when the page has no case or cannot be read back. Cases after
-    the page's elements (extra rows: :func:`casebase.derived.with_extras`) are no element to
-    recognise, and left out."""
+    the page's elements (extra rows: :func:`casebase.derived.with_extras`), and cases whose
+    stored path is not the element's the page has at their position now, are left out rather
+    than guessed."""
     cases = session.execute(
         select(Case.id, Case.position, Case.label)
         .where(Case.page_id == page_id).order_by(Case.id)).all()
     if not cases:
         return None
-    table = stored_table(session.execute(select(Page.html).where(Page.id == page_id)).scalar())
+    html, outline_blob = session.execute(select(Page.html, Page.outline)
+                                         .where(Page.id == page_id)).one()
+    table = stored_table(html)
     if table is None:
         return None  # a damaged stored page teaches nothing; the others still count
+    # A case's element is the one at its position when the page parses now as it did when its
+    # outline was stored (another lxml could parse it otherwise: then the paths tell).
+    paths, stored = table.paths(), _stored_paths(outline_blob)
     labels: list[str | None] = [None] * len(table)
     ids: list[int | None] = [None] * len(table)
     for case_id, position, label in cases:
-        if 0 <= position < len(table):
+        if 0 <= position < len(table) and position < len(stored) and (
+                stored[position] == paths[position]):
             labels[position], ids[position] = label, case_id
     return table, labels, ids
+
+
+def _stored_paths(blob: bytes | None) -> tuple[str, ...]:
+    """The element paths of a page's stored outline (none when it has no readable one)."""
+    try:
+        return decode_outline(blob).paths if blob is not None else ()
+    except ValueError:
+        return ()
 
 
 def _read_memory(session: Session, pages: Sequence[int]) -> SiteMemory:

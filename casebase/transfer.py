@@ -97,8 +97,7 @@ def export_jsonl(cb: CaseBase, out: IO[str]) -> Counter:
                     "type": "case", "id": case.id, "page": page_id, "path": case.path,
                     "position": case.position, "tag": case.tag, "label": case.label,
                     "label_source": case.label_source, "text": case.text,
-                    "vector": base64.b64encode(np.ascontiguousarray(
-                        case.vector, dtype="<f4").tobytes()).decode("ascii"),
+                    "vector": _exported_vector(case.vector),
                     "schema_version": case.schema_version, "count": case.count,
                     "created_at": _time(case.created_at), "updated_at": _time(case.updated_at),
                 }))
@@ -116,6 +115,14 @@ def export_jsonl(cb: CaseBase, out: IO[str]) -> Counter:
                 counts["history"] += 1
             session.expunge_all()
     return counts
+
+
+def _exported_vector(vector: np.ndarray) -> str:
+    """A case's vector as an export writes it: base64 of float32 LE bytes, or "" for a case
+    that has none (an extra row kept without one: :func:`casebase.derived.with_extras`)."""
+    if not len(vector) or not np.isfinite(vector).all():
+        return ""
+    return base64.b64encode(np.ascontiguousarray(vector, dtype="<f4").tobytes()).decode("ascii")
 
 
 def _declared(number: int, record: dict) -> bool | None:
@@ -147,6 +154,12 @@ def _check_case(number: int, record: dict) -> None:
     element: ``casebase show`` and the service cut a case's subtree by its path), an unknown
     label or label source, a schema version, position or count that is no whole number."""
     path = record["path"]
+    for name in ("path", "tag", "text"):
+        value = record[name]
+        if not isinstance(value, str) or "\x1e" in value or "\x1f" in value:
+            # No parsed page holds them, and a page's outline separates its strings by them.
+            raise InvalidRecordError(f"line {number}: case {name} is not text of a page (a "
+                                     "string without the control characters U+001E, U+001F)")
     if not is_element_path(path):
         raise InvalidRecordError(f"line {number}: case path {str(path)[:80]!r} is not an "
                                  "element path such as /html/body/div[2]/p")
@@ -164,11 +177,14 @@ def _check_case(number: int, record: dict) -> None:
 def _case_vector(number: int, record: dict, widths: dict[int, int]) -> bytes:
     """The stored bytes of a case record's vector, refused unless they are finite float32
     values, as many as the schema has features (the current schema: the model's feature count;
-    an older one: as many as its first vector in the file). ``widths`` keeps those counts."""
+    an older one: as many as its first vector in the file), or none at all (""). ``widths``
+    keeps those counts."""
     try:
         blob = base64.b64decode(record["vector"], validate=True)
     except (binascii.Error, TypeError, ValueError):
         raise InvalidRecordError(f"line {number}: case vector is not base64") from None
+    if not blob:  # a case without a vector (exported from an extra row kept without one)
+        return blob
     schema = record["schema_version"]
     expected = len(FEATURE_NAMES) if schema == VECTOR_SCHEMA else widths.setdefault(
         schema, len(blob) // 4)
@@ -263,7 +279,7 @@ class _JsonlImport:
             schema = (self.derived.vector_schema if self.derived is not None
                       else max(set(schemas), key=schemas.count))
             width = (len(FEATURE_NAMES) if schema == VECTOR_SCHEMA
-                     else max(len(e.vector) for e in self.extras))
+                     else max(len(e.vector) for e in self.extras if e.schema == schema))
             derived, _ = with_extras(self.derived, self.extras, width, schema)
             self.session.execute(update(Page).where(Page.id == self.page_id).values(
                 vector_schema=derived.vector_schema, vectors=derived.vectors,
@@ -327,7 +343,8 @@ class _JsonlImport:
             else:
                 position = len(self.paths) + len(self.extras)
                 self.extras.append(Extra(path, record["tag"], record["text"],
-                                         np.frombuffer(vector, dtype="<f4")))
+                                         np.frombuffer(vector, dtype="<f4"),
+                                         record["schema_version"]))
                 self.extra_schemas.append(record["schema_version"])
         values = {
             "page_id": page_id, "position": position,

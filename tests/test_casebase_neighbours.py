@@ -182,3 +182,34 @@ def test_iter_arrays_streams_whole_pages_and_matches_load_arrays(cb):
     some = everything.case_ids[::7]
     chosen = list(cb.iter_arrays(only=some))
     assert sorted(np.concatenate([b.case_ids for b in chosen]).tolist()) == some.tolist()
+
+
+def test_a_request_never_builds_the_index_the_command_does(cb, monkeypatch):
+    from casebase.store import CaseBaseError
+
+    monkeypatch.setattr(neighbours, "EXACT_UP_TO", 10)
+    model = default_model()
+    with pytest.raises(CaseBaseError, match="casebase index"):
+        open_index(cb, model, build=False)
+    result = CliRunner().invoke(cli, ["--db", cb.url, "index", "--quiet"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert f"index of {cb.count_cases():,} cases" in result.stdout
+    assert isinstance(open_index(cb, model, build=False), ApproximateIndex)
+
+
+def test_an_id_is_never_reused_so_a_new_case_is_never_an_old_ones_embedding(cb, monkeypatch):
+    monkeypatch.setattr(neighbours, "REBUILD_SHARE", 1.0)
+    model = default_model()
+    directory = index_directory(cb)
+    ApproximateIndex.open(cb, model, directory)
+    newest = max(c.id for c in cb.iter_cases())
+    cb.delete_cases([newest])
+    added = cb.add_page(_page("news-1").replace(b"harbour", b"estuary"),
+                        url="https://estuary.test/a", truth=TRUTH["news-1"]["articleBody"])
+    assert min(c.id for c in cb.iter_cases(page_id=added.page_id)) > newest
+    reopened = ApproximateIndex.open(cb, model, directory)
+    assert len(reopened.masked) == 1 and reopened.masked[0] == newest
+    assert len(reopened.delta_ids) == sum(added.cases.values())
+    ids, _ = reopened.nearest_cases(_queries(model), 5)
+    assert newest not in set(ids.ravel().tolist())

@@ -154,51 +154,43 @@ def test_revectorize_recomputes_old_pages_keeps_labels_and_reports_unmatched(cb,
 
     for page_id in pages.values():
         _make_old(cb, page_id)
-    # One case of the fish page whose stored path names no element of the page now: the page
-    # is left as it is.
+    # One case of the fish page whose stored path names no element of the page now: it is kept
+    # (label, path, text) as an extra row of its page, without a vector.
     unmatched = next(c for c in cb.iter_cases(page_id=pages["fish"]) if c.tag == "p")
     _move_path(cb, pages["fish"], unmatched.position, unmatched.path + "/span[7]")
-    fish = [c.id for c in cb.iter_cases(page_id=pages["fish"])]
-    before, stored, history = _rows(cb), _pages(cb), _history(cb)
+    before, history = _rows(cb), _history(cb)
     assert len(cb.load_arrays().y) == 0  # the old cases are not trainable
 
     result = run(db, "revectorize", "--quiet")
     assert result.exit_code == 1
-    assert (f"schema {VECTOR_SCHEMA}: 3 pages, {len(before) - len(fish)} case(s) updated, "
-            f"{len(fish)} case(s) left at another schema") in result.stdout
+    assert (f"schema {VECTOR_SCHEMA}: 3 pages, {len(before) - 1} case(s) updated, "
+            "0 case(s) left at another schema") in result.stdout
     assert f"case {unmatched.id} (page {pages['fish']}): path differs" in result.stderr
     assert "1 case(s) not found in their stored page" in result.stderr
 
-    assert _rows(cb) == before  # labels, sources, counts, times, positions untouched
+    after = _rows(cb)
+    moved = {i for i in before if after[i] != before[i]}
+    assert moved == {unmatched.id}  # everything else untouched: labels, sources, positions
+    assert after[unmatched.id][3:6] == before[unmatched.id][3:6]  # label, source, count
     assert _history(cb) == history
     assert cb.get_case(corrected.id).label == "noise"
     assert cb.get_case(corrected.id).label_source == "human"
-    for page_id in (pages["pier"], pages["ferry"]):
+    kept = cb.get_case(unmatched.id)
+    assert kept.path == unmatched.path + "/span[7]" and kept.text == unmatched.text
+    assert not np.isfinite(kept.vector).any()
+    for page_id in pages.values():
         vectors = _expected(cb, page_id)
         for case in cb.iter_cases(page_id=page_id):
             assert case.schema_version == VECTOR_SCHEMA
+            if case.id == unmatched.id:
+                continue
             assert case.vector.tobytes() == vectors[case.position].tobytes(), case
             # Recomputed vectors are the ones the import stored.
             assert case.vector.tobytes() == current[case.id]
-    assert _pages(cb)[pages["fish"]] == stored[pages["fish"]]  # left as it was
     arrays = cb.load_arrays()
-    assert len(arrays.y) == len(before) - len(fish) and arrays.X.shape[1] == len(FEATURE_NAMES)
-    assert len(cb.load_arrays(OLD_SCHEMA).y) == len(fish)
+    assert len(arrays.y) == len(before) - 1 and arrays.X.shape[1] == len(FEATURE_NAMES)
 
-    # A second run changes nothing, and reports the same case again.
-    after = _pages(cb)
-    again = run(db, "revectorize", "--quiet")
-    assert again.exit_code == 1
-    assert "1 pages, 0 case(s) updated" in again.stdout
-    assert f"case {unmatched.id} (page {pages['fish']}): path differs" in again.stderr
-    assert _pages(cb) == after and _rows(cb) == before
-
-    # With its path repaired the page is recomputed, and then there is nothing left to do.
-    _move_path(cb, pages["fish"], unmatched.position, unmatched.path)
-    repaired = run(db, "revectorize", "--quiet")
-    assert repaired.exit_code == 0
-    assert f"{len(fish)} case(s) updated, 0 case(s) left" in repaired.stdout
-    assert cb.get_case(unmatched.id).vector.tobytes() == current[unmatched.id]
+    # A second run has nothing to do.
     final = _pages(cb)
     noop = run(db, "revectorize", "--quiet")
     assert noop.exit_code == 0 and not noop.stderr
@@ -234,15 +226,19 @@ def test_unparsable_page_and_position_out_of_range_are_reported(cb):
     before, stored = _rows(cb), _pages(cb)
     report = cb.revectorize()
     ferry = [i for i, row in before.items() if row[1] == pages["ferry"]]
-    pier = [i for i, row in before.items() if row[1] == pages["pier"]]
-    assert report.pages == 3 and report.remaining == len(ferry) + len(pier)
-    assert report.updated == len(before) - len(ferry) - len(pier)
+    assert report.pages == 3 and report.remaining == len(ferry)
+    assert report.updated == len(before) - len(ferry) - 1
     assert report.reasons == {curation.UNMATCHED_PAGE: len(ferry),
                               curation.UNMATCHED_POSITION: 1}
     assert {case_id for case_id, _, _ in report.unmatched} == {far.id, *ferry}
-    assert _rows(cb) == before
-    for page_id in (pages["pier"], pages["ferry"]):
-        assert _pages(cb)[page_id] == stored[page_id]
+    after = _rows(cb)
+    for case_id in ferry:
+        assert after[case_id] == before[case_id]
+    assert _pages(cb)[pages["ferry"]] == stored[pages["ferry"]]
+    # The case beyond its page's elements is kept, an extra row without path or vector.
+    kept = cb.get_case(far.id)
+    assert kept.label == before[far.id][3] and kept.path == "" and len(kept.vector)
+    assert far.id not in cb.load_arrays().case_ids
 
 
 def test_deduplicated_cases_keep_their_counts(cb, db):

@@ -116,6 +116,32 @@ def test_an_import_refuses_nan_and_infinite_vectors(export_lines, tmp_path, bad)
     _refused(f"sqlite:///{tmp_path / 'cb.sqlite'}", tampered, line, "vector")
 
 
+@pytest.mark.parametrize("field", ["text", "tag"])
+def test_an_import_refuses_a_case_string_holding_a_separator(export_lines, tmp_path, field):
+    tampered, line = _tampered(export_lines, tmp_path, **{field: "a\x1fb"})
+    _refused(f"sqlite:///{tmp_path / 'cb.sqlite'}", tampered, line, field)
+
+
+def test_a_case_naming_no_element_without_a_vector_goes_round_trip(export_lines, tmp_path):
+    # A hand-written case whose path names no element of its page, exported without a vector
+    # (an extra row kept without one): it imports, and exports and imports again, whole.
+    tampered, line = _tampered(export_lines, tmp_path, path="/html/body/div[99]", vector="",
+                               text="written by hand")
+    first = f"sqlite:///{tmp_path / 'first.sqlite'}"
+    assert run(first, "import-jsonl", str(tampered)).exit_code == 0
+    out = tmp_path / "again.jsonl"
+    assert run(first, "export", str(out)).exit_code == 0
+    second = f"sqlite:///{tmp_path / 'second.sqlite'}"
+    result = run(second, "import-jsonl", str(out))
+    assert result.exit_code == 0, result.output
+    with CaseBase.open(first) as one, CaseBase.open(second) as two:
+        hand = [c for c in two.iter_cases() if c.path == "/html/body/div[99]"]
+        assert len(hand) == 1 and hand[0].text == "written by hand"
+        assert not np.isfinite(hand[0].vector).any()
+        assert two.count_cases() == one.count_cases()
+        assert len(two.load_arrays().y) == len(one.load_arrays().y) == one.count_cases() - 1
+
+
 def test_a_bad_case_of_a_page_already_stored_is_refused_too(export_lines, tmp_path):
     # The export as written imports whole; imported again, its pages are duplicates whose
     # cases are skipped: a bad case among them still refuses the file, nothing changes.

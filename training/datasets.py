@@ -300,9 +300,10 @@ def from_casebase(casebase, schema_version: int = VECTOR_SCHEMA, *,
 
 def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
     """The cases' lexical fields, from their pages as stored (each parsed once, as the import
-    parsed it; a case is its page's element at its ``position``). A case whose element is not
-    found (a page that no longer parses, an extra row after the page's elements) gets empty
-    fields, as a page without words has."""
+    parsed it; a case is its page's element at its ``position`` when the stored outline's path
+    there is the page's now). A case whose element is not found (a page that no longer parses
+    or parses otherwise, an extra row after the page's elements) gets empty fields, as a page
+    without words has."""
     from sqlalchemy import text
 
     from casebase.pages import stored_table
@@ -319,8 +320,8 @@ def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
     parts, rows_of = [], {}
     for page_id in pages:
         with casebase.engine.connect() as connection:
-            blob = connection.execute(text("SELECT html FROM pages WHERE id = :p"),
-                                      {"p": page_id}).scalar()
+            blob, outline = connection.execute(text(
+                "SELECT html, outline FROM pages WHERE id = :p"), {"p": page_id}).one()
             cases = connection.execute(text("SELECT id FROM cases WHERE page_id = :p"),
                                        {"p": page_id}).scalars().all()
         table = stored_table(blob) if blob is not None else None
@@ -328,9 +329,12 @@ def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
             continue
         page = cases_of_page(lexical_inputs(table))
         offset = sum(len(part) for part in parts)
+        # The element at a case's position, if the page parses now as when it was stored.
+        paths, stored = table.paths(), _outline_paths(outline)
         for case_id in cases:
             position = position_of[case_id]
-            if case_id in wanted and 0 <= position < len(table):
+            if (case_id in wanted and 0 <= position < min(len(table), len(stored))
+                    and stored[position] == paths[position]):
                 rows_of[case_id] = offset + position
         parts.append(page)
     rows = np.array([rows_of.get(int(i), -1) for i in case_ids], dtype=np.int64)
@@ -342,6 +346,16 @@ def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
     for ranges in (out.text_range, out.attr_range, out.page_range):
         ranges[rows < 0] = 0  # not found: no words, no attribute tokens
     return out
+
+
+def _outline_paths(blob: bytes | None) -> tuple[str, ...]:
+    """The element paths of a stored page's outline (none when it has no readable one)."""
+    from casebase.derived import decode_outline
+
+    try:
+        return decode_outline(blob).paths if blob is not None else ()
+    except ValueError:
+        return ()
 
 
 def _casebase_frontier(casebase, case_ids: np.ndarray, y: np.ndarray) -> np.ndarray:

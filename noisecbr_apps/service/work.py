@@ -178,7 +178,8 @@ def _index():
     """The case index of this process, opened again when the case base has changed (the
     fingerprint covers new, deleted and relabelled cases), as ``casebase explain`` opens it
     (:func:`casebase.neighbours.open_index`: exact for a small case base, else the approximate
-    index on disk, which follows the changes without being rebuilt)."""
+    index on disk, which follows the changes without being rebuilt; ``casebase index`` builds
+    it)."""
     from casebase.neighbours import open_index
     from casebase.retrieve import index_fingerprint
 
@@ -187,7 +188,9 @@ def _index():
     held = _state["index"]
     if held is not None and held[0] == fingerprint:
         return held[1]
-    index = open_index(casebase, model)
+    # A request never builds the approximate index (a minute at millions of cases, past the
+    # job's time limit): `casebase index` does; a grown delta is searched as it is meanwhile.
+    index = open_index(casebase, model, build=False)
     _state["index"] = (fingerprint, index)
     return index
 

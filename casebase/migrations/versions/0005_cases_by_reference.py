@@ -15,11 +15,13 @@ stores) keeps its position; one whose path names another element of the page mov
 element's position; one whose path names none (written by hand), and every case of a page
 whose HTML cannot be read back, is kept as an extra row after the page's elements with its own
 path, tag, text and vector (:func:`casebase.derived.with_extras`). Vectors of an older schema
-are computed under the current one (what ``casebase revectorize`` did), except an extra row's,
-which keeps its own. Labels, label sources, counts, creation times, history and runs are kept
-as they are; a case's ``updated_at`` equal to its ``created_at`` (never changed) becomes NULL,
-as for new cases. On SQLite the file is vacuumed after the upgrade
-(:func:`casebase.connection.migrate`): a migrated case base takes a tenth of the space.
+are computed under the current one (what ``casebase revectorize`` did); an extra row's cannot
+be, its path naming no element, and one of an older schema than its page's is not kept (it
+was not trained on either: training reads the current schema only). Labels, label sources,
+counts, creation times, history and runs are kept as they are; a case's ``updated_at`` equal
+to its ``created_at`` (never changed) becomes NULL, as for new cases. The cases table gets
+AUTOINCREMENT on SQLite (an id is never reused). On SQLite the file is vacuumed after the
+upgrade (:func:`casebase.connection.migrate`): a migrated case base takes a tenth of the space.
 
 Downgrading writes each case's path, tag, text and vector back from its page's blobs.
 """
@@ -59,7 +61,10 @@ def upgrade() -> None:
             _move(bind, moved)
             moved = []
     _move(bind, moved)
-    with op.batch_alter_table("cases", recreate=_recreate()) as batch:
+    # On SQLite the table is rebuilt with AUTOINCREMENT: an id is never reused after a
+    # deletion (the nearest-case index tells new cases from old by their ids).
+    with op.batch_alter_table("cases", recreate=_recreate(),
+                              table_kwargs={"sqlite_autoincrement": True}) as batch:
         batch.drop_index("ix_cases_label")
         batch.drop_index("ix_cases_label_source")
         batch.drop_index("ix_cases_schema_version")
@@ -90,7 +95,7 @@ def _page_upgrade(bind, page_id: int) -> list[dict]:
     derived, paths = (derive(table), table.paths()) if table is not None else (None, [])
     position_of = {path: i for i, path in enumerate(paths)}
     placed, extras, extra_ids = {}, [], []
-    for case_id, path, position, tag, text, vector, _ in cases:
+    for case_id, path, position, tag, text, vector, schema in cases:
         if 0 <= position < len(paths) and paths[position] == path:
             placed[case_id] = position
         elif path in position_of:
@@ -98,7 +103,7 @@ def _page_upgrade(bind, page_id: int) -> list[dict]:
         else:
             extras.append(Extra(path, tag, text or "",
                                 np.frombuffer(vector or b"", dtype="<f4",
-                                              count=len(vector or b"") // 4)))
+                                              count=len(vector or b"") // 4), schema))
             extra_ids.append(case_id)
     if extras:
         # Their own vectors: under the page's schema (the current one) when it has a table,
@@ -106,7 +111,7 @@ def _page_upgrade(bind, page_id: int) -> list[dict]:
         schemas = [row[6] for row in cases if row[0] in set(extra_ids)]
         schema = VECTOR_SCHEMA if derived is not None else max(set(schemas), key=schemas.count)
         width = (len(FEATURE_NAMES) if schema == VECTOR_SCHEMA
-                 else max(len(e.vector) for e in extras))
+                 else max(len(e.vector) for e in extras if e.schema == schema))
         derived, first = with_extras(derived, extras, width, schema)
         placed.update((case_id, first + k) for k, case_id in enumerate(extra_ids))
     if derived is not None:
