@@ -30,7 +30,7 @@ from noisecbr.prepare.subtrees import build_table
 from noisecbr.result import LABELS
 
 from .connection import ConnectionMixin
-from .derived import Extra, decode_outline, decode_vectors, derive, with_extras
+from .derived import Extra, decode_vectors, derive, stored_outline, with_extras
 from .errors import NotFoundError
 from .importer import AddedPage, add_page, case_rows, insert_cases
 from .models import Case, LabelHistory, Page, decompress_html
@@ -270,10 +270,7 @@ class CurationMixin(ConnectionMixin):
             report.unmatched += [(case_id, page_id, UNMATCHED_PAGE) for case_id, _, _ in cases]
             return
         paths = table.paths()
-        try:
-            old = decode_outline(outline_blob) if outline_blob is not None else None
-        except ValueError:
-            old = None
+        old = stored_outline(outline_blob)
         # Each case's element, found again by its path in the page parsed now (positions
         # agree unless the parser changed). A case whose element is not found is kept as an
         # extra row of the page, with its old path, tag and text and without a vector (its

@@ -49,6 +49,8 @@ __all__ = [
     "derive",
     "encode_outline",
     "encode_vectors",
+    "stored_outline",
+    "stored_paths",
     "subtree_texts",
     "with_extras",
 ]
@@ -160,6 +162,24 @@ def decode_outline(blob: bytes) -> Outline:
     if not len(paths) == len(tags) == len(texts) == n:
         raise ValueError("outline blob with lists of another length than its count")
     return Outline(paths, tags, texts)
+
+
+def stored_outline(blob: bytes | None) -> Outline | None:
+    """The outline of a page as stored (``Page.outline``), None when it has none or it cannot
+    be read: what every reader of a stored page's paths and texts takes."""
+    if blob is None:
+        return None
+    try:
+        return decode_outline(blob)
+    except ValueError:
+        return None
+
+
+def stored_paths(blob: bytes | None) -> tuple[str, ...]:
+    """The element paths of a page's stored outline (none when :func:`stored_outline` has
+    none)."""
+    outline = stored_outline(blob)
+    return outline.paths if outline is not None else ()
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
 from noisecbr.result import LABELS
 
 from .connection import ConnectionMixin
-from .derived import Outline, decode_outline, decode_vectors
+from .derived import decode_vectors, stored_outline
 from .errors import NotFoundError
 from .models import Case, LabelHistory, Page, Site, decompress_html
 from .pages import check_label, check_source, find_element, parse_stored
@@ -88,7 +88,7 @@ def case_records(connection, rows: list) -> list[CaseRecord]:
 
 def _record(row: Any, outline_blob: bytes | None, vectors_blob: bytes | None) -> CaseRecord:
     case_id, page_id, site, position, label, source, schema, count, created, updated = row
-    outline = _outline(outline_blob)
+    outline = stored_outline(outline_blob)
     at = outline is not None and 0 <= position < len(outline)
     return CaseRecord(
         id=case_id, page_id=page_id, site=site, path=outline.paths[position] if at else "",
@@ -100,15 +100,6 @@ def _record(row: Any, outline_blob: bytes | None, vectors_blob: bytes | None) ->
 
 
 _NO_VECTOR = np.zeros(0, dtype=np.float32)
-
-
-def _outline(blob: bytes | None) -> Outline | None:
-    if blob is None:
-        return None
-    try:
-        return decode_outline(blob)
-    except ValueError:
-        return None
 
 
 def _vector(blob: bytes | None, position: int) -> np.ndarray:

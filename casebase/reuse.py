@@ -31,7 +31,7 @@ from noisecbr.prepare.tidy import InputError
 from noisecbr.result import LABELS
 from noisecbr.site.memory import MemorySourceError, SiteMemory, declared_url
 
-from .derived import decode_outline
+from .derived import stored_paths
 from .errors import CaseBaseError, NotFoundError
 from .models import Case, LabelHistory, Page, Site
 from .pages import page_cases, stored_table
@@ -102,7 +102,7 @@ def _read_page(session: Session, page_id: int) -> tuple[ElementTable, list, list
         return None  # a damaged stored page teaches nothing; the others still count
     # A case's element is the one at its position when the page parses now as it did when its
     # outline was stored (another lxml could parse it otherwise: then the paths tell).
-    paths, stored = table.paths(), _stored_paths(outline_blob)
+    paths, stored = table.paths(), stored_paths(outline_blob)
     labels: list[str | None] = [None] * len(table)
     ids: list[int | None] = [None] * len(table)
     for case_id, position, label in cases:
@@ -110,14 +110,6 @@ def _read_page(session: Session, page_id: int) -> tuple[ElementTable, list, list
                 stored[position] == paths[position]):
             labels[position], ids[position] = label, case_id
     return table, labels, ids
-
-
-def _stored_paths(blob: bytes | None) -> tuple[str, ...]:
-    """The element paths of a page's stored outline (none when it has no readable one)."""
-    try:
-        return decode_outline(blob).paths if blob is not None else ()
-    except ValueError:
-        return ()
 
 
 def _read_memory(session: Session, pages: Sequence[int]) -> SiteMemory:

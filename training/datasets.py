@@ -306,6 +306,7 @@ def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
     without words has."""
     from sqlalchemy import text
 
+    from casebase.derived import stored_paths
     from casebase.pages import stored_table
     from noisecbr.features.lexical import lexical_inputs
     from noisecbr.settings import LEXICAL_ANCESTORS as ANCESTORS
@@ -330,7 +331,7 @@ def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
         page = cases_of_page(lexical_inputs(table))
         offset = sum(len(part) for part in parts)
         # The element at a case's position, if the page parses now as when it was stored.
-        paths, stored = table.paths(), _outline_paths(outline)
+        paths, stored = table.paths(), stored_paths(outline)
         for case_id in cases:
             position = position_of[case_id]
             if (case_id in wanted and 0 <= position < min(len(table), len(stored))
@@ -348,16 +349,6 @@ def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
     return out
 
 
-def _outline_paths(blob: bytes | None) -> tuple[str, ...]:
-    """The element paths of a stored page's outline (none when it has no readable one)."""
-    from casebase.derived import decode_outline
-
-    try:
-        return decode_outline(blob).paths if blob is not None else ()
-    except ValueError:
-        return ()
-
-
 def _casebase_frontier(casebase, case_ids: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Walk-frontier flag per case from its path (its page's outline at its position; parent
     path = path minus a step)."""
@@ -365,7 +356,7 @@ def _casebase_frontier(casebase, case_ids: np.ndarray, y: np.ndarray) -> np.ndar
 
     from sqlalchemy import text
 
-    from casebase.derived import decode_outline
+    from casebase.derived import stored_paths
 
     label_of = dict(zip(case_ids.tolist(), y.tolist()))
     reached: dict[tuple[int, str], bool] = {}
@@ -377,10 +368,7 @@ def _casebase_frontier(casebase, case_ids: np.ndarray, y: np.ndarray) -> np.ndar
         for page_id, group in groupby(rows, key=lambda row: row[1]):
             blob = connection.execute(text("SELECT outline FROM pages WHERE id = :p"),
                                       {"p": page_id}).scalar()
-            try:
-                paths = decode_outline(blob).paths if blob is not None else ()
-            except ValueError:
-                paths = ()
+            paths = stored_paths(blob)
             for case_id, _, position in group:
                 label = label_of.get(case_id)
                 path = paths[position] if 0 <= position < len(paths) else None
