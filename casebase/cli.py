@@ -753,7 +753,7 @@ def index(ctx: click.Context, model_path: Path | None, rebuild: bool, quiet: boo
     built = ApproximateIndex.open(cb, model, directory, rebuild=rebuild,
                                   progress=not quiet and sys.stderr.isatty())
     click.echo(f"index of {len(built):,} cases ({built.index.ntotal:,} in its lists, "
-               f"{len(built.delta_ids):,} new beside them, {len(built.masked):,} masked) in "
+               f"{len(built.delta):,} new beside them, {len(built.masked):,} masked) in "
                f"{directory}, ready in {time.perf_counter() - started:.1f} s")
 
 

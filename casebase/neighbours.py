@@ -40,7 +40,7 @@ from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
 from noisecbr.score.model import Model
 
 from .errors import CaseBaseError
-from .retrieve import CaseIndex, model_digest
+from .retrieve import CaseIndex, _unit, model_digest
 from .store import CaseBase
 
 __all__ = ["EXACT_UP_TO", "NPROBE", "REBUILD_SHARE", "ApproximateIndex", "index_directory",
@@ -71,28 +71,24 @@ _META = "meta.json"
 _IDS = "ids.npy"
 
 
-def _unit(rows: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0).astype(np.float32)
-
-
 def _width(model: Model) -> int:
     return model.hidden(np.zeros((1, len(FEATURE_NAMES)), np.float32)).shape[1]
 
 
 class ApproximateIndex:
-    """Stored cases' embeddings in a memory-mapped inverted-file index, plus the exactly
-    searched delta of cases added since it was built and the mask of cases gone."""
+    """Stored cases' embeddings in a memory-mapped inverted-file index, plus the delta of cases
+    added since it was built (an exact :class:`~casebase.retrieve.CaseIndex`) and the mask of
+    cases gone."""
 
     def __init__(self, model: Model, casebase: CaseBase, index, masked: np.ndarray,
-                 delta_ids: np.ndarray, delta_sites: np.ndarray, delta: np.ndarray) -> None:
+                 delta: CaseIndex) -> None:
         self.model, self.casebase = model, casebase
         self.index = index  # the faiss index (read memory-mapped), ids = case ids
         self.masked = masked  # sorted ids of the index's cases that are gone
-        self.delta_ids, self.delta_sites, self.delta = delta_ids, delta_sites, delta
+        self.delta = delta  # the cases it does not hold, searched exactly
 
     def __len__(self) -> int:
-        return int(self.index.ntotal - len(self.masked) + len(self.delta_ids))
+        return int(self.index.ntotal - len(self.masked) + len(self.delta))
 
     # -- opening and building ------------------------------------------------------------------
     @classmethod
@@ -106,17 +102,17 @@ class ApproximateIndex:
         :class:`CaseBaseError` and a grown delta is searched as it is. One process builds at
         a time (a lock file beside the directory); the others wait, then read its index."""
         directory = Path(directory)
-        index = None if rebuild else cls._load(casebase, model, directory)
-        if index is not None and (not index._stale() or not build):
+        index = None if rebuild else cls._load(casebase, model, directory, grown=not build)
+        if index is not None:
             return index
         if not build:
             raise CaseBaseError(f"no nearest-case index of this model in {directory}: build "
                                 "it with `casebase index` (a minute a few million cases)")
         with _building(directory):
-            index = None if rebuild else cls._load(casebase, model, directory)
-            if index is None or index._stale():  # nobody built it while this one waited
+            index = None if rebuild else cls._load(casebase, model, directory, grown=False)
+            if index is None:  # nobody built it while this one waited
                 cls.build(casebase, model, directory, progress=progress)
-                index = cls._load(casebase, model, directory)
+                index = cls._load(casebase, model, directory, grown=True)
         if index is None:
             raise CaseBaseError(f"the index built in {directory} cannot be read back")
         return index
@@ -170,10 +166,12 @@ class ApproximateIndex:
         return n
 
     @classmethod
-    def _load(cls, casebase: CaseBase, model: Model, directory: Path
+    def _load(cls, casebase: CaseBase, model: Model, directory: Path, *, grown: bool
               ) -> ApproximateIndex | None:
         """The index in ``directory`` with its delta and mask against the case base now; None
-        when there is none for this model and schema (nothing is unpickled)."""
+        when there is none for this model, schema and case base (nothing is unpickled), or,
+        unless ``grown``, when its changes have passed :data:`REBUILD_SHARE` (it is to be
+        rebuilt: its delta is not embedded for nothing)."""
         import faiss
 
         try:
@@ -189,12 +187,9 @@ class ApproximateIndex:
             return None
         masked, added = _changes(casebase, directory, int(meta["base_cases"]),
                                  int(meta["largest_id"]))
-        delta_ids, delta_sites, delta = _embed(casebase, model, added)
-        return cls(model, casebase, index, masked, delta_ids, delta_sites, delta)
-
-    def _stale(self) -> bool:
-        changed = len(self.masked) + len(self.delta_ids)
-        return changed > REBUILD_SHARE * max(self.index.ntotal, 1)
+        if not grown and len(masked) + len(added) > REBUILD_SHARE * max(index.ntotal, 1):
+            return None
+        return cls(model, casebase, index, masked, _exact(casebase, model, added))
 
     # -- searching -----------------------------------------------------------------------------
     def nearest_cases(self, vectors: np.ndarray, k: int = 3, *,
@@ -223,12 +218,9 @@ class ApproximateIndex:
             similarity, ids = self.index.search(queries, k, params=params)
             found = ids >= 0
             out_ids[found], out_sim[found] = ids[found], similarity[found]
-        if len(self.delta_ids):
-            keep = (np.ones(len(self.delta_ids), bool) if exclude_site is None
-                    else self.delta_sites != exclude_site)
-            scores = (queries @ self.delta[keep].T).astype(np.float32)
-            both_ids = np.concatenate(
-                [out_ids, np.broadcast_to(self.delta_ids[keep], scores.shape)], axis=1)
+        if len(self.delta):
+            ids, scores = self.delta.nearest_cases(vectors, k, exclude_site=exclude_site)
+            both_ids = np.concatenate([out_ids, ids], axis=1)
             both_sim = np.concatenate([out_sim, scores], axis=1)
             order = np.argsort(-both_sim, axis=1, kind="stable")[:, :k]
             out_ids = np.take_along_axis(both_ids, order, 1)
@@ -249,15 +241,11 @@ class ApproximateIndex:
                       ) -> list[list[float]]:
         """Cosine in the hidden layer between each vector and the stored cases
         ``case_ids[row]`` (NaN for a case the case base does not hold), exact: their vectors
-        are read from their pages."""
+        are read from their pages, and compared as the exact search compares them."""
         wanted = np.unique(np.array([i for ids in case_ids for i in ids], dtype=np.int64))
         if not len(wanted):
             return [[] for _ in case_ids]
-        ids, _, embeddings = _embed(self.casebase, self.model, wanted)
-        row_of = {int(case_id): row for row, case_id in enumerate(ids.tolist())}
-        queries = _unit(self.model.hidden(vectors))
-        return [[float(embeddings[row_of[i]] @ query) if i in row_of else float("nan")
-                 for i in ids_] for query, ids_ in zip(queries, case_ids)]
+        return _exact(self.casebase, self.model, wanted).similarity_to(vectors, case_ids)
 
 
 def _spool(casebase: CaseBase, model: Model, path: Path, bar, largest: int
@@ -364,17 +352,17 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _embed(casebase: CaseBase, model: Model, case_ids: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ids, sites and unit embeddings of the cases ``case_ids`` (those that have a
-    vector), read from their pages."""
-    if not len(case_ids):
-        return np.zeros(0, np.int64), np.zeros(0, str), np.zeros((0, _width(model)), np.float32)
-    parts = list(casebase.iter_arrays(VECTOR_SCHEMA, only=case_ids))
+def _exact(casebase: CaseBase, model: Model, case_ids: np.ndarray) -> CaseIndex:
+    """The exact index of the cases ``case_ids`` (those that have a vector), their vectors
+    read from their pages."""
+    parts = list(casebase.iter_arrays(VECTOR_SCHEMA, only=case_ids)) if len(case_ids) else []
     if not parts:
-        return np.zeros(0, np.int64), np.zeros(0, str), np.zeros((0, _width(model)), np.float32)
-    return (np.concatenate([p.case_ids for p in parts]), np.concatenate([p.sites for p in parts]),
-            np.concatenate([_unit(model.hidden(p.X)) for p in parts]))
+        return CaseIndex(model, np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, str),
+                         np.zeros((0, _width(model)), np.float32))
+    return CaseIndex(model, np.concatenate([p.case_ids for p in parts]),
+                     np.concatenate([p.y for p in parts]),
+                     np.concatenate([p.sites for p in parts]),
+                     np.concatenate([_unit(model.hidden(p.X)) for p in parts]))
 
 
 def index_directory(casebase: CaseBase) -> Path:

@@ -107,10 +107,10 @@ def test_new_cases_are_searched_beside_the_graph_and_deleted_ones_never_come_bac
     added = cb.add_page(html, url="https://estuary.test/a", truth=TRUTH["news-1"]["articleBody"])
     reopened = ApproximateIndex.open(cb, model, directory)
     assert (directory / "cases.faiss").stat().st_mtime_ns == built  # not rebuilt
-    assert len(reopened.delta_ids) == sum(added.cases.values())
-    assert len(reopened) == before + len(reopened.delta_ids)
+    assert len(reopened.delta) == sum(added.cases.values())
+    assert len(reopened) == before + len(reopened.delta)
     ids, sim = reopened.nearest_cases(_queries(model), 1, exclude_site="harbour-gazette.test")
-    new = set(reopened.delta_ids.tolist())
+    new = set(reopened.delta.case_ids.tolist())
     assert np.mean([i in new for i in ids[:, 0].tolist()]) > 0.5  # the twin page's cases
     # Delete the cases nearest the page: they are masked, never returned.
     nearest = {int(i) for i in reopened.nearest_cases(_queries(model), 3)[0].ravel() if i >= 0}
@@ -132,7 +132,7 @@ def test_the_graph_is_rebuilt_past_its_share_of_changes_or_for_another_model(cb,
     monkeypatch.setattr(neighbours, "REBUILD_SHARE", 0.0)
     rebuilt = ApproximateIndex.open(cb, model, directory)
     assert (directory / "cases.faiss").stat().st_mtime_ns != built
-    assert len(rebuilt.delta_ids) == 0 and len(rebuilt) == cb.count_cases()
+    assert len(rebuilt.delta) == 0 and len(rebuilt) == cb.count_cases()
     monkeypatch.setattr(neighbours, "REBUILD_SHARE", 0.10)
     # Another first layer: other embeddings.
     # (A model holds its layers transposed for the forward pass; its constructor takes them as
@@ -210,6 +210,6 @@ def test_an_id_is_never_reused_so_a_new_case_is_never_an_old_ones_embedding(cb, 
     assert min(c.id for c in cb.iter_cases(page_id=added.page_id)) > newest
     reopened = ApproximateIndex.open(cb, model, directory)
     assert len(reopened.masked) == 1 and reopened.masked[0] == newest
-    assert len(reopened.delta_ids) == sum(added.cases.values())
+    assert len(reopened.delta) == sum(added.cases.values())
     ids, _ = reopened.nearest_cases(_queries(model), 5)
     assert newest not in set(ids.ravel().tolist())
