@@ -65,11 +65,7 @@ class ArraysMixin(ConnectionMixin):
                 {"v": schema_version}).all()
             page_site = dict(connection.execute(text("SELECT id, site_id FROM pages")).all())
             hosts = dict(connection.execute(text("SELECT id, host FROM sites")).all())
-            n = len(rows)
-            case_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-            page_ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
-            positions = np.fromiter((r[2] for r in rows), dtype=np.int64, count=n)
-            y = np.fromiter((_LABEL_INDEX[r[3]] for r in rows), dtype=np.int8, count=n)
+            case_ids, page_ids, positions, y = _columns(rows)
             del rows
             X, usable = _fill(connection, schema_version, page_ids, positions)
         skipped = case_ids[~usable].tolist()
@@ -138,6 +134,15 @@ class ArraysMixin(ConnectionMixin):
                            count=len(wanted))
 
 
+def _columns(rows: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Case ids, page ids, positions and label indices of rows (id, page, position, label)."""
+    n = len(rows)
+    return (np.fromiter((r[0] for r in rows), dtype=np.int64, count=n),
+            np.fromiter((r[1] for r in rows), dtype=np.int64, count=n),
+            np.fromiter((r[2] for r in rows), dtype=np.int64, count=n),
+            np.fromiter((_LABEL_INDEX[r[3]] for r in rows), dtype=np.int8, count=n))
+
+
 def _page_groups(per_page: list, batch: int) -> Iterator[list[int]]:
     """Page ids in runs of about ``batch`` cases (a page is never split)."""
     group: list[int] = []
@@ -162,11 +167,7 @@ def _read_pages(connection, pages: list[int], schema_version: int, hosts: dict[i
         "ORDER BY page_id, id")).all()
     if wanted is not None:
         rows = [row for row in rows if row[0] in wanted]
-    n = len(rows)
-    case_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-    page_ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
-    positions = np.fromiter((r[2] for r in rows), dtype=np.int64, count=n)
-    y = np.fromiter((_LABEL_INDEX[r[3]] for r in rows), dtype=np.int8, count=n)
+    case_ids, page_ids, positions, y = _columns(rows)
     X, usable = _fill(connection, schema_version, page_ids, positions, pages)
     sites = np.array([hosts[p] for p in page_ids.tolist()], dtype=str)
     bad = case_ids[~usable].tolist()

@@ -40,7 +40,7 @@ from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
 from noisecbr.score.model import Model
 
 from .errors import CaseBaseError
-from .retrieve import CaseIndex, _unit, model_digest
+from .retrieve import STALE_PAGES, CaseIndex, _unit, model_digest
 from .store import CaseBase
 
 __all__ = ["EXACT_UP_TO", "NPROBE", "REBUILD_SHARE", "ApproximateIndex", "index_directory",
@@ -287,11 +287,6 @@ def _state(casebase: CaseBase) -> dict:
             "identity": _identity(casebase)}
 
 
-#: Pages whose vectors are of another schema than the current one (a page without any, NULL,
-#: holds no case the index could hold).
-_STALE_PAGES = "SELECT COUNT(*) FROM pages WHERE vector_schema <> :v"
-
-
 def _changes(casebase: CaseBase, directory: Path, base_cases: int, largest: int
              ) -> tuple[np.ndarray, np.ndarray]:
     """The ids of the index's cases gone from the case base, and of the cases of the current
@@ -302,7 +297,7 @@ def _changes(casebase: CaseBase, directory: Path, base_cases: int, largest: int
     it, memory-mapped)."""
     current = "FROM cases c JOIN pages p ON p.id = c.page_id WHERE p.vector_schema = :v"
     with casebase.engine.connect() as connection:
-        stale = connection.execute(text(_STALE_PAGES), {"v": VECTOR_SCHEMA}).scalar_one()
+        stale = connection.execute(text(STALE_PAGES), {"v": VECTOR_SCHEMA}).scalar_one()
         added = np.array(connection.execute(text(
             "SELECT id FROM cases WHERE id > :m ORDER BY id"), {"m": largest}).scalars().all(),
             dtype=np.int64)

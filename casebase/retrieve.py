@@ -42,7 +42,7 @@ from noisecbr.site.memory import SiteMemory
 
 from .store import CaseBase, CaseBaseError
 
-__all__ = ["CaseIndex", "Explanation", "Neighbour", "Neighbourhood", "agreement_summary",
+__all__ = ["STALE_PAGES", "CaseIndex", "Explanation", "Neighbour", "Neighbourhood", "agreement_summary",
            "explain_decided", "explain_page", "index_fingerprint", "model_digest"]
 
 #: Queries scored against all stored cases at once: a block of 64 against the ~950 000 cases of
@@ -264,6 +264,11 @@ def _top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.take_along_axis(top, order, 1), np.take_along_axis(values, order, 1)
 
 
+#: How many pages' vectors are of another schema than ``:v`` (read from the index on
+#: ``vector_schema``; a page without vectors, NULL, holds no case an index could hold).
+STALE_PAGES = "SELECT COUNT(*) FROM pages WHERE vector_schema <> :v"
+
+
 def model_digest(model: Model) -> str:
     """The model's first hidden layer, as its output on a fixed probe (any change of its
     weights or normalisation shows), and the vector schema: what embeddings depend on."""
@@ -282,9 +287,7 @@ def index_fingerprint(casebase: CaseBase, model: Model) -> str:
         # Two statements: SQLite answers MAX(id) from the primary key alone, not beside COUNT.
         count = connection.execute(text("SELECT COUNT(*) FROM cases")).scalar_one()
         largest = connection.execute(text("SELECT MAX(id) FROM cases")).scalar()
-        stale = connection.execute(text(
-            "SELECT COUNT(*) FROM pages WHERE vector_schema IS NULL OR vector_schema <> :v"),
-            {"v": VECTOR_SCHEMA}).scalar_one()
+        stale = connection.execute(text(STALE_PAGES), {"v": VECTOR_SCHEMA}).scalar_one()
         history = connection.execute(text("SELECT MAX(id) FROM label_history")).scalar()
     return f"{model_digest(model)}:{count}:{largest}:{stale}:{history}"
 

@@ -40,7 +40,7 @@ from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
 from noisecbr.prepare.subtrees import is_element_path
 from noisecbr.result import LABELS
 
-from .derived import Extra, PageDerived, decode_outline, derive, with_extras
+from .derived import Extra, PageDerived, derive, with_extras
 from .errors import InvalidRecordError
 from .models import LABEL_SOURCES, Case, LabelHistory, Page, Site, compress_html, decompress_html
 from .pages import find_page, site_id, stored_table
@@ -319,7 +319,7 @@ class _JsonlImport:
         result = session.execute(insert(Page).values(**values))
         self.page_map[record["id"]] = int(result.inserted_primary_key[0])
         self.derived, self.page_id = derived, self.page_map[record["id"]]
-        self.paths = decode_outline(derived.outline).paths if derived else ()
+        self.paths = tuple(table.paths()) if table is not None else ()
         self.position_of = {path: i for i, path in enumerate(self.paths)}
         self.counts["page"] += 1
 
