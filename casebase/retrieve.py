@@ -42,8 +42,9 @@ from noisecbr.site.memory import SiteMemory
 
 from .store import CaseBase, CaseBaseError
 
-__all__ = ["STALE_PAGES", "CaseIndex", "Explanation", "Neighbour", "Neighbourhood", "agreement_summary",
-           "explain_decided", "explain_page", "index_fingerprint", "model_digest"]
+__all__ = ["STALE_PAGES", "CaseIndex", "Explanation", "Neighbour", "Neighbourhood",
+           "agreement_summary", "explain_decided", "explain_page", "index_fingerprint",
+           "model_digest"]
 
 #: Queries scored against all stored cases at once: a block of 64 against the ~950 000 cases of
 #: the modernweb-dev case base is a 240 MB similarity matrix.
