@@ -296,7 +296,7 @@ class CurationMixin(ConnectionMixin):
                                 old.texts[position] if at else "", _NO_VECTOR, schema))
         derived = derive(table)
         if extras:
-            derived, first = with_extras(derived, extras, 0, derived.vector_schema)
+            derived, first = with_extras(derived, extras)
             moved += [{"b_id": case_id, "b_position": first + k}
                       for k, (case_id, _, _) in enumerate(lost)]
         with self.session() as session:

@@ -32,7 +32,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from noisecbr.features import VECTOR_SCHEMA, vectorize
+from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA, vectorize
 from noisecbr.prepare.strings import normalize_space
 from noisecbr.prepare.subtrees import ElementTable
 
@@ -214,15 +214,19 @@ class Extra:
     schema: int
 
 
-def with_extras(derived: PageDerived | None, extras: list[Extra], width: int,
-                schema: int) -> tuple[PageDerived, int]:
-    """``derived`` (None: a page without elements; its blobs are then of ``schema``, vectors
-    ``width`` wide) with ``extras`` appended after its elements, and the position of the
-    first. An extra whose vector is of another schema than the page's (or of another width)
-    is stored without it (NaN): it cannot be computed again, its path naming no element, and
-    it would be trained on as a vector of the page's schema; ``load_arrays`` leaves the case
-    out, saying so."""
+def with_extras(derived: PageDerived | None, extras: list[Extra]) -> tuple[PageDerived, int]:
+    """``derived`` with ``extras`` (at least one) appended after its elements, and the position
+    of the first. ``derived`` None: a page without elements (its HTML no longer parses), whose
+    blobs are then of its extras' most common schema, as wide as that schema's vectors. An
+    extra whose vector is of another schema than the page's (or of another width) is stored
+    without it (NaN): it cannot be computed again, its path naming no element, and it would
+    be trained on as a vector of the page's schema; ``load_arrays`` leaves the case out,
+    saying so."""
     if derived is None:
+        schemas = [e.schema for e in extras]
+        schema = max(set(schemas), key=schemas.count)
+        width = (len(FEATURE_NAMES) if schema == VECTOR_SCHEMA
+                 else max(len(e.vector) for e in extras if e.schema == schema))
         outline, vectors = Outline((), (), ()), np.zeros((0, width), dtype=np.float32)
     else:
         outline, vectors = decode_outline(derived.outline), decode_vectors(derived.vectors)

@@ -236,14 +236,13 @@ class _JsonlImport:
         self.pending_cases: list[dict] = []
         self.pending_history: list[dict] = []
         self.widths: dict[int, int] = {}  # an older schema → its vectors' length in the file
-        # The last page inserted: its blobs, its elements' paths, the extra rows of its cases
-        # that are none of them (:func:`casebase.derived.with_extras`) and their schemas.
+        # The last page inserted: its blobs, its elements' paths and the extra rows of its
+        # cases that are none of them (:func:`casebase.derived.with_extras`).
         self.page_id: int | None = None
         self.derived: PageDerived | None = None
         self.paths: tuple[str, ...] = ()
         self.position_of: dict[str, int] = {}
         self.extras: list[Extra] = []
-        self.extra_schemas: list[int] = []
         self.handlers = {"casebase": self.header, "site": self.site, "page": self.page,
                          "case": self.case, "history": self.history}
 
@@ -275,16 +274,11 @@ class _JsonlImport:
     def finish_page(self) -> None:
         """Store the extra rows of the last page's cases with its blobs."""
         if self.extras and self.page_id is not None:
-            schemas = self.extra_schemas
-            schema = (self.derived.vector_schema if self.derived is not None
-                      else max(set(schemas), key=schemas.count))
-            width = (len(FEATURE_NAMES) if schema == VECTOR_SCHEMA
-                     else max(len(e.vector) for e in self.extras if e.schema == schema))
-            derived, _ = with_extras(self.derived, self.extras, width, schema)
+            derived, _ = with_extras(self.derived, self.extras)
             self.session.execute(update(Page).where(Page.id == self.page_id).values(
                 vector_schema=derived.vector_schema, vectors=derived.vectors,
                 outline=derived.outline))
-        self.extras, self.extra_schemas, self.page_id = [], [], None
+        self.extras, self.page_id = [], None
 
     def page(self, number: int, record: dict) -> None:
         """A page, unless the case base has it already (then its cases are skipped)."""
@@ -345,7 +339,6 @@ class _JsonlImport:
                 self.extras.append(Extra(path, record["tag"], record["text"],
                                          np.frombuffer(vector, dtype="<f4"),
                                          record["schema_version"]))
-                self.extra_schemas.append(record["schema_version"])
         values = {
             "page_id": page_id, "position": position,
             "label": record["label"], "label_source": record["label_source"],

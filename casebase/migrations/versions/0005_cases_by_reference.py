@@ -85,7 +85,6 @@ def _page_upgrade(bind, page_id: int) -> list[dict]:
 
     from casebase.derived import Extra, derive, with_extras
     from casebase.pages import stored_table
-    from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
 
     html = bind.execute(sa.text("SELECT html FROM pages WHERE id = :p"), {"p": page_id}).scalar()
     cases = bind.execute(sa.text(
@@ -106,13 +105,7 @@ def _page_upgrade(bind, page_id: int) -> list[dict]:
                                               count=len(vector or b"") // 4), schema))
             extra_ids.append(case_id)
     if extras:
-        # Their own vectors: under the page's schema (the current one) when it has a table,
-        # else under their own (the most common among them).
-        schemas = [row[6] for row in cases if row[0] in set(extra_ids)]
-        schema = VECTOR_SCHEMA if derived is not None else max(set(schemas), key=schemas.count)
-        width = (len(FEATURE_NAMES) if schema == VECTOR_SCHEMA
-                 else max(len(e.vector) for e in extras if e.schema == schema))
-        derived, first = with_extras(derived, extras, width, schema)
+        derived, first = with_extras(derived, extras)
         placed.update((case_id, first + k) for k, case_id in enumerate(extra_ids))
     if derived is not None:
         bind.execute(sa.text("UPDATE pages SET vector_schema = :s, vectors = :v, outline = :o "
