@@ -30,7 +30,7 @@ from noisecbr.prepare.subtrees import build_table
 from noisecbr.result import LABELS
 
 from .connection import ConnectionMixin
-from .derived import Extra, decode_vectors, derive, stored_outline, with_extras
+from .derived import Extra, derive, stored_outline, with_extras
 from .errors import NotFoundError
 from .importer import AddedPage, add_page, case_rows, insert_cases
 from .models import Case, LabelHistory, Page, decompress_html
@@ -184,7 +184,7 @@ class CurationMixin(ConnectionMixin):
         whose page has no readable vectors is left alone.
         """
         with self.session() as session:
-            keep, merged = _duplicates(session.connection())
+            keep, merged = _duplicates(self, session.connection())
             if not merged:
                 return 0
             session.execute(
@@ -333,28 +333,25 @@ def _stale():
                Page.vectors.is_(None), Page.outline.is_(None))
 
 
-def _duplicates(connection) -> tuple[list[dict[str, int]], list[dict[str, int]]]:
+def _duplicates(casebase, connection) -> tuple[list[dict[str, int]], list[dict[str, int]]]:
     """The groups of cases :meth:`CurationMixin.dedupe` merges: for each kept case its id and
     the group's total count (``k``, ``total``), for each merged one its id and the kept one's
-    (``m``, ``k``). Vectors are compared by their digest, a page's vectors decoded once."""
+    (``m``, ``k``). Vectors are read as training reads them, page by page
+    (:meth:`~casebase.arrays.ArraysMixin.iter_arrays`: a case without a finite vector is no
+    duplicate of anything) and compared by their digest."""
+    source_count = {case_id: (source, count) for case_id, source, count in connection.execute(
+        select(Case.id, Case.label_source, Case.count))}
+    schemas = connection.execute(select(Page.vector_schema).distinct()
+                                 .where(Page.vector_schema.is_not(None))).scalars().all()
     groups: dict[tuple, list[tuple[int, int, int]]] = {}
-    cases = connection.execute(
-        select(Case.page_id, Case.id, Case.position, Case.label, Case.label_source, Case.count)
-        .order_by(Case.page_id, Case.id)).all()
-    by_page: dict[int, list] = {}
-    for row in cases:
-        by_page.setdefault(row[0], []).append(row[1:])
-    for page_id, schema, blob in connection.execute(
-            select(Page.id, Page.vector_schema, Page.vectors).where(Page.vectors.is_not(None))):
-        if page_id not in by_page:
-            continue
-        try:
-            matrix = decode_vectors(blob)
-        except ValueError:
-            continue
-        for case_id, position, label, source, count in by_page[page_id]:
-            if position < len(matrix):
-                digest = hashlib.blake2b(matrix[position].tobytes(), digest_size=16).digest()
+    for schema in schemas:
+        for batch in casebase.iter_arrays(schema):
+            for case_id, label, vector in zip(batch.case_ids.tolist(), batch.y.tolist(),
+                                              batch.X):
+                if case_id not in source_count:
+                    continue
+                source, count = source_count[case_id]
+                digest = hashlib.blake2b(vector.tobytes(), digest_size=16).digest()
                 priority = _SOURCE_PRIORITY.get(source, 9)
                 groups.setdefault((schema, label, digest), []).append((priority, case_id, count))
     keep, merged = [], []
