@@ -19,7 +19,7 @@ from noisecbr.result import LABELS
 from .connection import ConnectionMixin
 from .derived import decode_vectors_once
 
-__all__ = ["ArraysMixin", "CaseArrays"]
+__all__ = ["ArraysMixin", "CaseArrays", "PageCases"]
 
 _LABEL_INDEX = {name: i for i, name in enumerate(LABELS)}
 #: Cases per batch of :meth:`ArraysMixin.iter_arrays`: 65 536 × 221 float32 is 58 MB.
@@ -89,10 +89,29 @@ class ArraysMixin(ConnectionMixin):
                     only: np.ndarray | None = None) -> Iterator[CaseArrays]:
         """The cases of pages of ``schema_version`` as training arrays, a batch of whole pages
         at a time (about ``batch`` cases, never fewer than a page's), in page order: what
-        streams a case base larger than memory (building the nearest-case index, training).
+        streams a case base larger than memory (building the nearest-case index, dedupe).
         ``only``: just these case ids. One read transaction, so the batches are one state of
         the case base. A case without a finite vector is left out, as :meth:`load_arrays`
         leaves it out (with a warning at the end)."""
+        for group in self._iter_groups(schema_version, batch, only, pages=False):
+            if len(group.arrays.y):
+                yield group.arrays
+
+    def iter_pages(self, schema_version: int = VECTOR_SCHEMA, *,
+                   batch: int = BATCH_CASES) -> Iterator[PageCases]:
+        """Every page of ``schema_version`` that has cases, one at a time in page order, with
+        its stored HTML and outline and its cases' arrays, positions and counts: what
+        streams training data that needs more of a page than its vectors (its paths for the
+        walk frontier, its words for the lexical fields). Read as :meth:`iter_arrays` reads,
+        ``batch`` cases' pages per query, in one read transaction; a page whose cases all
+        lack a finite vector is still given (with no cases)."""
+        for group in self._iter_groups(schema_version, batch, None, pages=True):
+            yield from _split_pages(group)
+
+    def _iter_groups(self, schema_version: int, batch: int, only: np.ndarray | None,
+                     pages: bool) -> Iterator[_Group]:
+        """The groups of whole pages :meth:`iter_arrays` and :meth:`iter_pages` read, each
+        with its cases (and, with ``pages``, its pages' stored HTML and outline)."""
         wanted = None if only is None else np.unique(np.asarray(only, dtype=np.int64))
         skipped: list[int] = []
         with self.engine.connect() as connection:
@@ -118,10 +137,9 @@ class ArraysMixin(ConnectionMixin):
                 f"WHERE p.vector_schema = :v{among}"), {"v": schema_version}).all())
             per_page = [row for row in per_page if row[0] in hosts]
             for group in _page_groups(per_page, batch):
-                arrays, bad = _read_pages(connection, group, schema_version, hosts, keep)
-                skipped += bad
-                if len(arrays.y):
-                    yield arrays
+                read = _read_group(connection, group, schema_version, hosts, keep, pages)
+                skipped += read.skipped
+                yield read
         if skipped:
             _warn_skipped(skipped, schema_version)
 
@@ -157,23 +175,64 @@ def _page_groups(per_page: list, batch: int) -> Iterator[list[int]]:
         yield group
 
 
-def _read_pages(connection, pages: list[int], schema_version: int, hosts: dict[int, str],
-                wanted: set[int] | None) -> tuple[CaseArrays, list[int]]:
-    """The arrays of the cases of ``pages`` (those in ``wanted`` if given), in page then id
-    order, and the ids of those left out for want of a finite vector."""
+class _Group(NamedTuple):
+    """The cases of a group of whole pages, as read for :meth:`ArraysMixin._iter_groups`."""
+
+    pages: list[int]
+    arrays: CaseArrays  # the cases with a finite vector, in page then id order
+    positions: np.ndarray  # int64, of the cases in ``arrays``
+    counts: np.ndarray  # int64, of the cases in ``arrays``
+    skipped: list[int]  # ids of the cases left out for want of a finite vector
+    blobs: dict[int, tuple[bytes | None, bytes | None]]  # page → (html, outline), if read
+    hosts: dict[int, str]
+
+
+class PageCases(NamedTuple):
+    """One page's cases as :meth:`ArraysMixin.iter_pages` gives them."""
+
+    page_id: int
+    host: str
+    html: bytes | None  # as stored (compressed): :func:`casebase.pages.stored_table` reads it
+    outline: bytes | None  # as stored: :func:`casebase.derived.stored_paths` reads it
+    arrays: CaseArrays  # the page's cases with a finite vector, in id order
+    positions: np.ndarray  # int64: the element of the page each of them is
+    counts: np.ndarray  # int64: how many identical cases each stands for (``casebase dedupe``)
+
+
+def _read_group(connection, pages: list[int], schema_version: int, hosts: dict[int, str],
+                wanted: set[int] | None, blobs: bool) -> _Group:
+    """The cases of ``pages`` (those in ``wanted`` if given), in page then id order, and with
+    ``blobs`` the pages' stored HTML and outline."""
     listed = ",".join(map(str, pages))
     rows = connection.execute(text(
-        f"SELECT id, page_id, position, label FROM cases WHERE page_id IN ({listed}) "
+        f"SELECT id, page_id, position, label, count FROM cases WHERE page_id IN ({listed}) "
         "ORDER BY page_id, id")).all()
     if wanted is not None:
         rows = [row for row in rows if row[0] in wanted]
     case_ids, page_ids, positions, y = _columns(rows)
+    counts = np.fromiter((r[4] for r in rows), dtype=np.int64, count=len(rows))
     X, usable = _fill(connection, schema_version, page_ids, positions, pages)
     sites = np.array([hosts[p] for p in page_ids.tolist()], dtype=str)
-    bad = case_ids[~usable].tolist()
     arrays = CaseArrays(np.ascontiguousarray(X[usable]), y[usable], sites[usable],
                         page_ids[usable], case_ids[usable])
-    return arrays, bad
+    stored = {}
+    if blobs:
+        stored = {page_id: (html, outline) for page_id, html, outline in connection.execute(
+            text(f"SELECT id, html, outline FROM pages WHERE id IN ({listed})"))}
+    return _Group(pages, arrays, positions[usable], counts[usable],
+                  case_ids[~usable].tolist(), stored, hosts)
+
+
+def _split_pages(group: _Group) -> Iterator[PageCases]:
+    """The pages of a group one at a time, in page order."""
+    page_ids = group.arrays.page_ids
+    bounds = np.searchsorted(page_ids, group.pages, side="left").tolist() + [len(page_ids)]
+    for k, page_id in enumerate(group.pages):
+        part = slice(bounds[k], bounds[k + 1])
+        html, outline = group.blobs.get(page_id, (None, None))
+        yield PageCases(page_id, group.hosts[page_id], html, outline,
+                        CaseArrays(*(column[part] for column in group.arrays)),
+                        group.positions[part], group.counts[part])
 
 
 def _fill(connection, schema_version: int, page_ids: np.ndarray, positions: np.ndarray,

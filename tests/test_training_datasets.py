@@ -99,7 +99,7 @@ def test_deduplicated_cases_weigh_their_count():
 
 def test_from_casebase_reads_cases_and_frontier(tmp_path):
     from casebase.store import CaseBase
-    from training.datasets import from_casebase
+    from training.stored import from_casebase
 
     fixtures = __import__("pathlib").Path(__file__).parent / "fixtures"
     datasets = [p for p in fixtures.iterdir() if (p / "ground-truth.json").is_file()]
@@ -134,8 +134,9 @@ def test_cases_from_the_casebase_have_the_lexical_fields_of_the_same_pages(tmp_p
     from casebase.store import CaseBase
     from noisecbr.eval.datasets import read_dataset
     from noisecbr.features.lexical import bucket
-    from training.datasets import from_casebase, from_labelled
+    from training.datasets import from_labelled
     from training.lexicon import pool_cases
+    from training.stored import from_casebase
 
     fixture = Path(__file__).parent / "fixtures" / "casebase"
     url = f"sqlite:///{tmp_path / 'cb.sqlite'}"

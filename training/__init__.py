@@ -1,6 +1,7 @@
 """Training the subtree classifier (needs the ``train`` extra: torch, safetensors, matplotlib).
 
-    from training.datasets import from_casebase, make_splits
+    from training.datasets import make_splits
+    from training.stored import from_casebase
     from training.train import fit
     d = from_casebase(CaseBase.open(url)); s = make_splits(d, seed=0)
     result = fit(d.subset(s.train), d.subset(s.val), "default", seed=0, progress=True)

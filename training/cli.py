@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -50,27 +51,43 @@ def _peak_memory_mb() -> float:
 
 def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path | None = None,
               epochs: int | None = None, quiet: bool = False, split_seed: int = 0,
-              dataset=None, overrides: dict | None = None, cv: int | None = None) -> dict:
-    """Everything ``noisecbr train`` does, callable from Python: load the case base (or use
+              dataset=None, overrides: dict | None = None, cv: int | None = None,
+              spool: str | Path | None = None) -> dict:
+    """Everything ``noisecbr train`` does, callable from Python: read the case base (or use
     ``dataset``), split by site, record the run, fit, export, evaluate, write reports, finish
     the run. Returns the run record.
+
+    The case base is streamed into a spool (:mod:`training.spool`) in a temporary directory
+    under ``spool`` (default: the system's temporary directory), removed afterwards: the
+    vectors and token ranges are read from there a batch at a time, so a case base larger
+    than memory trains (the run records its peak resident memory).
 
     ``cv`` (K ≥ 2) also trains K models on site-grouped folds (drawn with ``split_seed``) and
     reports the per-class rates of every case scored by the model that held its site out
     (``unseen_cv``, and ``unseen_cv_walk`` for the walk-frontier cases): unseen-site rates over
     all sites, where one split's test sites move the figures by several points."""
+    with tempfile.TemporaryDirectory(prefix="noisecbr-spool-", dir=spool) as directory:
+        return _train_run(casebase, preset, seed, out, epochs, quiet, split_seed, dataset,
+                          overrides, cv, Path(directory))
+
+
+def _train_run(casebase, preset, seed, out, epochs, quiet, split_seed, dataset, overrides, cv,
+               spool: Path) -> dict:
+    """:func:`train_run` with its spool directory."""
     from noisecbr.result import LABELS
     from noisecbr.score.artifact import save_model
 
-    from .datasets import from_casebase, make_splits
+    from .datasets import make_splits
     from .presets import get_preset
     from .report import evaluate, format_table, inference_speed, write_reports
     from .runs import fail_run, finish_run, get_run, start_run
+    from .spool import gather
+    from .stored import from_casebase
     from .train import fit
 
     t0 = time.perf_counter()
     if dataset is None:
-        dataset = from_casebase(casebase)
+        dataset = from_casebase(casebase, spool=spool, progress=not quiet)
     if len(dataset) == 0:
         raise click.ClickException("the case base has no cases of this vector schema: "
                                    "import a dataset first (casebase import DIR)")
@@ -99,7 +116,7 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
         if cv:
             _echo(quiet, f"cross-validating on {cv} site-grouped folds")
             metrics.update(_cv_metrics(dataset, cv, p, seed, split_seed, progress=not quiet))
-        sample = dataset.X[splits.test[:200_000]]
+        sample = gather(dataset.X, splits.test[:200_000])
         speed = inference_speed(model, sample)
         write_reports(out, result.history, result.best_epoch, metrics, result.details,
                       title=p.name)
@@ -206,12 +223,19 @@ def _cv_metrics(dataset, folds: int, preset, seed: int, split_seed: int,
 @click.option("--cv", type=click.IntRange(min=2), default=None, metavar="K",
               help="Also report per-class rates on unseen sites pooled over K site-grouped "
                    "folds (K more models are trained).")
+@click.option("--spool-dir", "spool", type=click.Path(file_okay=False, exists=True),
+              default=None, help="Where the case base's vectors are spooled while training "
+              "(about 1 KB a case, removed afterwards) [default: the temporary directory].")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no table.")
-def train(preset, db, seed, split_seed, out, epochs, cv, quiet):
-    """Train a model on the case base, record the run, write the artifact and reports."""
+def train(preset, db, seed, split_seed, out, epochs, cv, spool, quiet):
+    """Train a model on the case base, record the run, write the artifact and reports.
+
+    The case base is streamed from the database into a spool on disk and read from there a
+    batch at a time: memory holds the cases' labels and sites, not their vectors."""
     casebase = _open(db)
     try:
-        run = train_run(casebase, preset, seed, out, epochs, quiet, split_seed, cv=cv)
+        run = train_run(casebase, preset, seed, out, epochs, quiet, split_seed, cv=cv,
+                        spool=spool)
     finally:
         casebase.close()
     if quiet:

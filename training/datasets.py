@@ -3,10 +3,10 @@
 A :class:`Dataset` is the case base as arrays: ``X`` (float32, cases × 221 full vectors
 (schema 4) of :func:`noisecbr.features.vectorize`), ``y`` (int64 label index in
 :data:`noisecbr.result.LABELS` order: 0 noise, 1 data, 2 mixture), and per case its ``sites``
-and ``pages`` (strings). It comes
-from the case base (:func:`from_casebase`) or, for quick experiments, straight from labelled pages
-(:func:`from_pages`: :func:`casebase.pages.page_cases` → vectorize, the same cases the case
-base stores).
+and ``pages`` (strings). It comes from the case base (:func:`training.stored.from_casebase`,
+its vectors and token ranges in memory or spooled to disk, :mod:`training.spool`) or, for
+quick experiments, straight from labelled pages (:func:`from_pages`:
+:func:`casebase.pages.page_cases` → vectorize, the same cases the case base stores).
 
 Splits are grouped by **site** (the host of the page's url): all of a site's cases are in train,
 or all in validation, or all in test, so "unseen" means an unseen site, never an unseen page of a
@@ -34,6 +34,7 @@ descends into mixture); reports give rates on all cases (the paper's table) and 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import os
@@ -50,6 +51,7 @@ from noisecbr.result import LABELS, MIXTURE
 from noisecbr.score.kind import KINDS
 
 from .lexicon import LexicalCases, cases_of_page
+from .spool import gather, release, row_chunks, take
 
 if TYPE_CHECKING:
     from noisecbr.eval.datasets import LabelledPage
@@ -58,7 +60,6 @@ T = TypeVar("T")
 
 __all__ = [
     "Dataset",
-    "from_casebase",
     "from_labelled",
     "from_pages",
     "map_pages",
@@ -77,6 +78,15 @@ __all__ = [
 ]
 
 _LOG_WORDS = FEATURE_NAMES.index("log_words")
+
+
+def _strings(values) -> np.ndarray:
+    """Per-case names (sites, page keys) as an array of str: an object array of str is kept as
+    it is (its cases share their site's or page's one string, 8 bytes a case, where numpy's
+    fixed-width strings take 4 bytes a character of the longest name a case); anything
+    else becomes a numpy str array."""
+    values = np.asarray(values)
+    return values if values.dtype == object else values.astype(str, copy=False)
 
 
 @dataclass
@@ -107,8 +117,7 @@ class Dataset:
     def __post_init__(self) -> None:
         self.X = np.ascontiguousarray(self.X, dtype=np.float32)
         self.y = np.asarray(self.y, dtype=np.int64)
-        self.sites = np.asarray(self.sites).astype(str)
-        self.pages = np.asarray(self.pages).astype(str)
+        self.sites, self.pages = _strings(self.sites), _strings(self.pages)
         n = len(self.y)
         if self.X.ndim != 2 or self.X.shape[0] != n or len(self.sites) != n or len(self.pages) != n:
             raise ValueError("X, y, sites and pages must have one row per case")
@@ -143,10 +152,12 @@ class Dataset:
         return len(self.y)
 
     def subset(self, index: np.ndarray) -> Dataset:
-        """The cases at ``index``, every per-case array alike."""
+        """The cases at ``index``, every per-case array alike (spooled vectors to a new
+        spooled file, :func:`training.spool.take`)."""
         index = np.asarray(index)
         return Dataset(
-            X=self.X[index], y=self.y[index], sites=self.sites[index], pages=self.pages[index],
+            X=take(self.X, index), y=self.y[index], sites=self.sites[index],
+            pages=self.pages[index],
             case_ids=None if self.case_ids is None else self.case_ids[index],
             frontier=None if self.frontier is None else self.frontier[index],
             counts=None if self.counts is None else self.counts[index],
@@ -160,21 +171,19 @@ class Dataset:
         """The same cases with their pages' kind probabilities (``kinds_of_page``: a
         probability per kind of :data:`noisecbr.score.kind.KINDS` by page key); KeyError for a page
         without them."""
-        out = self.subset(np.arange(len(self)))
         pages, inverse = np.unique(self.pages, return_inverse=True)
         table = np.array([kinds_of_page[page] for page in pages], dtype=np.float32).reshape(
             len(pages), len(KINDS))
-        out.kinds = table[inverse.ravel()]
-        return out
+        return dataclasses.replace(self, kinds=table[inverse.ravel()], meta=dict(self.meta))
 
     def with_classes(self, classes: int) -> Dataset:
         """The same cases for a model of the first ``classes`` of LABELS: a case of a later
         class (a reader comment, for the paper's three classes) counts as noise."""
         if classes >= len(LABELS) or not len(self) or self.y.max() < classes:
             return self
-        out = self.subset(np.arange(len(self)))
-        out.y = np.where(out.y < classes, out.y, LABELS.index("noise"))
-        return out
+        return dataclasses.replace(self, y=np.where(self.y < classes, self.y,
+                                                     LABELS.index("noise")),
+                                   meta=dict(self.meta))
 
     def label_counts(self) -> dict[str, int]:
         """Cases per label name."""
@@ -198,7 +207,7 @@ class Dataset:
         h.update(self.y[order].astype(np.int8).tobytes())
         step = 65536
         for start in range(0, len(order), step):
-            h.update(self.X[order[start:start + step]].tobytes())
+            h.update(gather(self.X, order[start:start + step]).tobytes())
         return h.hexdigest()
 
     def snapshot(self) -> dict:
@@ -224,7 +233,8 @@ class Dataset:
             extra.update(self.lexical.arrays())
         if self.kinds is not None:
             extra["kinds"] = self.kinds
-        np.savez(path, X=self.X, y=self.y, sites=self.sites, pages=self.pages,
+        np.savez(path, X=self.X, y=self.y, sites=self.sites.astype(str),
+                 pages=self.pages.astype(str),
                  schema=np.array(self.schema), source=np.array(self.meta.get("source", "")),
                  **extra)
         return path
@@ -273,118 +283,6 @@ class Dataset:
 
 
 # -- sources ------------------------------------------------------------------------------------
-def from_casebase(casebase, schema_version: int = VECTOR_SCHEMA, *,
-                  frontier: bool = True) -> Dataset:
-    """All cases of a :class:`casebase.store.CaseBase` (or a database URL) as a Dataset.
-
-    Pages are identified by their case-base id; ``frontier`` also reads the cases' paths to
-    mark the walk frontier (a few seconds per million cases).
-    """
-    if isinstance(casebase, (str, os.PathLike)):
-        from casebase.store import CaseBase
-
-        casebase = CaseBase.open(str(casebase))
-    X, y, sites, page_ids, case_ids = casebase.load_arrays(schema_version)
-    source = str(getattr(casebase, "url", "") or "casebase")
-    flags = _casebase_frontier(casebase, case_ids, y) if frontier and len(y) else None
-    lexical = _casebase_lexical(casebase, case_ids) if len(y) else None
-    counts = None
-    if len(y) and hasattr(casebase, "load_counts"):
-        counts = np.asarray(casebase.load_counts(case_ids), dtype=np.int64)
-        if np.all(counts == 1):
-            counts = None
-    return Dataset(X=X, y=y, sites=sites, pages=np.asarray(page_ids).astype(str),
-                   case_ids=case_ids, frontier=flags, counts=counts, schema=schema_version,
-                   lexical=lexical, meta={"source": source})
-
-
-def _casebase_lexical(casebase, case_ids: np.ndarray) -> LexicalCases:
-    """The cases' lexical fields, from their pages as stored (each parsed once, as the import
-    parsed it; a case is its page's element at its ``position`` when the stored outline's path
-    there is the page's now). A case whose element is not found (a page that no longer parses
-    or parses otherwise, an extra row after the page's elements) gets empty fields, as a page
-    without words has."""
-    from sqlalchemy import text
-
-    from casebase.derived import stored_paths
-    from casebase.pages import stored_table
-    from noisecbr.features.lexical import lexical_inputs
-    from noisecbr.settings import LEXICAL_ANCESTORS as ANCESTORS
-
-    position_of: dict[int, int] = {}
-    with casebase.engine.connect() as connection:
-        pages = connection.execute(text(
-            "SELECT DISTINCT page_id FROM cases ORDER BY page_id")).scalars().all()
-        for case_id, position in connection.execute(text("SELECT id, position FROM cases")):
-            position_of[case_id] = position
-    wanted = set(case_ids.tolist())
-    parts, rows_of = [], {}
-    for page_id in pages:
-        with casebase.engine.connect() as connection:
-            blob, outline = connection.execute(text(
-                "SELECT html, outline FROM pages WHERE id = :p"), {"p": page_id}).one()
-            cases = connection.execute(text("SELECT id FROM cases WHERE page_id = :p"),
-                                       {"p": page_id}).scalars().all()
-        table = stored_table(blob) if blob is not None else None
-        if table is None:
-            continue
-        page = cases_of_page(lexical_inputs(table))
-        offset = sum(len(part) for part in parts)
-        # The element at a case's position, if the page parses now as when it was stored.
-        paths, stored = table.paths(), stored_paths(outline)
-        for case_id in cases:
-            position = position_of[case_id]
-            if (case_id in wanted and 0 <= position < min(len(table), len(stored))
-                    and stored[position] == paths[position]):
-                rows_of[case_id] = offset + position
-        parts.append(page)
-    rows = np.array([rows_of.get(int(i), -1) for i in case_ids], dtype=np.int64)
-    if not parts:
-        ranges = np.zeros((len(rows), 2), np.int64)
-        return LexicalCases(np.zeros(0, np.int64), np.zeros(0, np.int64), ranges,
-                            np.zeros((len(rows), 1 + ANCESTORS, 2), np.int64), ranges.copy())
-    out = LexicalCases.concat(parts).subset(np.maximum(rows, 0))
-    for ranges in (out.text_range, out.attr_range, out.page_range):
-        ranges[rows < 0] = 0  # not found: no words, no attribute tokens
-    return out
-
-
-def _casebase_frontier(casebase, case_ids: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Walk-frontier flag per case from its path (its page's outline at its position; parent
-    path = path minus a step)."""
-    from itertools import groupby
-
-    from sqlalchemy import text
-
-    from casebase.derived import stored_paths
-
-    label_of = dict(zip(case_ids.tolist(), y.tolist()))
-    reached: dict[tuple[int, str], bool] = {}
-    path_label: dict[tuple[int, str], int] = {}
-    flag_of: dict[int, bool] = {}
-    with casebase.engine.connect() as connection:
-        rows = connection.execute(text(
-            "SELECT id, page_id, position FROM cases ORDER BY page_id, position, id")).all()
-        for page_id, group in groupby(rows, key=lambda row: row[1]):
-            blob = connection.execute(text("SELECT outline FROM pages WHERE id = :p"),
-                                      {"p": page_id}).scalar()
-            paths = stored_paths(blob)
-            for case_id, _, position in group:
-                label = label_of.get(case_id)
-                path = paths[position] if 0 <= position < len(paths) else None
-                if label is None or path is None:  # another schema version, or no path
-                    continue
-                parent = (page_id, path.rsplit("/", 1)[0])
-                ok = parent not in path_label or (reached[parent] and
-                                                 path_label[parent] == MIXTURE)
-                key = (page_id, path)
-                reached[key] = ok
-                path_label[key] = label
-                flag_of[case_id] = ok
-    return np.fromiter((flag_of.get(int(i), False) for i in case_ids), dtype=bool,
-                       count=len(case_ids))
-
-
 def frontier_of(parent: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Walk-frontier flags of one page's elements (document order, parent before child)."""
     reached = np.ones(len(parent), dtype=bool)
@@ -539,7 +437,7 @@ def split_by_site(sites: np.ndarray, fractions: Sequence[float] = (0.7, 0.15, 0.
     fractions = np.asarray(fractions, dtype=np.float64)
     if np.any(fractions < 0) or fractions.sum() <= 0:
         raise ValueError("fractions must be non-negative and not all zero")
-    sites = np.asarray(sites).astype(str)
+    sites = _strings(sites)
     _, group, sizes = _shuffled_groups(sites, seed)
     # Place each site by the midpoint of its case range: a big site cannot drag a boundary far.
     cumulative = np.cumsum(sizes) - sizes / 2.0
@@ -625,8 +523,14 @@ def make_splits(dataset: Dataset, seed: int = 0, fractions=(0.7, 0.15, 0.15),
 
 # -- weights ------------------------------------------------------------------------------------
 def wordless_mask(X: np.ndarray) -> np.ndarray:
-    """Cases whose subtree has no words (``log_words`` feature is 0)."""
-    return np.asarray(X)[:, _LOG_WORDS] <= 0.0
+    """Cases whose subtree has no words (``log_words`` feature is 0), read a chunk of rows at
+    a time (spooled vectors stay out of memory)."""
+    X = np.asarray(X)
+    out = np.empty(len(X), dtype=bool)
+    for part in row_chunks(len(X)):
+        out[part] = X[part, _LOG_WORDS] <= 0.0
+        release(X)
+    return out
 
 
 def case_weights(dataset: Dataset, class_power: float = 0.0, page_power: float = 0.0,

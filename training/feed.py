@@ -16,6 +16,7 @@ import numpy as np
 from noisecbr.features.lexical import FIELDS, Lexicon
 
 from .lexicon import Bags, vocabulary
+from .spool import gather
 
 __all__ = ["Feed", "LexicalSetup", "LexicalNetwork", "lexical_feeds", "is_lexical",
            "PAGE_SAMPLE"]
@@ -40,22 +41,36 @@ class LexicalSetup:
 
 
 class Feed:
-    """The network's inputs of any rows: the dense rows and, with lexical fields, their bags."""
+    """The network's inputs of any rows: X's rows (its ``columns``, less ``mean``, over
+    ``scale``, then ``kinds``' rows when given) and, with lexical fields, their bags. The rows
+    are gathered a batch at a time, so X may be spooled (:mod:`training.spool`)."""
 
-    def __init__(self, X: np.ndarray, bags: Bags | None = None) -> None:
-        import torch
-
-        self.X = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32))
-        self.bags = bags
+    def __init__(self, X: np.ndarray, bags: Bags | None = None, *,
+                 columns: np.ndarray | None = None, mean: np.ndarray | None = None,
+                 scale: np.ndarray | None = None, kinds: np.ndarray | None = None) -> None:
+        self.X, self.bags, self.kinds = X, bags, kinds
+        self.columns, self.mean, self.scale = columns, mean, scale
 
     def __len__(self) -> int:
         return len(self.X)
+
+    def rows(self, index: np.ndarray) -> np.ndarray:
+        """The network's dense inputs (float32) of the rows ``index``."""
+        x = gather(self.X, index)
+        if self.columns is not None:
+            x = x[:, self.columns]
+        if self.mean is not None:
+            x = (x - self.mean) / self.scale
+        if self.kinds is not None:
+            x = np.concatenate([x, self.kinds[index]], axis=1)
+        return np.ascontiguousarray(x, dtype=np.float32)
 
     def __call__(self, net, index: np.ndarray):
         """``net``'s logits for the rows ``index``."""
         import torch
 
-        x = self.X[torch.from_numpy(np.asarray(index, dtype=np.int64))]
+        index = np.asarray(index, dtype=np.int64)
+        x = torch.from_numpy(self.rows(index))
         if self.bags is None:
             return net(x)
         fields = [(torch.from_numpy(tokens), torch.from_numpy(offsets),
@@ -117,18 +132,23 @@ def LexicalNetwork(mlp, setup: LexicalSetup):  # noqa: N802 - builds a module, a
     return _network_class()(mlp, setup)
 
 
-def lexical_feeds(preset, X_train: np.ndarray, X_val: np.ndarray, train, val
-                  ) -> tuple[Feed, Feed, LexicalSetup | None]:
-    """The training and validation feeds of a fit, and the lexical setup (None when the preset
-    has no lexical fields; ValueError when it has but the data does not)."""
+def lexical_feeds(preset, inputs, train, val) -> tuple[Feed, Feed, LexicalSetup | None]:
+    """The training and validation feeds of a fit (``inputs``: the columns and normalisation
+    of :func:`training.train._normalise`), and the lexical setup (None when the preset has no
+    lexical fields; ValueError when it has but the data does not)."""
+    dense = {"columns": inputs.columns, "mean": inputs.mean, "scale": inputs.scale}
+    kinds = (train.kinds, val.kinds) if preset.kind_inputs else (None, None)
     if not preset.lexical_dim:
-        return Feed(X_train), Feed(X_val), None
+        return (Feed(train.X, kinds=kinds[0], **dense), Feed(val.X, kinds=kinds[1], **dense),
+                None)
     if train.lexical is None or val.lexical is None:
         raise ValueError(f"preset {preset.name!r} learns lexical fields, but the cases have "
                          "no lexical inputs (build them with training.datasets.from_pages or "
-                         "from_casebase)")
+                         "training.stored.from_casebase)")
     text_buckets, attr_buckets = vocabulary(train.lexical, train.sites, train.pages,
                                             preset.lexical_min_sites)
     setup = LexicalSetup(text_buckets, attr_buckets, preset.lexical_dim)
-    return (Feed(X_train, Bags(train.lexical, text_buckets, attr_buckets, PAGE_SAMPLE)),
-            Feed(X_val, Bags(val.lexical, text_buckets, attr_buckets)), setup)
+    return (Feed(train.X, Bags(train.lexical, text_buckets, attr_buckets, PAGE_SAMPLE),
+                 kinds=kinds[0], **dense),
+            Feed(val.X, Bags(val.lexical, text_buckets, attr_buckets), kinds=kinds[1],
+                 **dense), setup)

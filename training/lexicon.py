@@ -25,6 +25,8 @@ from noisecbr.features.lexical import FIELDS, LexicalInputs, Lexicon
 from noisecbr.settings import HEAD_WORDS
 from noisecbr.settings import LEXICAL_ANCESTORS as ANCESTORS
 
+from .spool import gather, release, row_chunks, take
+
 __all__ = ["LexicalCases", "cases_of_page", "vocabulary", "Bags", "pool_cases"]
 
 
@@ -42,9 +44,10 @@ class LexicalCases:
         return len(self.text_range)
 
     def subset(self, index: np.ndarray) -> LexicalCases:
-        """The cases at ``index`` (the token arrays are shared)."""
-        return LexicalCases(self.text, self.attr, self.text_range[index], self.attr_range[index],
-                            self.page_range[index])
+        """The cases at ``index`` (the token arrays are shared; spooled ranges go to a new
+        spooled file, :func:`training.spool.take`)."""
+        return LexicalCases(self.text, self.attr, take(self.text_range, index),
+                            take(self.attr_range, index), take(self.page_range, index))
 
     @classmethod
     def concat(cls, parts: Sequence[LexicalCases]) -> LexicalCases:
@@ -93,21 +96,22 @@ def cases_of_page(inputs: LexicalInputs) -> LexicalCases:
 
 
 def _page_spans(ranges: np.ndarray, pages: np.ndarray) -> dict[str, tuple[int, int]]:
-    """Per page, the span of token positions its cases' ranges cover."""
-    starts = ranges[..., 0].reshape(len(ranges), -1)
-    ends = ranges[..., 1].reshape(len(ranges), -1)
-    nonempty = ends > starts
-    low = np.where(nonempty, starts, np.iinfo(np.int64).max).min(axis=1)
-    high = np.where(nonempty, ends, -1).max(axis=1)
-    spans: dict[str, tuple[int, int]] = {}
-    order = np.argsort(pages, kind="stable")
-    names, first = np.unique(pages[order], return_index=True)
-    for name, a, b in zip(names, first, np.append(first[1:], len(order))):
-        rows = order[a:b]
-        lo, hi = int(low[rows].min()), int(high[rows].max())
-        if hi > lo:
-            spans[str(name)] = (lo, hi)
-    return spans
+    """Per page, the span of token positions its cases' ranges cover (read a chunk of cases
+    at a time: spooled ranges stay out of memory)."""
+    names, codes = np.unique(pages, return_inverse=True)
+    codes = codes.reshape(-1)
+    low = np.full(len(names), np.iinfo(np.int64).max, dtype=np.int64)
+    high = np.full(len(names), -1, dtype=np.int64)
+    for part in row_chunks(len(ranges)):
+        chunk = np.asarray(ranges[part])
+        release(ranges)
+        starts = chunk[..., 0].reshape(len(chunk), -1)
+        ends = chunk[..., 1].reshape(len(chunk), -1)
+        nonempty = ends > starts
+        np.minimum.at(low, codes[part], np.where(nonempty, starts, low.dtype.type(
+            np.iinfo(np.int64).max)).min(axis=1))
+        np.maximum.at(high, codes[part], np.where(nonempty, ends, -1).max(axis=1))
+    return {str(name): (int(lo), int(hi)) for name, lo, hi in zip(names, low, high) if hi > lo}
 
 
 def _site_counts(tokens: np.ndarray, spans: dict[str, tuple[int, int]],
@@ -126,7 +130,8 @@ def vocabulary(lexical: LexicalCases, sites: np.ndarray, pages: np.ndarray,
                min_sites: int) -> tuple[np.ndarray, np.ndarray]:
     """The word and attribute buckets (sorted) of the cases that occur on at least
     ``min_sites`` distinct sites."""
-    site_of_page = dict(zip(pages.tolist(), sites.tolist()))
+    keys, first = np.unique(pages, return_index=True)
+    site_of_page = dict(zip(keys.tolist(), sites[first].tolist()))
     out = []
     for tokens, ranges in ((lexical.text, lexical.text_range[:, None, :]),
                            (lexical.attr, lexical.attr_range)):
@@ -162,20 +167,31 @@ class Bags:
             known = row >= 0
             # Position → known tokens before it: a range of positions becomes a range of the
             # compacted known tokens.
-            before = np.zeros(len(tokens) + 1, dtype=np.int64)
+            # int32 while the case base's tokens count fits: these two arrays span every
+            # token of every page (tens of millions at a few thousand pages).
+            width = np.int32 if len(tokens) < 2**31 - 1 else np.int64
+            before = np.zeros(len(tokens) + 1, dtype=width)
             np.cumsum(known, out=before[1:])
-            self.tokens.append(row[known])
+            self.tokens.append(row[known].astype(width))
             self.ranges.append(before)
+        self.lexical = lexical
+        release(lexical.text)
+        release(lexical.attr)
+
+    def _fields(self, index: np.ndarray) -> list[np.ndarray]:
+        """Per field, the ranges of known tokens of the cases ``index`` (cases × k × 2): the
+        own attribute tokens, the ancestors', the head words, the words, the page's words.
+        Computed for a batch's cases only, so that a case base's ranges (spooled, when it is
+        larger than memory) are never all read at once."""
         text_before, attr_before = self.ranges
-        start, end = lexical.text_range[:, 0], lexical.text_range[:, 1]
+        lexical = self.lexical
+        attr, text, page = (gather(lexical.attr_range, index),
+                            gather(lexical.text_range, index), gather(lexical.page_range, index))
+        start, end = text[:, 0], text[:, 1]
         head = np.minimum(start + HEAD_WORDS, end)
-        self.fields = [
-            attr_before[lexical.attr_range[:, :1]],  # (cases, 1, 2): own tokens
-            attr_before[lexical.attr_range[:, 1:]],  # (cases, ANCESTORS, 2)
-            text_before[np.stack([start, head], axis=1)][:, None, :],
-            text_before[lexical.text_range][:, None, :],
-            text_before[lexical.page_range][:, None, :],
-        ]
+        return [attr_before[attr[:, :1]], attr_before[attr[:, 1:]],
+                text_before[np.stack([start, head], axis=1)][:, None, :],
+                text_before[text][:, None, :], text_before[page][:, None, :]]
 
     def batch(self, index: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
         """Per field, (flat token rows, offset of each bag, the bag of each case) for the cases
@@ -183,9 +199,9 @@ class Bags:
         it; a bag per case would gather a page's words for each of its subtrees), the others
         once per case (the bag of each case: None)."""
         out = []
-        for k, ranges in enumerate(self.fields):
+        for k, chosen in enumerate(self._fields(np.asarray(index))):
             tokens = self.tokens[0 if k >= 2 else 1]
-            chosen, inverse = ranges[index], None
+            inverse = None
             if FIELDS[k] == "page":
                 chosen, inverse = np.unique(chosen[:, 0, :], axis=0, return_inverse=True)
                 chosen, inverse = chosen[:, None, :], inverse.reshape(-1)
@@ -193,7 +209,7 @@ class Bags:
                     out.append((*self._sampled(tokens, chosen[:, 0, :]), inverse))
                     continue
             flat, offsets = _flatten(chosen)
-            out.append((tokens[flat], offsets, inverse))
+            out.append((tokens[flat].astype(np.int64), offsets, inverse))
         return out
 
     def _sampled(self, tokens: np.ndarray, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -211,7 +227,7 @@ class Bags:
                                     * lengths[long, None]).astype(np.int64)
         positions[(offsets[long, None] + np.arange(self.page_sample)).reshape(-1)] = (
             drawn.reshape(-1))
-        return tokens[positions], offsets
+        return tokens[positions].astype(np.int64), offsets
 
 
 def _flatten(ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

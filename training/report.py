@@ -23,6 +23,7 @@ from noisecbr.score.model import Model
 
 from .datasets import Dataset
 from .lexicon import LexicalCases, pool_cases
+from .spool import gather
 
 __all__ = ["batched_proba", "evaluate", "metrics_of", "format_table", "write_reports",
            "inference_speed", "ablation", "format_ablation", "PAPER_UNSEEN"]
@@ -53,7 +54,8 @@ def batched_proba(model: Model, X: np.ndarray, rows: np.ndarray | None = None,
             if kinds is None:
                 raise ValueError("the model reads the page's kind: the cases' are needed")
             part_kinds = kinds[part]
-        inputs = [X[part]] + ([pooled] if pooled is not None or part_kinds is not None else [])
+        inputs = [gather(X, part)]  # spooled vectors: read a batch at a time
+        inputs += [pooled] if pooled is not None or part_kinds is not None else []
         inputs += [part_kinds] if part_kinds is not None else []
         proba[start:start + batch] = model.predict_proba(*inputs)
     return proba

@@ -32,6 +32,7 @@ from .datasets import Dataset, case_weights
 from .feed import Feed, LexicalNetwork, is_lexical, lexical_feeds
 from .lexicon import Bags
 from .presets import Preset, get_preset
+from .spool import release, row_chunks
 
 __all__ = ["TrainResult", "fit", "feature_columns", "build_network", "export_model",
            "torch_forward", "calibrate_offsets"]
@@ -245,38 +246,44 @@ EVAL_ROWS = 65_536
 @dataclass
 class _Inputs:
     """The network's inputs: the selected feature columns, normalised as the exported model
-    will normalise them."""
+    will normalise them (a :class:`~training.feed.Feed` applies it to a batch's rows)."""
 
     columns: np.ndarray
     mean: np.ndarray
     scale: np.ndarray
-    train: np.ndarray  # float32, normalised training rows
-    val: np.ndarray  # float32, normalised validation rows
+
+
+def _moments(X: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard deviation (float64 sums, as numpy's ``mean``/``std`` with
+    ``dtype=float64``) of X's ``columns``, read :data:`~training.spool.CHUNK_ROWS` rows at a
+    time, so that spooled vectors stay out of memory."""
+    total = np.zeros(len(columns))
+    for part in row_chunks(len(X)):
+        total += X[part][:, columns].sum(axis=0, dtype=np.float64)
+        release(X)
+    mean = total / len(X)
+    squares = np.zeros(len(columns))
+    for part in row_chunks(len(X)):
+        deviation = X[part][:, columns] - mean
+        squares += (deviation * deviation).sum(axis=0)
+        release(X)
+    return mean, np.sqrt(squares / len(X))
 
 
 def _normalise(preset: Preset, dataset_train: Dataset, dataset_val: Dataset) -> _Inputs:
     """Select the preset's feature groups and standardise them on the training set's mean and
     standard deviation (a constant column keeps scale 1), or leave them as they are."""
     columns = feature_columns(preset.groups)
-    Xtr = dataset_train.X[:, columns]
     if preset.normalize:
-        mean = Xtr.mean(axis=0, dtype=np.float64).astype(np.float32)
-        std = Xtr.std(axis=0, dtype=np.float64).astype(np.float32)
+        mean, std = (m.astype(np.float32) for m in _moments(dataset_train.X, columns))
         scale = np.where(std > 1e-6, std, 1.0).astype(np.float32)
-        Xtr = (Xtr - mean) / scale
     else:
         mean = np.zeros(len(columns), np.float32)
         scale = np.ones(len(columns), np.float32)
-    Xva = (dataset_val.X[:, columns] - mean) / scale
-    if preset.kind_inputs:
-        # The page's kind probabilities follow the columns, as they are (already in [0, 1]).
-        if dataset_train.kinds is None or dataset_val.kinds is None:
-            raise ValueError(f"preset {preset.name!r} reads the page's kind, but the cases "
-                             "carry no kind probabilities (Dataset.with_kinds)")
-        Xtr = np.concatenate([Xtr, dataset_train.kinds], axis=1)
-        Xva = np.concatenate([Xva, dataset_val.kinds], axis=1)
-    return _Inputs(columns, mean, scale, np.ascontiguousarray(Xtr, dtype=np.float32),
-                   np.ascontiguousarray(Xva, dtype=np.float32))
+    if preset.kind_inputs and (dataset_train.kinds is None or dataset_val.kinds is None):
+        raise ValueError(f"preset {preset.name!r} reads the page's kind, but the cases "
+                         "carry no kind probabilities (Dataset.with_kinds)")
+    return _Inputs(columns, mean, scale)
 
 
 def _train_weights(dataset: Dataset, preset: Preset) -> np.ndarray:
@@ -473,8 +480,7 @@ def fit(
     with _Settings(preset.threads):
         torch.manual_seed(seed)
         rng = np.random.default_rng(seed)
-        Xtr, Xva_t, lexical = lexical_feeds(preset, inputs.train, inputs.val, dataset_train,
-                                            dataset_val)
+        Xtr, Xva_t, lexical = lexical_feeds(preset, inputs, dataset_train, dataset_val)
         net = build_network(preset, len(inputs.columns) + (lexical.width if lexical else 0)
                             + (len(KINDS) if preset.kind_inputs else 0))
         if lexical is not None:
