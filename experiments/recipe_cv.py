@@ -33,7 +33,7 @@ from noisecbr.eval.datasets import read_dataset, split_truth  # noqa: E402
 from noisecbr.eval.metric import aggregate, mean_word_f1, score_page, tokens, word_f1  # noqa: E402
 from noisecbr.prepare.tidy import InputError  # noqa: E402
 from noisecbr.score.artifact import load_model, save_model  # noqa: E402
-from training.datasets import Dataset, from_labelled, site_folds, split_by_site  # noqa: E402
+from training.datasets import Dataset, among, from_labelled, site_folds, split_by_site  # noqa: E402
 from training.presets import get_preset  # noqa: E402
 from training.recipe import RELABELLED_SETS, TRAINING_SETS, recipe_pages, superseded_ids  # noqa: E402
 from training.recipe import set_weights as recipe_weights  # noqa: E402
@@ -75,8 +75,7 @@ def set_cases(data_dir: Path, name: str, cache: Path,
         dataset.save_npz(path)
     older = {f"{name}/{page_id}" for page_id in superseded_ids(data_dir, name, sets)}
     if older:
-        dataset = dataset.subset(np.flatnonzero(~np.isin(dataset.pages.astype(str),
-                                                         sorted(older))))
+        dataset = dataset.subset(np.flatnonzero(~among(dataset.pages, older)))
     return dataset
 
 

@@ -138,7 +138,7 @@ def train_heldout_model(dirs: Sequence[Path], held_out: Sequence[str], out: Path
 
     The cache is keyed by the held-out sites, the training sets, the seed and
     :func:`code_fingerprint`."""
-    from training.datasets import from_pages, split_by_site
+    from training.datasets import among, from_pages, split_by_site
     from training.train import fit
 
     held_out = sorted(held_out)
@@ -155,7 +155,7 @@ def train_heldout_model(dirs: Sequence[Path], held_out: Sequence[str], out: Path
         print(f"{path} was trained on other data or code: retraining", file=sys.stderr)
     start = time.perf_counter()
     dataset = from_pages(dirs, processes=processes, progress=progress)
-    keep = np.flatnonzero(~np.isin(dataset.sites, held_out))
+    keep = np.flatnonzero(~among(dataset.sites, held_out))
     dataset = dataset.subset(keep)
     assert not set(held_out) & set(dataset.sites.tolist())
     fit_part, val_part = split_by_site(dataset.sites, (0.85, 0.15), seed)

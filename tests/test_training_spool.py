@@ -62,6 +62,9 @@ def test_gather_reads_scattered_and_close_rows_of_a_spooled_array(tmp_path):
     for index in ([999, 0, 500, 0], [10, 12, 11], [5]):  # one by one; mapped; one row
         np.testing.assert_array_equal(gather(spooled, index), values[index])
     np.testing.assert_array_equal(gather(spooled[100:], [0, 899]), values[[100, 999]])
+    view = np.asarray(spooled)[100:]  # a view starting inside the file, read one row at a time
+    np.testing.assert_array_equal(gather(view, [899, 0, 450]), values[[999, 100, 550]])
+    np.testing.assert_array_equal(gather(spooled, np.arange(1000) % 500 == 7), values[[7, 507]])
     with pytest.raises(IndexError):
         gather(spooled, [1000, 0])
 

@@ -58,15 +58,21 @@ def train_run(casebase, preset: str = "default", seed: int = 0, out: str | Path 
     the run. Returns the run record.
 
     The case base is streamed into a spool (:mod:`training.spool`) in a temporary directory
-    under ``spool`` (default: the system's temporary directory), removed afterwards: the
-    vectors and token ranges are read from there a batch at a time, so a case base larger
-    than memory trains (the run records its peak resident memory).
+    under ``spool`` (default: beside the run directory), removed afterwards: the vectors and
+    token ranges are read from there a batch at a time, so a case base larger than memory
+    trains (the run records its peak resident memory). The spool and the split parts
+    written from it take about 2 KB of disk a case while the run lasts.
 
     ``cv`` (K ≥ 2) also trains K models on site-grouped folds (drawn with ``split_seed``) and
     reports the per-class rates of every case scored by the model that held its site out
     (``unseen_cv``, and ``unseen_cv_walk`` for the walk-frontier cases): unseen-site rates over
     all sites, where one split's test sites move the figures by several points."""
-    with tempfile.TemporaryDirectory(prefix="noisecbr-spool-", dir=spool) as directory:
+    # Beside the runs by default: the system's temporary directory may be memory (tmpfs),
+    # which would hold the spool in RAM unseen by the run's peak-memory figure.
+    spool = Path(spool) if spool else (Path(out).parent if out else Path("runs"))
+    spool.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".noisecbr-spool-", dir=spool,
+                                     ignore_cleanup_errors=True) as directory:
         return _train_run(casebase, preset, seed, out, epochs, quiet, split_seed, dataset,
                           overrides, cv, Path(directory))
 
@@ -225,7 +231,7 @@ def _cv_metrics(dataset, folds: int, preset, seed: int, split_seed: int,
                    "folds (K more models are trained).")
 @click.option("--spool-dir", "spool", type=click.Path(file_okay=False, exists=True),
               default=None, help="Where the case base's vectors are spooled while training "
-              "(about 1 KB a case, removed afterwards) [default: the temporary directory].")
+              "(about 2 KB a case, removed afterwards) [default: beside the run directory].")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no table.")
 def train(preset, db, seed, split_seed, out, epochs, cv, spool, quiet):
     """Train a model on the case base, record the run, write the artifact and reports.

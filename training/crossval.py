@@ -27,7 +27,7 @@ from noisecbr.eval.datasets import LabelledPage, read_dataset
 from noisecbr.score.artifact import save_model
 from noisecbr.score.model import Model
 
-from .datasets import Dataset, from_labelled, site_folds, split_by_site
+from .datasets import Dataset, among, from_labelled, site_folds, split_by_site
 from .kinds import KindData, fit_kinds, kind_data, kinds_by_page
 from .presets import get_preset
 from .recipe import (
@@ -69,10 +69,10 @@ def fold_model(dataset: Dataset, held_out_sites: Collection[str], fold: int, fol
     among them: the held-out sites' labels reach no input), and the model carries the kind
     model of all its training pages."""
     held_out = np.asarray(sorted(held_out_sites), dtype=str)
-    train = dataset.subset(np.flatnonzero(~np.isin(dataset.sites, held_out)))
+    train = dataset.subset(np.flatnonzero(~among(dataset.sites, held_out)))
     kind_model = None
     if kinds is not None:
-        seen = kinds.subset(np.flatnonzero(~np.isin(kinds.sites, held_out)))
+        seen = kinds.subset(np.flatnonzero(~among(kinds.sites, held_out)))
         train = train.with_kinds(kinds_by_page(seen, folds, seed))
         kind_model = fit_kinds(seen, seed)
     fit_part, val_part = split_by_site(train.sites, (0.85, 0.15), seed + fold)

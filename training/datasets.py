@@ -75,6 +75,7 @@ __all__ = [
     "wordless_mask",
     "synthetic",
     "frontier_of",
+    "among",
 ]
 
 _LOG_WORDS = FEATURE_NAMES.index("log_words")
@@ -87,6 +88,15 @@ def _strings(values) -> np.ndarray:
     else becomes a numpy str array."""
     values = np.asarray(values)
     return values if values.dtype == object else values.astype(str, copy=False)
+
+
+def among(values: np.ndarray, chosen: Iterable) -> np.ndarray:
+    """Whether each of ``values`` (per-case names: sites, page keys) is one of ``chosen``, by a
+    set lookup: ``np.isin`` compares an object array (:func:`_strings`) with each chosen name
+    in turn, millions of cases times thousands of names."""
+    wanted = set(np.asarray(list(chosen)).tolist())
+    return np.fromiter((value in wanted for value in np.asarray(values).tolist()), dtype=bool,
+                       count=len(values))
 
 
 @dataclass
@@ -170,7 +180,8 @@ class Dataset:
     def with_kinds(self, kinds_of_page: dict[str, np.ndarray]) -> Dataset:
         """The same cases with their pages' kind probabilities (``kinds_of_page``: a
         probability per kind of :data:`noisecbr.score.kind.KINDS` by page key); KeyError for a page
-        without them."""
+        without them. Its other arrays are this dataset's own, shared, not copied (a case
+        base's vectors may be gigabytes)."""
         pages, inverse = np.unique(self.pages, return_inverse=True)
         table = np.array([kinds_of_page[page] for page in pages], dtype=np.float32).reshape(
             len(pages), len(KINDS))
@@ -178,7 +189,8 @@ class Dataset:
 
     def with_classes(self, classes: int) -> Dataset:
         """The same cases for a model of the first ``classes`` of LABELS: a case of a later
-        class (a reader comment, for the paper's three classes) counts as noise."""
+        class (a reader comment, for the paper's three classes) counts as noise. Its other
+        arrays are this dataset's own, shared, not copied."""
         if classes >= len(LABELS) or not len(self) or self.y.max() < classes:
             return self
         return dataclasses.replace(self, y=np.where(self.y < classes, self.y,
@@ -484,7 +496,7 @@ def known_holdout(sites: np.ndarray, pages: np.ndarray, index: np.ndarray,
         if remaining[s] >= 2:
             remaining[s] -= 1
             held.append(unique_pages[k])
-    known = np.isin(page_of, np.asarray(held, dtype=unique_pages.dtype))
+    known = among(page_of, held)
     return index[~known], index[known]
 
 

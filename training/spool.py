@@ -1,7 +1,7 @@
 """Training data larger than memory: arrays spooled to files and read a batch of rows at a time.
 
 A case base of millions of cases holds gigabytes of vectors (221 float32 a case, 884 bytes) and
-of token ranges (96 bytes a case), far more than its labels. :func:`training.datasets.from_casebase`
+of token ranges (96 bytes a case), far more than its labels. :func:`training.stored.from_casebase`
 given a spool directory writes those to files there as it streams the case base page by page
 (:class:`Sink`), and gives a Dataset whose vectors and ranges are memory-mapped
 (:class:`numpy.memmap`). Every reader of them reads some rows at a time — the epochs' batches,
@@ -10,8 +10,9 @@ the validation passes, the normalisation statistics, the evaluation (:func:`row_
 that the process's resident memory holds a batch, not the file: the kernel's page cache keeps
 what it has room for, and gives it back when another process needs it.
 
-A spooled file is unlinked as soon as it is mapped: it lives as long as the arrays that map it,
-and a killed run leaves nothing behind in the spool directory.
+A spooled file is unlinked as soon as it is mapped: it lives as long as the arrays that map it
+(a run killed while it is still being written leaves it in the spool directory, which
+``noisecbr train`` makes in a temporary directory of its own).
 """
 
 from __future__ import annotations
@@ -69,7 +70,11 @@ class Sink:
             return np.zeros((0, *shape), dtype=dtype)
         handle, rows, dtype, shape = self.files.pop(name)
         handle.close()
-        return _mapped(Path(handle.name), dtype, (rows, *shape))
+        try:
+            return _mapped(Path(handle.name), dtype, (rows, *shape))
+        except BaseException:
+            Path(handle.name).unlink(missing_ok=True)
+            raise
 
     def close(self) -> None:
         """Close and remove the files of arrays not finished (after an error)."""
@@ -131,9 +136,11 @@ def gather(array: np.ndarray, index: np.ndarray) -> np.ndarray:
     are read from its file: scattered rows one by one, since mapping them would bring most of
     the file into the process's resident memory (the kernel maps a large block around each
     faulting row), and rows close together through the mapping, released afterwards."""
-    index = np.asarray(index, dtype=np.int64)
+    index = np.asarray(index)
+    index = np.flatnonzero(index) if index.dtype == bool else index.astype(np.int64, copy=False)
     source = _memmap_of(array)
-    if source is None or getattr(source, "spool_fd", None) is None or not len(index):
+    if (source is None or getattr(source, "spool_fd", None) is None or not len(index)
+            or not hasattr(os, "preadv")):  # (Windows has no preadv: read through the map)
         return array[index]
     if index.min() < 0 or index.max() >= len(array):
         raise IndexError(f"rows {index.min()}..{index.max()} of an array of {len(array)}")
@@ -155,8 +162,9 @@ def gather(array: np.ndarray, index: np.ndarray) -> np.ndarray:
     return out
 
 
-def row_chunks(n: int, size: int = CHUNK_ROWS) -> list[slice]:
-    """Slices of ``n`` rows, ``size`` at a time."""
+def row_chunks(n: int, size: int | None = None) -> list[slice]:
+    """Slices of ``n`` rows, ``size`` (default :data:`CHUNK_ROWS`) at a time."""
+    size = size or CHUNK_ROWS
     return [slice(start, min(start + size, n)) for start in range(0, n, size)]
 
 
@@ -181,9 +189,13 @@ def take(array: np.ndarray, index: np.ndarray) -> np.ndarray:
 
 
 def _memmap_of(array) -> np.memmap | None:
-    """The :class:`numpy.memmap` an array is (a view of)."""
+    """The :class:`numpy.memmap` an array is (a view of): the one :class:`Sink` mapped (with
+    its file kept open) when there is one."""
+    found = None
     while array is not None:
         if isinstance(array, np.memmap) and getattr(array, "filename", None):
-            return array
+            if getattr(array, "spool_fd", None) is not None:
+                return array
+            found = found if found is not None else array
         array = getattr(array, "base", None)
-    return None
+    return found

@@ -37,7 +37,8 @@ _RANGES = (("text_range", (2,)), ("attr_range", (1 + ANCESTORS, 2)), ("page_rang
 def from_casebase(casebase, schema_version: int = VECTOR_SCHEMA, *, frontier: bool = True,
                   spool: str | os.PathLike | None = None, progress: bool = False) -> Dataset:
     """All cases of a :class:`casebase.store.CaseBase` (or a database URL) as a Dataset, in
-    page then case-id order.
+    page then case-id order (the case-id order of a case base imported page by page; cases
+    added to a page later come with their page).
 
     Pages are identified by their case-base id; ``frontier`` also marks the walk frontier
     from the cases' paths. ``spool``: a directory to write the vectors and lexical fields to
@@ -72,14 +73,14 @@ def from_casebase(casebase, schema_version: int = VECTOR_SCHEMA, *, frontier: bo
             if frontier:
                 columns["flags"].append(_page_frontier(page))
             _spool_lexical(sink, page, at)
-        return _dataset(casebase, sink, columns, hosts, frontier)
+        return _dataset(casebase, sink, columns, hosts, frontier, schema_version)
     finally:
         bar.close()
         sink.close()
 
 
-def _dataset(casebase, sink: Sink, columns: dict, hosts: dict[str, int],
-             frontier: bool) -> Dataset:
+def _dataset(casebase, sink: Sink, columns: dict, hosts: dict[str, int], frontier: bool,
+             schema_version: int) -> Dataset:
     """The Dataset of what :func:`from_casebase` read."""
     X = sink.finish("X", np.float32, (len(FEATURE_NAMES),))
 
@@ -101,6 +102,7 @@ def _dataset(casebase, sink: Sink, columns: dict, hosts: dict[str, int],
                    pages=_objects(map(str, keys.tolist()))[inverse.reshape(-1)], case_ids=ids,
                    frontier=joined("flags", bool) if frontier and len(y) else None,
                    counts=None if np.all(counts == 1) else counts, lexical=lexical,
+                   schema=schema_version,
                    meta={"source": str(getattr(casebase, "url", "") or "casebase")})
 
 
