@@ -325,7 +325,7 @@ def explain_page(index: Neighbourhood, casebase: CaseBase, html: str | bytes, *,
     cases of the site with the same markup: for a decision by memory, its reasons."""
     cleaner = cleaner or Cleaner(index.model)
     page = cleaner.prepare(html, url=url)
-    return explain_decided(index, casebase, page, cleaner.predict(page, memory=memory),
+    return explain_decided(index, casebase, page, cleaner.decide(page, memory=memory),
                            cleaner, url=url, k=k, other_sites=other_sites,
                            path_contains=path_contains)
 
@@ -335,7 +335,7 @@ def explain_decided(index: Neighbourhood, casebase: CaseBase, page: Page, decisi
                     other_sites: bool = False, path_contains: str | None = None
                     ) -> list[Explanation]:
     """:func:`explain_page` of a page ``cleaner`` has already decided
-    (:meth:`~noisecbr.cleaner.Cleaner.predict`): the review page cleans a page once and
+    (:meth:`~noisecbr.cleaner.Cleaner.decide`): the review page cleans a page once and
     explains the decisions its result comes from, the fallback's included."""
     if cleaner.model is not index.model:
         raise ValueError("the cleaner must use the index's model: their hidden layers differ")

@@ -49,7 +49,7 @@ def false_keeps(cleaner: Cleaner, page) -> tuple[list[dict], int]:
     truth = shingles(tokens(split_truth(page.truth)[0]))
     prepared = cleaner.prepare(page.html)
     table = prepared.table
-    decided = cleaner.predict(prepared)
+    decided = cleaner.decide(prepared)
     decision, proba = decided.decision, decided.proba
     kept = np.flatnonzero(decision == DATA).tolist()
     texts = [render_texts([table.elements[i]]) for i in kept]

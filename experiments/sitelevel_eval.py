@@ -244,7 +244,7 @@ def _soft_evidence(cleaner: Cleaner, noisy: set, threshold: float, kept: list[in
     def evidence(table) -> set[int]:
         candidates = forced(table)
         if candidates:
-            p_noise = cleaner.predict_proba(Page(table.elements[0], table))[:, NOISE]
+            p_noise = cleaner.score(Page(table.elements[0], table))[:, NOISE]
             candidates = {i for i in candidates if p_noise[i] >= threshold}
         kept.append(len(candidates))
         return candidates
@@ -254,7 +254,7 @@ def _soft_evidence(cleaner: Cleaner, noisy: set, threshold: float, kept: list[in
 def _cleaned(cleaner: Cleaner, body, extra_noise: Callable):
     """The result of a tidied ``body`` cleaned with ``extra_noise``'s subtrees removed too."""
     page = Page(body, build_table(body))
-    return cleaner.render(page, cleaner.predict(page, extra_noise=extra_noise))
+    return cleaner.render(page, cleaner.decide(page, extra_noise=extra_noise))
 
 
 def leave_one_out(
@@ -433,7 +433,7 @@ def smoothing_times(model: Model, pages: Sequence[LabelledPage], cs: Sequence[fl
     chosen = [item for item in sized if item[0] >= nodes][:1] + sized[-1:]
     cases = []
     for _, page, table in chosen:
-        noise = cleaner.predict_proba(Page(table.elements[0], table))[:, NOISE]
+        noise = cleaner.score(Page(table.elements[0], table))[:, NOISE]
         noise = noise.astype(np.float64).tolist()
         cases.append((f"{page.site} {page.dataset}/{page.id}", table.parent.tolist(), noise))
     bench = _bench_module()

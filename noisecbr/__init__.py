@@ -11,7 +11,7 @@ The pipeline's stages, one at a time (:mod:`noisecbr.pipeline`):
 
 >>> cleaner = noisecbr.Cleaner()
 >>> page = cleaner.prepare(html, url=url)         # doctest: +SKIP
->>> decisions = cleaner.predict(page)             # doctest: +SKIP
+>>> decisions = cleaner.decide(page)             # doctest: +SKIP
 >>> result = cleaner.render(page, decisions)      # doctest: +SKIP
 """
 

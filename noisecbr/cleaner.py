@@ -4,12 +4,15 @@
     cleaner = Cleaner()                              # the embedded default model
     result = cleaner.clean(html, url=url)            # all four stages
     page = cleaner.prepare(html, url=url)            # or one at a time:
-    proba = cleaner.predict_proba(page)              # class scores per subtree
-    decisions = cleaner.predict(page)                # the walk's decisions (and the rules')
+    proba = cleaner.score(page)                      # class scores per subtree
+    decisions = cleaner.decide(page)                 # the walk's decisions (and the rules')
     result = cleaner.render(page, decisions)         # the CleanResult
 
-As in scikit-learn, ``predict_proba`` gives the class probabilities and ``predict`` the
-decisions; the thresholds between the two are a frozen value
+The methods are the pipeline's stages, by the same names and with the same return types as
+:mod:`noisecbr.pipeline`'s functions (``predict`` is the model's: label indices,
+:meth:`noisecbr.score.model.Model.predict`; ``Cleaner.predict_proba`` and ``Cleaner.predict``
+are deprecated names of ``score`` and ``decide``). The thresholds between scores and
+decisions are a frozen value
 (:class:`noisecbr.decide.walk.Thresholds`), those of the page's convention by default
 (:meth:`Cleaner.thresholds_for`, ``favor="auto"``). Pages of one site cleaned together lose
 what recurs across them (:meth:`Cleaner.clean_site`, :mod:`noisecbr.site.evidence`); the labelled
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from pathlib import Path
@@ -175,19 +179,40 @@ class Cleaner:
         return prepare(html, url=url, parser=self.parser, max_bytes=self.max_bytes,
                        max_elements=self.max_elements, page_type=page_type)
 
-    def predict_proba(self, page: Page) -> np.ndarray:
+    def score(self, page: Page) -> np.ndarray:
         """Class probabilities of every subtree of ``page`` (rows in document order, columns
-        in LABELS order)."""
+        in LABELS order): :func:`noisecbr.pipeline.score` with this cleaner's model."""
         return score(page, self.model, smooth=self.smooth)
+
+    def decide(self, page: Page, *, memory: SiteMemory | None = None,
+               site: SiteEvidence | None = None,
+               extra_noise: NoiseEvidence | None = None) -> Decisions:
+        """The decisions of ``page`` under this cleaner's thresholds, from :meth:`score`'s
+        scores (``memory``, ``site``: as in :meth:`clean`; ``extra_noise``: another method's
+        noise subtrees, removed): :func:`noisecbr.pipeline.decide`."""
+        return decide(page, self.score(page), self.thresholds_for(page),
+                      memory=memory, site=site, extra_noise=extra_noise,
+                      kinds=page.kinds(self.model))
+
+    def predict_proba(self, page: Page) -> np.ndarray:
+        """Deprecated name of :meth:`score` (``predict_proba`` is a model's, on vectors)."""
+        _renamed("predict_proba", "score")
+        return self.score(page)
 
     def predict(self, page: Page, *, memory: SiteMemory | None = None,
                 site: SiteEvidence | None = None,
                 extra_noise: NoiseEvidence | None = None) -> Decisions:
-        """The decisions of ``page`` under this cleaner's thresholds (``memory``, ``site``:
-        as in :meth:`clean`; ``extra_noise``: another method's noise subtrees, removed)."""
-        return decide(page, self.predict_proba(page), self.thresholds_for(page),
-                      memory=memory, site=site, extra_noise=extra_noise,
-                      kinds=page.kinds(self.model))
+        """Deprecated name of :meth:`decide` (``predict`` is a model's: label indices)."""
+        _renamed("predict", "decide")
+        return self.decide(page, memory=memory, site=site, extra_noise=extra_noise)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        for old, new in _RENAMED.items():
+            if old in vars(cls):
+                warnings.warn(f"{cls.__name__} overrides Cleaner.{old}, which the cleaner no "
+                              f"longer calls: override {new} instead", DeprecationWarning,
+                              stacklevel=2)
 
     def thresholds_for(self, page: Page) -> Thresholds:
         """The thresholds the walk decides ``page`` by, under ``favor="auto"``: those of the
@@ -239,8 +264,8 @@ class Cleaner:
             result = self.render(page, score_and_decide(page, self.model,
                                                         self.thresholds_for(page)))
         else:
-            result = self.render(page, self.predict(page, memory=memory, site=site,
-                                                    extra_noise=extra_noise))
+            result = self.render(page, self.decide(page, memory=memory, site=site,
+                                                   extra_noise=extra_noise))
         return self._handed_off(result, html, url)
 
     def _handed_off(self, result: CleanResult, html: str | bytes, url: str | None
@@ -263,10 +288,9 @@ class Cleaner:
         of a page's: :func:`noisecbr.pipeline.score_and_decide`): not with a site memory or site
         evidence that holds pages, another method's noise or smoothing, which read every
         subtree, nor where a subclass or the instance scores or decides pages its own way
-        (``predict_proba``, ``predict``)."""
-        own = (type(self).predict_proba is Cleaner.predict_proba
-               and type(self).predict is Cleaner.predict
-               and not {"predict_proba", "predict"} & vars(self).keys())
+        (:meth:`score`, :meth:`decide`)."""
+        own = (type(self).score is Cleaner.score and type(self).decide is Cleaner.decide
+               and not {"score", "decide"} & vars(self).keys())
         return (own and (memory is None or not len(memory)) and (site is None or not len(site))
                 and extra_noise is None and not self.smooth)
 
@@ -302,8 +326,8 @@ class Cleaner:
         for (html, url), page in zip(first, prepared):
             if isinstance(page, InputError):
                 raise page
-            yield self._handed_off(self.render(page, self.predict(page, memory=memory,
-                                                                  site=evidence)), html, url)
+            yield self._handed_off(self.render(page, self.decide(page, memory=memory,
+                                                                 site=evidence)), html, url)
         for html, url in pairs:
             yield self.clean(html, url=url, memory=memory, site=evidence)
 
@@ -313,6 +337,16 @@ class Cleaner:
             return self.prepare(html, url=url)
         except InputError as error:
             return error
+
+
+#: The stage methods' former names (scikit-learn's), deprecated: a model's ``predict`` gives
+#: label indices, a cleaner's gave decisions.
+_RENAMED = {"predict_proba": "score", "predict": "decide"}
+
+
+def _renamed(old: str, new: str) -> None:
+    warnings.warn(f"Cleaner.{old} is deprecated: use Cleaner.{new} (the pipeline's stage of "
+                  "the same name)", DeprecationWarning, stacklevel=3)
 
 
 def _kind_titles(model: Model) -> dict[str, bool]:

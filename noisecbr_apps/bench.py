@@ -579,7 +579,7 @@ def _clicked(page: LabelledPage, cleaner: Cleaner, recurrence, clicks: Sequence[
         prepared = cleaner.prepare(page.html, url=page.url)
     except InputError:
         return {(n, kind): SiteMemory() for n in clicks for kind in CLICK_CHOICES}
-    table, decided = prepared.table, cleaner.predict(prepared)
+    table, decided = prepared.table, cleaner.decide(prepared)
     order = {"queued": [entry.index for entry in rank_boxes(
         table, decided.proba, decided.decision, recurrence.without(table))]}
     order["random"] = sorted(order["queued"])

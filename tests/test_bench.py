@@ -244,7 +244,7 @@ def test_the_queued_clicks_label_the_queues_first_boxes_from_the_truth(monkeypat
         def prepare(self, html, url=None):
             return prepare(html, url=url)
 
-        def predict(self, page):
+        def decide(self, page):
             table = page.table
             proba = np.tile([0.01, 0.98, 0.01, 0.0], (len(table), 1))
             proba[0] = [0.0, 0.0, 1.0, 0.0]

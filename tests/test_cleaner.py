@@ -146,7 +146,7 @@ def test_a_page_stays_whole_after_its_html_is_rendered(article_html):
 
     cleaner = Cleaner()
     page = cleaner.prepare(article_html)
-    proba = cleaner.predict_proba(page)
+    proba = cleaner.score(page)
     strict = Cleaner(favor="precision").thresholds
     first = render(page, decide(page, proba, strict))
     assert first.html  # rendered from a copy of the page

@@ -142,5 +142,5 @@ def test_the_result_says_which_mode_walked_the_page():
     page = cleaner.prepare(article)
     from noisecbr.pipeline import decide
 
-    by_hand = decide(page, cleaner.predict_proba(page), Thresholds(0.5, 0.9, 0.5))
+    by_hand = decide(page, cleaner.score(page), Thresholds(0.5, 0.9, 0.5))
     assert cleaner.render(page, by_hand).mode is None

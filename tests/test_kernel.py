@@ -122,11 +122,11 @@ def test_fixture_pages_give_the_same_table_vectors_and_text(page, pure_python):
     compiled_vectors = vectorize(subtrees.build_table(body))
     compiled_result = noisecbr.clean(html)
     cleaner = Cleaner()
-    compiled_decision = cleaner.predict(cleaner.prepare(html)).decision
+    compiled_decision = cleaner.decide(cleaner.prepare(html)).decision
     pure_python()
     assert subtrees.build_table(tidy(html)).elements  # still works on the pure path
     assert vectorize(subtrees.build_table(body)).tobytes() == compiled_vectors.tobytes()
-    assert np.array_equal(cleaner.predict(cleaner.prepare(html)).decision, compiled_decision)
+    assert np.array_equal(cleaner.decide(cleaner.prepare(html)).decision, compiled_decision)
     result = noisecbr.clean(html)
     assert (result.text, result.comments, result.title) == (
         compiled_result.text, compiled_result.comments, compiled_result.title)

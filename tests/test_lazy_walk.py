@@ -33,7 +33,7 @@ def test_the_lazy_walk_decides_as_the_walk_over_every_score(page):
     rng = np.random.default_rng(page)
     # The model's scores, and random ones that send the walk down other paths.
     random = rng.dirichlet(np.ones(len(LABELS)), size=len(table)).astype(np.float32)
-    for proba in (cleaner.predict_proba(prepared), random):
+    for proba in (cleaner.score(prepared), random):
         for mode in MODES:
             thresholds = Thresholds.of(cleaner.model, mode)
             for lookahead in (1, 2, 4, 50):
@@ -53,7 +53,7 @@ def test_the_lazy_walk_scores_a_part_of_a_page_level_by_level():
     cleaner = Cleaner()
     prepared = cleaner.prepare(PAGES[0])
     table = prepared.table
-    proba = cleaner.predict_proba(prepared)
+    proba = cleaner.score(prepared)
     asked: list[np.ndarray] = []
     decision, _ = walk_lazily(table, _scores_of(proba, asked), cleaner.thresholds,
                               lookahead=1)
@@ -76,7 +76,7 @@ def test_the_lazy_walk_scores_a_part_of_a_page_level_by_level():
 def test_the_cleaner_decides_as_decide_over_every_score(page):
     cleaner = Cleaner()
     prepared = cleaner.prepare(PAGES[page])
-    expected = pipeline.decide(prepared, cleaner.predict_proba(prepared),
+    expected = pipeline.decide(prepared, cleaner.score(prepared),
                                cleaner.thresholds_for(prepared))
     lazy = pipeline.score_and_decide(prepared, cleaner.model, cleaner.thresholds_for(prepared))
     assert np.array_equal(lazy.decision, expected.decision)
@@ -121,7 +121,7 @@ def test_clean_scores_no_page_whole_unless_the_walk_keeps_too_little(monkeypatch
 class _EverySubtreeNoise(Cleaner):
     """A cleaner that scores pages its own way: every subtree but the body noise."""
 
-    def predict_proba(self, page):
+    def score(self, page):
         proba = np.zeros((len(page.table), len(LABELS)), dtype=np.float32)
         proba[:, 0] = 1.0
         return proba
@@ -136,8 +136,8 @@ def test_a_subclass_that_scores_pages_its_own_way_is_heard(article_html):
 class _DecidesItsOwnWay(Cleaner):
     """A cleaner whose decisions are its own: everything below the body removed."""
 
-    def predict(self, page, **evidence):
-        decisions = super().predict(page, **evidence)
+    def decide(self, page, **evidence):
+        decisions = super().decide(page, **evidence)
         decision = np.full(len(page.table), -1, dtype=np.int8)
         decision[0] = LABELS.index("mixture")
         decision[page.table.parent == 0] = LABELS.index("noise")
@@ -147,7 +147,7 @@ class _DecidesItsOwnWay(Cleaner):
 def test_a_subclass_or_an_instance_that_decides_its_own_way_is_heard(article_html):
     assert _DecidesItsOwnWay().clean(article_html).text == ""
     cleaner = Cleaner()
-    cleaner.predict_proba = _EverySubtreeNoise.predict_proba.__get__(cleaner)
+    cleaner.score = _EverySubtreeNoise.score.__get__(cleaner)
     assert cleaner.clean(article_html).text != Cleaner().clean(article_html).text
 
 
@@ -192,3 +192,20 @@ def test_the_kernel_reaches_the_rows_the_numpy_marks_reach():
                     walk_module._within_reach_pure(table, frontier, lookahead))
     with pytest.raises(ValueError, match="ascending"):
         walk_module.BACKEND.kernel.rows_within(table.end, table.depth, [0, 0], 2)
+
+
+def test_the_former_stage_names_still_work_and_say_what_replaced_them(article_html):
+    import pytest
+
+    cleaner = Cleaner()
+    page = cleaner.prepare(article_html)
+    with pytest.warns(DeprecationWarning, match="use Cleaner.score"):
+        proba = cleaner.predict_proba(page)
+    np.testing.assert_array_equal(proba, cleaner.score(page))
+    with pytest.warns(DeprecationWarning, match="use Cleaner.decide"):
+        decisions = cleaner.predict(page)
+    np.testing.assert_array_equal(decisions.decision, cleaner.decide(page).decision)
+    with pytest.warns(DeprecationWarning, match="override score instead"):
+        class _Old(Cleaner):
+            def predict_proba(self, page):
+                return super().score(page)

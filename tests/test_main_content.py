@@ -111,7 +111,7 @@ class _TagScores(Cleaner):
         super().__init__(dummy, **kwargs)
         self.by_tag = scores
 
-    def predict_proba(self, page):
+    def score(self, page):
         table = page.table
         default = (0.1, 0.1, 0.8, 0.0)
         return np.array([self.by_tag.get(tag, default) for tag in table.tags],

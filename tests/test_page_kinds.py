@@ -227,6 +227,6 @@ def test_the_stages_called_one_by_one_report_the_kind():
 
     cleaner = Cleaner(kind_reading_model())
     page = cleaner.prepare(HTML)
-    decided = decide(page, cleaner.predict_proba(page), cleaner.thresholds_for(page))
+    decided = decide(page, cleaner.score(page), cleaner.thresholds_for(page))
     assert decided.kinds is None  # decide alone knows no model
     assert cleaner.render(page, decided).page_type == "forum"

@@ -95,7 +95,7 @@ def test_decisions_are_a_sized_sequence_of_the_decided_subtrees():
     cleaner = noisecbr.Cleaner()
     page = cleaner.prepare(f"<html><body><nav><a href='/'>Home</a></nav><p>{PARAGRAPH}</p>"
                            "<footer>© 2026</footer></body></html>")
-    decisions = cleaner.predict(page)
+    decisions = cleaner.decide(page)
     result = cleaner.render(page, decisions)
     assert len(decisions) == len(result.decisions) > 0
     assert [label for _, label in decisions] == [d.label for d in result.decisions]

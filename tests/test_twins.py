@@ -77,7 +77,7 @@ def recorded() -> dict[str, list[tuple[tuple, dict]]]:
             except InputError:
                 continue
             result.markdown, result.html, result.to_json()  # noqa: B018 - rendered on demand
-            cleaner.predict_proba(cleaner.prepare(html))  # the whole page's scores
+            cleaner.score(cleaner.prepare(html))  # the whole page's scores
         # Attribute values' buckets one at a time (the pages' are cached by earlier tests).
         for value in ("twin-check post_body", "Twin Check é", "x" * 70):
             value_buckets(value)

@@ -250,7 +250,7 @@ def review_job(page: bytes | str, url: str | None, k: int) -> dict:
     memory = _memory(page, url) if "casebase" in _state else None
     prepared = cleaner.prepare(page, url=url)
     # Decided once: the result, the queue and the nearest cases explain the same decisions.
-    decided = cleaner.predict(prepared, memory=memory)
+    decided = cleaner.decide(prepared, memory=memory)
     result = cleaner.render(prepared, decided)
     decisions: list[Decision] = result.decisions
     out = {"url": url, "decisions": [asdict(d) for d in decisions],
@@ -317,7 +317,7 @@ def queue_job(page_id: int, limit: int) -> dict:
     casebase = _casebase()
     table, host, declared = stored_page(casebase, page_id)
     memory = SITE_MEMORIES.get(casebase, host)
-    decided = _cleaner().predict(Page(table.elements[0], table, declared=declared),
+    decided = _cleaner().decide(Page(table.elements[0], table, declared=declared),
                                  memory=memory)
     recurrence = _site_recurrence(host, page_id)
     return {"page_id": page_id, "site": host, "site_pages": recurrence.pages,
