@@ -249,9 +249,9 @@ def _fill(connection, schema_version: int, page_ids: np.ndarray, positions: np.n
     bounds = np.searchsorted(page_ids[order], wanted, side="left").tolist() + [len(order)]
     at = {int(page): k for k, page in enumerate(wanted.tolist())}
     among = f" AND id IN ({','.join(map(str, pages))})" if pages is not None else ""
-    result = connection.execution_options(stream_results=True).execute(text(
-        f"SELECT id, vectors FROM pages WHERE vector_schema = :v{among} ORDER BY id"),
-        {"v": schema_version})
+    result = connection.execute(text(
+        f"SELECT id, vectors FROM pages WHERE vector_schema = :v{among} ORDER BY id")
+        .execution_options(stream_results=True), {"v": schema_version})
     for page_id, blob in result:
         k = at.get(int(page_id))
         if k is None or blob is None:
