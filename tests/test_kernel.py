@@ -794,3 +794,63 @@ def test_the_row_fillers_refuse_what_their_page_was_not_made_of():
     with pytest.raises(ValueError, match="sums"):
         _kernel.pool_rows(np.empty((len(table), 400), np.float32), inputs, wide, 6, None)
     assert _kernel.first_long_tag(b"<a b>", -5) == _kernel.first_long_tag(b"<a b>", 0) == 0
+
+
+@in_use
+def test_the_kernel_compares_the_names_the_python_side_gives_it():
+    # The keyword attributes, hiding attributes and JSON-LD type are written once, on the
+    # Python side; the kernel reads what it is given (here a fourth attribute renamed).
+    from noisecbr.prepare.fields import KEYWORD_ATTRIBUTES
+
+    body = etree.HTML('<html><body><p title="t" aria-label="a">x</p></body></html>').find("body")
+    elements = list(body.iter(etree.Element, etree.Entity))
+    renamed = (*KEYWORD_ATTRIBUTES[:3], b"title")
+    try:
+        _kernel.configure(renamed, (b"hidden", b"aria-hidden"), b"style", (b"none", b"dden"),
+                          b"application/ld+json")
+        values = _kernel.fill_table(elements)["keyword_values"]
+    finally:
+        backend._configure(_kernel)
+    assert KEYWORD_ATTRIBUTES[3] == b"aria-label"
+    assert values[3] == [None, "t"]  # the renamed attribute's values
+    assert _kernel.fill_table(elements)["keyword_values"][3] == [None, "a"]
+    assert not backend.differences(_kernel.fill_table(elements), python_fields(elements))
+
+
+@compiled_only
+def test_configure_refuses_names_this_build_cannot_hold():
+    with pytest.raises(ValueError, match="rebuild it"):
+        _kernel.configure((b"class",), (b"hidden", b"aria-hidden"), b"style",
+                          (b"none", b"dden"), b"application/ld+json")
+    with pytest.raises(ValueError, match="without NUL"):
+        _kernel.configure((b"class", b"id", b"role", b"aria\0label"),
+                          (b"hidden", b"aria-hidden"), b"style", (b"none", b"dden"),
+                          b"application/ld+json")
+    backend._configure(_kernel)
+
+
+def test_every_hiding_style_holds_one_of_the_kernels_words_in_some_ascii_case():
+    # The kernel tests a style for HIDING_STYLE_WORDS, ASCII letters folded, before the
+    # expression: every style the expression finds, with any letter replaced by one that
+    # re.I matches to it (a dotless ı, a Kelvin sign, a long ſ…), holds one of them.
+    import re
+
+    from noisecbr.prepare.names import HIDDEN_STYLE, HIDING_STYLE_WORDS
+
+    def ascii_lower(text):
+        return "".join(c.lower() if "A" <= c <= "Z" else c for c in text)
+
+    letters = set("displaynonevisibilityhidden")
+    same = {c: [chr(u) for u in range(0x3000) if re.fullmatch(c, chr(u), re.I)]
+            for c in letters}
+    bases = ["display:none", "visibility:hidden", "DISPLAY : None", "x;Visibility:HIDDEN"]
+    styles = list(bases)
+    for base in bases:
+        for k, c in enumerate(base):
+            for other in same.get(c.lower(), []):
+                styles.append(base[:k] + other + base[k + 1:])
+        styles.append("".join(same.get(c.lower(), [c])[-1] for c in base))
+    assert len(styles) > 100
+    for style in styles:
+        if HIDDEN_STYLE.search(style):
+            assert any(word in ascii_lower(style) for word in HIDING_STYLE_WORDS), style

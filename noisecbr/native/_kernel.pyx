@@ -55,6 +55,18 @@ cdef extern from "libxml/tree.h":
 
 cetree.import_lxml__etree()
 
+#: Whether :func:`configure` gave the kernel the names it compares; the bytes its C pointers
+#: point into, kept alive here.
+cdef bint _CONFIGURED = False
+cdef tuple _CONSTANTS = ()
+
+
+cdef int _configured() except -1:
+    if not _CONFIGURED:
+        raise RuntimeError("the kernel compares names it has not been given: "
+                           "noisecbr.native.backend.load() configures it")
+    return 0
+
 # The kernel in topic files, each named after what it computes and saying which module's pure
 # path it mirrors (lxml's way: one extension assembled from .pxi files).
 include "table.pxi"
@@ -68,3 +80,36 @@ include "vectors.pxi"
 include "walk.pxi"
 include "lexical.pxi"
 include "discussion.pxi"
+
+
+# ---------------------------------------------------------------------------------------------
+# The constants the C loops compare names with, given from the Python side.
+
+
+def configure(tuple attribute_names, tuple hiding_flags, bytes hiding_style,
+              tuple hiding_style_words, bytes ld_json):
+    """Take the names the kernel compares from the Python side, which writes them once
+    (``prepare/fields.py``'s ``KEYWORD_ATTRIBUTES``, ``prepare/names.py``): the backend calls
+    this when it loads the kernel, before its check. ValueError when their number is not the
+    one this build's arrays hold (a kernel built from other sources: rebuild it)."""
+    global _CONSTANTS, _CONFIGURED, HIDING_STYLE_NAME, LD_JSON, LD_JSON_LENGTH
+    if (len(attribute_names) != N_ATTRIBUTES or len(hiding_flags) != N_HIDING_FLAGS
+            or len(hiding_style_words) != N_HIDING_WORDS):
+        raise ValueError(f"the kernel was built for {N_ATTRIBUTES} keyword attributes, "
+                         f"{N_HIDING_FLAGS} hiding attributes and {N_HIDING_WORDS} hiding "
+                         "words: rebuild it from these sources (pip install .)")
+    for value in (*attribute_names, *hiding_flags, hiding_style, *hiding_style_words, ld_json):
+        if not isinstance(value, bytes) or b"\0" in value:
+            raise ValueError(f"a name the kernel compares must be bytes without NUL: {value!r}")
+    _CONSTANTS = (attribute_names, hiding_flags, hiding_style, hiding_style_words, ld_json)
+    cdef Py_ssize_t k
+    for k in range(N_ATTRIBUTES):
+        ATTRIBUTE_NAMES[k] = <const char*>(<bytes>attribute_names[k])
+    for k in range(N_HIDING_FLAGS):
+        HIDING_FLAG_NAMES[k] = <const char*>(<bytes>hiding_flags[k])
+    for k in range(N_HIDING_WORDS):
+        HIDING_WORDS[k] = <const unsigned char*>(<bytes>hiding_style_words[k])
+        HIDING_LENGTHS[k] = len(hiding_style_words[k])
+    HIDING_STYLE_NAME = <const char*>hiding_style
+    LD_JSON, LD_JSON_LENGTH = <const char*>ld_json, len(ld_json)
+    _CONFIGURED = True

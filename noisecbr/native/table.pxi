@@ -2,17 +2,15 @@
 # prepare/fields.py).
 # Included by _kernel.pyx (one extension, as lxml assembles etree.pyx).
 
-#: The attributes read for the keyword features, in this order (``subtrees.KEYWORD_ATTRIBUTES``:
-#: the import-time check compares the values read).
-cdef const char* ATTRIBUTE_NAMES[4]
-ATTRIBUTE_NAMES[0] = b"class"
-ATTRIBUTE_NAMES[1] = b"id"
-ATTRIBUTE_NAMES[2] = b"role"
-ATTRIBUTE_NAMES[3] = b"aria-label"
 cdef enum:
+    #: How many keyword attributes the table reads (its per-attribute lists).
     N_ATTRIBUTES = 4
     #: Slots of the tag cache: a page has a few dozen distinct (name, namespace) pointers.
     TAG_SLOTS = 256
+
+#: The attributes read for the keyword features, in this order: ``fields.KEYWORD_ATTRIBUTES``,
+#: given by :func:`configure`.
+cdef const char* ATTRIBUTE_NAMES[N_ATTRIBUTES]
 
 
 cdef inline bint _is_text(xmlNode* node) noexcept nogil:
@@ -287,6 +285,7 @@ def fill_table(list elements):
     cdef _Pieces pieces = _Pieces(2 * n)  # a text and a tail per element at most
     cdef list tags = [None] * n
     cdef list values = [[None] * n for _ in range(N_ATTRIBUTES)]
+    _configured()
     if n > 0:
         try:
             nodes = <xmlNode**>malloc(n * sizeof(xmlNode*))

@@ -4,13 +4,19 @@
 # ---------------------------------------------------------------------------------------------
 # Hidden elements (visibility.remove_invisible): the elements that carry a hiding attribute.
 
-#: What a style that hides holds in some ASCII case (see _style_may_hide).
-cdef const unsigned char* HIDING_WORDS[2]
-HIDING_WORDS[0] = <const unsigned char*>b"none"
-HIDING_WORDS[1] = <const unsigned char*>b"dden"
-cdef Py_ssize_t HIDING_LENGTHS[2]
-HIDING_LENGTHS[0] = 4
-HIDING_LENGTHS[1] = 4
+cdef enum:
+    #: How many attributes hide by their presence (``names.HIDING_FLAGS``), and how many words
+    #: a hiding style holds one of (``names.HIDING_STYLE_WORDS``).
+    N_HIDING_FLAGS = 2
+    N_HIDING_WORDS = 2
+
+#: The names and words of ``prepare/names.py``, given by :func:`configure`: the attributes that
+#: hide by their presence, the style attribute, what a style that hides holds in some ASCII
+#: case (see _style_may_hide).
+cdef const char* HIDING_FLAG_NAMES[N_HIDING_FLAGS]
+cdef const char* HIDING_STYLE_NAME = NULL
+cdef const unsigned char* HIDING_WORDS[N_HIDING_WORDS]
+cdef Py_ssize_t HIDING_LENGTHS[N_HIDING_WORDS]
 
 
 cdef bint _style_may_hide(xmlAttr* attribute) noexcept nogil:
@@ -23,18 +29,18 @@ cdef bint _style_may_hide(xmlAttr* attribute) noexcept nogil:
     if value.next is not NULL or value.type != XML_TEXT_NODE or value.content is NULL:
         return True
     return _holds_any(<const unsigned char*>value.content, strlen(<const char*>value.content),
-                      HIDING_WORDS, HIDING_LENGTHS, 2)
+                      HIDING_WORDS, HIDING_LENGTHS, N_HIDING_WORDS)
 
 
 cdef bint _carries_hiding_attribute(xmlNode* node, bint hiding_styles) noexcept nogil:
     cdef xmlAttr* attribute = node.properties
     while attribute is not NULL:
         if attribute.ns is NULL:
-            if strcmp(<const char*>attribute.name, b"style") == 0:
+            if strcmp(<const char*>attribute.name, HIDING_STYLE_NAME) == 0:
                 if not hiding_styles or _style_may_hide(attribute):
                     return True
-            elif (strcmp(<const char*>attribute.name, b"hidden") == 0
-                    or strcmp(<const char*>attribute.name, b"aria-hidden") == 0):
+            elif (strcmp(<const char*>attribute.name, HIDING_FLAG_NAMES[0]) == 0
+                    or strcmp(<const char*>attribute.name, HIDING_FLAG_NAMES[1]) == 0):
                 return True
         attribute = attribute.next
     return False
@@ -55,6 +61,7 @@ def hiding_carriers(cetree._Element root, list noscripts=None, list iframes=None
     cdef xmlNode* top = root._c_node
     cdef xmlNode* node = top.children
     cdef list out = []
+    _configured()
     while node is not NULL:
         if node.type == XML_ELEMENT_NODE:
             if (node.properties is not NULL
@@ -70,8 +77,10 @@ def hiding_carriers(cetree._Element root, list noscripts=None, list iframes=None
     return out
 
 
-#: What ``tidy._DECLARATIONS`` compares a script's normalised, lower-cased type with.
-cdef const char* LD_JSON = b"application/ld+json"
+#: What ``visibility._DECLARATIONS`` compares a script's normalised, lower-cased type with
+#: (``names.LD_JSON_TYPE``, given by :func:`configure`), and its length.
+cdef const char* LD_JSON = NULL
+cdef Py_ssize_t LD_JSON_LENGTH = 0
 
 
 cdef inline bint _xml_space(unsigned char c) noexcept nogil:
@@ -93,9 +102,9 @@ cdef int _is_ld_json(xmlAttr* attribute) noexcept nogil:
         start += 1
     while end > start and _xml_space(text[end - 1]):
         end -= 1
-    if end - start != 19:  # the name has no space inside: a value with one is another name
-        return 0
-    for k in range(19):
+    if end - start != LD_JSON_LENGTH:  # the name has no space inside: a value with one is
+        return 0                       # another name
+    for k in range(LD_JSON_LENGTH):
         if (text[start + k] + 32 if 65 <= text[start + k] <= 90 else text[start + k]) != (
                 <const unsigned char*>LD_JSON)[k]:
             return 0
@@ -104,7 +113,7 @@ cdef int _is_ld_json(xmlAttr* attribute) noexcept nogil:
 
 def declarations(cetree._Element root, list unsure):
     """The JSON-LD scripts and named metas below ``root`` in document order, as
-    ``tidy._DECLARATIONS`` finds them, in one walk over the nodes (no attribute string made):
+    ``visibility._DECLARATIONS`` finds them, in one walk over the nodes (no attribute string made):
     ``script`` elements whose normalised ``type`` is ``application/ld+json``, ``meta``
     elements with a ``property`` or a ``name`` (in no namespace). ``unsure`` receives the
     scripts whose ``type`` is not one text node (in document order among themselves), for the
@@ -114,6 +123,7 @@ def declarations(cetree._Element root, list unsure):
     cdef xmlAttr* attribute
     cdef list out = []
     cdef int found
+    _configured()
     while node is not NULL:
         if node.type == XML_ELEMENT_NODE and node.ns is NULL and node.properties is not NULL:
             if strcmp(<const char*>node.name, b"script") == 0:

@@ -27,6 +27,7 @@ import numpy as np
 from lxml import etree
 
 from ..settings import HEADLINE_OVERLAP, MAX_HEADLINE_WORDS, MAX_JSON_LD_CHARS
+from .names import LD_JSON_TYPE
 from .subtrees import looked_up
 
 __all__ = ["MAX_HEADLINE_WORDS", "PageMetadata", "declared_types", "headline_element",
@@ -136,7 +137,7 @@ def json_ld(scripts: list[etree._Element]) -> list[dict]:
     """The objects of the page's JSON-LD blocks (``@graph`` members included)."""
     objects: list[dict] = []
     for script in scripts:
-        if (script.get("type") or "").lower() != "application/ld+json" or not script.text:
+        if (script.get("type") or "").lower() != LD_JSON_TYPE or not script.text:
             continue
         if len(script.text) > MAX_JSON_LD_CHARS:
             continue

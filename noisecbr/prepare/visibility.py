@@ -12,6 +12,7 @@ from lxml import etree
 
 from ..native.backend import BACKEND
 from ..settings import NOSCRIPT_CONTENT_CHARS
+from .names import HIDDEN_STYLE, HIDING_ATTRIBUTES, HIDING_FLAGS, HIDING_STYLE, LD_JSON_TYPE
 from .strings import drop_elements, set_text
 
 #: Elements whose content is never shown to a reader. (``noembed`` and ``noframes`` hold the
@@ -30,18 +31,16 @@ INVISIBLE_TAGS = ("script", "style", "noscript", "template", "head", "link", "me
 _STREAMED_SEGMENT = re.compile(r"S:[0-9a-f]+$")
 
 
-_HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
-
-
 def _is_hidden(element: etree._Element) -> bool:
     # element.get, not element.attrib: no attribute-mapping object per element.
     get = element.get
-    if get("hidden") is not None and not _STREAMED_SEGMENT.match(get("id", "")):
+    hidden, aria_hidden = HIDING_FLAGS
+    if get(hidden) is not None and not _STREAMED_SEGMENT.match(get("id", "")):
         return True
-    if get("aria-hidden", "").strip().lower() == "true":
+    if get(aria_hidden, "").strip().lower() == "true":
         return True
-    style = get("style")
-    return bool(style and _HIDDEN_STYLE.search(style))
+    style = get(HIDING_STYLE)
+    return bool(style and HIDDEN_STYLE.search(style))
 
 
 #: The hiding attributes of the elements below the body, in document order. Selecting the
@@ -51,7 +50,7 @@ def _is_hidden(element: etree._Element) -> bool:
 #: per attribute but is quadratic in their number (libxml2 deduplicates the parent step's node
 #: set pairwise: 100 000 hidden elements took 15 s, against 0.06 s here).
 _HIDING_ATTRIBUTES = etree.XPath(
-    "descendant::*/@hidden | descendant::*/@aria-hidden | descendant::*/@style")
+    " | ".join(f"descendant::*/@{name}" for name in HIDING_ATTRIBUTES))
 
 
 def _hiding_carriers_pure(body: etree._Element, noscripts: list[etree._Element],
@@ -86,7 +85,7 @@ _IFRAMES = etree.XPath("descendant::iframe")
 #: ``<meta>`` elements (``og:type``, ``author``…; not microdata's ``itemprop`` metas, which
 #: describe whatever box they sit in, a teaser's date as well as the article's).
 _LD_JSON_TYPE = ("translate(normalize-space(@type), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', "
-                 "'abcdefghijklmnopqrstuvwxyz') = 'application/ld+json'")
+                 f"'abcdefghijklmnopqrstuvwxyz') = '{LD_JSON_TYPE}'")
 
 
 _DECLARATIONS = etree.XPath(
