@@ -100,16 +100,16 @@ def _page_spans(ranges: np.ndarray, pages: np.ndarray) -> dict[str, tuple[int, i
     at a time: spooled ranges stay out of memory)."""
     names, codes = np.unique(pages, return_inverse=True)
     codes = codes.reshape(-1)
-    low = np.full(len(names), np.iinfo(np.int64).max, dtype=np.int64)
+    none = np.iinfo(np.int64).max  # no token yet
+    low = np.full(len(names), none, dtype=np.int64)
     high = np.full(len(names), -1, dtype=np.int64)
     for part in row_chunks(len(ranges)):
-        chunk = np.asarray(ranges[part])
+        chunk = np.asarray(ranges[part], dtype=np.int64)
         release(ranges)
         starts = chunk[..., 0].reshape(len(chunk), -1)
         ends = chunk[..., 1].reshape(len(chunk), -1)
         nonempty = ends > starts
-        np.minimum.at(low, codes[part], np.where(nonempty, starts, low.dtype.type(
-            np.iinfo(np.int64).max)).min(axis=1))
+        np.minimum.at(low, codes[part], np.where(nonempty, starts, none).min(axis=1))
         np.maximum.at(high, codes[part], np.where(nonempty, ends, -1).max(axis=1))
     return {str(name): (int(lo), int(hi)) for name, lo, hi in zip(names, low, high) if hi > lo}
 

@@ -7,8 +7,8 @@ given a spool directory writes those to files there as it streams the case base 
 (:class:`numpy.memmap`). Every reader of them reads some rows at a time — the epochs' batches,
 the validation passes, the normalisation statistics, the evaluation (:func:`row_chunks`,
 :func:`take`) — and then says that the rows it read are no longer needed (:func:`release`), so
-that the process's resident memory holds a batch, not the file: the kernel's page cache keeps
-what it has room for, and gives it back when another process needs it.
+that the process's resident memory holds a batch, not the file: the operating system's page
+cache keeps what it has room for, and gives it back when another process needs it.
 
 A spooled file is unlinked as soon as it is mapped: it lives as long as the arrays that map it
 (a run killed while it is still being written leaves it in the spool directory, which
@@ -135,7 +135,8 @@ def gather(array: np.ndarray, index: np.ndarray) -> np.ndarray:
     """``array[index]`` (rows, in the order of ``index``), in memory. A spooled array's rows
     are read from its file: scattered rows one by one, since mapping them would bring most of
     the file into the process's resident memory (the kernel maps a large block around each
-    faulting row), and rows close together through the mapping, released afterwards."""
+    faulting row: Linux's fault-around), and rows close together through the mapping, released
+    afterwards."""
     index = np.asarray(index)
     index = np.flatnonzero(index) if index.dtype == bool else index.astype(np.int64, copy=False)
     source = _memmap_of(array)

@@ -8,9 +8,9 @@ writes the vectors, the token arrays and the token ranges to files there as it g
 (:mod:`training.spool`), so that neither reading nor training ever holds a case base's vectors
 at once; without one, the arrays are kept in memory.
 
-Memory, spooled: the labels, ids, sites, pages and flags of the cases stay in memory (about
-250 bytes a case, most of it the site's name); a case's 221 float32 and its token ranges
-(980 bytes) are on disk.
+Memory, spooled: the labels, ids, sites, pages and flags of the cases stay in memory (33 bytes
+a case: a site's name and a page's key are one string each, shared by its cases); a case's 221
+float32 and its token ranges (980 bytes) are on disk.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .spool import Sink
 
 __all__ = ["from_casebase"]
 
-#: The spooled arrays of the lexical fields: name, dtype, shape of a row.
+#: The spooled int64 arrays of the cases' lexical fields: name, shape of a row.
 _RANGES = (("text_range", (2,)), ("attr_range", (1 + ANCESTORS, 2)), ("page_range", (2,)))
 
 
