@@ -55,17 +55,9 @@ cdef extern from "libxml/tree.h":
 
 cetree.import_lxml__etree()
 
-#: Whether :func:`configure` gave the kernel the names it compares; the bytes its C pointers
-#: point into, kept alive here.
-cdef bint _CONFIGURED = False
+#: The bytes the C pointers of the names the kernel compares point into (:func:`configure`),
+#: kept alive here.
 cdef tuple _CONSTANTS = ()
-
-
-cdef int _configured() except -1:
-    if not _CONFIGURED:
-        raise RuntimeError("the kernel compares names it has not been given: "
-                           "noisecbr.native.backend.load() configures it")
-    return 0
 
 # The kernel in topic files, each named after what it computes and saying which module's pure
 # path it mirrors (lxml's way: one extension assembled from .pxi files).
@@ -86,13 +78,25 @@ include "discussion.pxi"
 # The constants the C loops compare names with, given from the Python side.
 
 
+def python_names():
+    """The names the kernel compares, as the Python side writes them once
+    (``prepare/fields.py``'s ``KEYWORD_ATTRIBUTES``, ``prepare/names.py``): the arguments of
+    :func:`configure`, which the module calls with them when it is imported."""
+    from noisecbr.prepare.fields import KEYWORD_ATTRIBUTES
+    from noisecbr.prepare.names import (HIDING_FLAGS, HIDING_STYLE, HIDING_STYLE_WORDS,
+                                        LD_JSON_TYPE)
+
+    return (tuple(KEYWORD_ATTRIBUTES), tuple(name.encode() for name in HIDING_FLAGS),
+            HIDING_STYLE.encode(), tuple(word.encode() for word in HIDING_STYLE_WORDS),
+            LD_JSON_TYPE.encode())
+
+
 def configure(tuple attribute_names, tuple hiding_flags, bytes hiding_style,
               tuple hiding_style_words, bytes ld_json):
-    """Take the names the kernel compares from the Python side, which writes them once
-    (``prepare/fields.py``'s ``KEYWORD_ATTRIBUTES``, ``prepare/names.py``): the backend calls
-    this when it loads the kernel, before its check. ValueError when their number is not the
-    one this build's arrays hold (a kernel built from other sources: rebuild it)."""
-    global _CONSTANTS, _CONFIGURED, HIDING_STYLE_NAME, LD_JSON, LD_JSON_LENGTH
+    """Set the names the kernel's C loops compare (:func:`python_names` when the module is
+    imported). ValueError when their number is not the one this build's arrays hold (a kernel
+    built from other sources: rebuild it)."""
+    global _CONSTANTS, HIDING_STYLE_NAME, LD_JSON, LD_JSON_LENGTH
     if (len(attribute_names) != N_ATTRIBUTES or len(hiding_flags) != N_HIDING_FLAGS
             or len(hiding_style_words) != N_HIDING_WORDS):
         raise ValueError(f"the kernel was built for {N_ATTRIBUTES} keyword attributes, "
@@ -112,4 +116,6 @@ def configure(tuple attribute_names, tuple hiding_flags, bytes hiding_style,
         HIDING_LENGTHS[k] = len(hiding_style_words[k])
     HIDING_STYLE_NAME = <const char*>hiding_style
     LD_JSON, LD_JSON_LENGTH = <const char*>ld_json, len(ld_json)
-    _CONFIGURED = True
+
+
+configure(*python_names())

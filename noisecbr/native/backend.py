@@ -34,8 +34,7 @@ from typing import Any, TypeVar
 import numpy as np
 from lxml import etree
 
-from ..prepare.fields import KEYWORD_ATTRIBUTES, python_fields
-from ..prepare.names import HIDING_FLAGS, HIDING_STYLE, HIDING_STYLE_WORDS, LD_JSON_TYPE
+from ..prepare.fields import python_fields
 
 __all__ = ["BACKEND", "PURE_PYTHON_ENV", "RECORDED_CALLS", "Backend", "Twin", "differences", "load"]
 
@@ -93,7 +92,6 @@ def load(reference: Callable[[list[etree._Element]], dict[str, Any]]) -> ModuleT
     body = etree.HTML(_CHECK_PAGE).find("body")
     elements = list(body.iter(etree.Element, etree.Entity))
     try:
-        _configure(_kernel)
         differ = differences(_kernel.fill_table(elements), reference(elements))
     except Exception as error:  # noqa: BLE001 (any failure of the kernel means: don't use it)
         differ = [f"{type(error).__name__}: {error}"]
@@ -103,13 +101,6 @@ def load(reference: Callable[[list[etree._Element]], dict[str, Any]]) -> ModuleT
                       f"path", RuntimeWarning, stacklevel=2)
         return None
     return _kernel
-
-
-def _configure(kernel: ModuleType) -> None:
-    """Give the kernel the names its C loops compare, as the Python side writes them once."""
-    kernel.configure(tuple(KEYWORD_ATTRIBUTES), tuple(name.encode() for name in HIDING_FLAGS),
-                     HIDING_STYLE.encode(), tuple(word.encode() for word in HIDING_STYLE_WORDS),
-                     LD_JSON_TYPE.encode())
 
 
 #: Calls of each dispatched function :meth:`Backend.recording` keeps (a page calls most once).

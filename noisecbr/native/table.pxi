@@ -285,7 +285,6 @@ def fill_table(list elements):
     cdef _Pieces pieces = _Pieces(2 * n)  # a text and a tail per element at most
     cdef list tags = [None] * n
     cdef list values = [[None] * n for _ in range(N_ATTRIBUTES)]
-    _configured()
     if n > 0:
         try:
             nodes = <xmlNode**>malloc(n * sizeof(xmlNode*))

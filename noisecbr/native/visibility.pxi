@@ -61,7 +61,6 @@ def hiding_carriers(cetree._Element root, list noscripts=None, list iframes=None
     cdef xmlNode* top = root._c_node
     cdef xmlNode* node = top.children
     cdef list out = []
-    _configured()
     while node is not NULL:
         if node.type == XML_ELEMENT_NODE:
             if (node.properties is not NULL
@@ -123,7 +122,6 @@ def declarations(cetree._Element root, list unsure):
     cdef xmlAttr* attribute
     cdef list out = []
     cdef int found
-    _configured()
     while node is not NULL:
         if node.type == XML_ELEMENT_NODE and node.ns is NULL and node.properties is not NULL:
             if strcmp(<const char*>node.name, b"script") == 0:
