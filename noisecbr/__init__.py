@@ -34,6 +34,7 @@ from .result import LABELS, CleanResult, Decision
 from .score.artifact import load_model, save_model
 from .score.model import Model
 from .seeds.smoothing import isotonic_smooth
+from .settings import Settings
 from .site.memory import SiteMemory
 
 __version__ = "0.1.0"
@@ -55,6 +56,7 @@ __all__ = [
     "NotHTMLError",
     "Page",
     "SchemaMismatchError",
+    "Settings",
     "SiteMemory",
     "SiteStyleTree",
     "Thresholds",

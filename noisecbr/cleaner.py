@@ -48,7 +48,7 @@ from .result import CleanResult
 from .score.artifact import load_model
 from .score.kind import KINDS
 from .score.model import Model
-from .settings import DEFAULT_FALLBACK_BELOW, EVIDENCE_MAX_PAGES
+from .settings import DEFAULT_FALLBACK_BELOW, DEFAULTS, Settings, using
 from .site.evidence import SiteEvidence
 from .site.memory import SiteMemory
 
@@ -97,7 +97,9 @@ class Cleaner:
     result's text and Markdown, and ``result.extractor`` says ``"fallback"``.
     ``unsafe_html=True``: ``result.html`` as the page wrote it, not sanitised (by default no
     script, event handler, frame, form, style or ``<base>`` of the page is in it:
-    :func:`noisecbr.render.text.sanitised_body`).
+    :func:`noisecbr.render.text.sanitised_body`). ``settings``: the rules after the walk, of
+    comments and of a site's pages (:class:`noisecbr.settings.Settings`, a frozen value;
+    default :data:`noisecbr.settings.DEFAULTS`), which every stage method runs under.
     """
 
     def __init__(
@@ -117,7 +119,13 @@ class Cleaner:
         fallback: Fallback | None = None,
         fallback_below: float = DEFAULT_FALLBACK_BELOW,
         unsafe_html: bool = False,
+        settings: Settings | None = None,
     ) -> None:
+        if settings is not None and not isinstance(settings, Settings):
+            raise TypeError("settings must be a noisecbr.settings.Settings, got "
+                            f"{type(settings).__name__}")
+        #: the rules the stages run under (a frozen value)
+        self.settings = DEFAULTS if settings is None else settings
         if model is None:
             model = default_model()
         elif not isinstance(model, Model):
@@ -176,13 +184,15 @@ class Cleaner:
         """The page of ``html``, tidied with this cleaner's parser and limits; ``page_type``:
         its kind, when known (:data:`noisecbr.score.kind.KINDS`), in place of the kind model's.
         Raises :class:`noisecbr.prepare.tidy.InputError` for input that is not HTML."""
-        return prepare(html, url=url, parser=self.parser, max_bytes=self.max_bytes,
-                       max_elements=self.max_elements, page_type=page_type)
+        with using(self.settings):
+            return prepare(html, url=url, parser=self.parser, max_bytes=self.max_bytes,
+                           max_elements=self.max_elements, page_type=page_type)
 
     def score(self, page: Page) -> np.ndarray:
         """Class probabilities of every subtree of ``page`` (rows in document order, columns
         in LABELS order): :func:`noisecbr.pipeline.score` with this cleaner's model."""
-        return score(page, self.model, smooth=self.smooth)
+        with using(self.settings):
+            return score(page, self.model, smooth=self.smooth)
 
     def decide(self, page: Page, *, memory: SiteMemory | None = None,
                site: SiteEvidence | None = None,
@@ -190,9 +200,10 @@ class Cleaner:
         """The decisions of ``page`` under this cleaner's thresholds, from :meth:`score`'s
         scores (``memory``, ``site``: as in :meth:`clean`; ``extra_noise``: another method's
         noise subtrees, removed): :func:`noisecbr.pipeline.decide`."""
-        return decide(page, self.score(page), self.thresholds_for(page),
-                      memory=memory, site=site, extra_noise=extra_noise,
-                      kinds=page.kinds(self.model))
+        proba = self.score(page)
+        with using(self.settings):
+            return decide(page, proba, self.thresholds_for(page), memory=memory, site=site,
+                          extra_noise=extra_noise, kinds=page.kinds(self.model))
 
     def predict_proba(self, page: Page) -> np.ndarray:
         """Deprecated name of :meth:`score` (``predict_proba`` is a model's, on vectors)."""
@@ -231,10 +242,12 @@ class Cleaner:
         here)."""
         if decisions.kinds is None and page.kinds(self.model) is not None:
             decisions = dataclasses.replace(decisions, kinds=page.kinds(self.model))
-        return render(page, decisions, comments=self.comments,
-                      confidence=self.model.confidence_model,
-                      title=self.title_for(page, decisions.kinds),
-                      read_kinds=page.read_kinds(self.model), safe_html=not self.unsafe_html)
+        with using(self.settings):
+            return render(page, decisions, comments=self.comments,
+                          confidence=self.model.confidence_model,
+                          title=self.title_for(page, decisions.kinds),
+                          read_kinds=page.read_kinds(self.model),
+                          safe_html=not self.unsafe_html)
 
     def title_for(self, page: Page, kinds: np.ndarray | None) -> bool:
         """Whether the text of ``page`` starts with its headline: ``title`` when given, else
@@ -261,8 +274,9 @@ class Cleaner:
         the kind model's."""
         page = self.prepare(html, url=url, page_type=page_type)
         if self._scores_lazily(memory, site, extra_noise):
-            result = self.render(page, score_and_decide(page, self.model,
-                                                        self.thresholds_for(page)))
+            with using(self.settings):
+                decisions = score_and_decide(page, self.model, self.thresholds_for(page))
+            result = self.render(page, decisions)
         else:
             result = self.render(page, self.decide(page, memory=memory, site=site,
                                                    extra_noise=extra_noise))
@@ -300,12 +314,13 @@ class Cleaner:
         others are not read)."""
         evidence = SiteEvidence()
         for html in pages:
-            if len(evidence) >= EVIDENCE_MAX_PAGES:
+            if len(evidence) >= self.settings.evidence_max_pages:
                 break
             page = self._prepared(html)
             # A page that is not HTML is no evidence; cleaning it will say why.
             if not isinstance(page, InputError):
-                evidence.add(page.table)
+                with using(self.settings):
+                    evidence.add(page.table)
         return evidence
 
     def clean_site(self, pages: Iterable[str | bytes | tuple[str | bytes, str | None]], *,
@@ -317,12 +332,14 @@ class Cleaner:
         :class:`noisecbr.prepare.tidy.InputError` at a page that is not HTML (clean a crawl's pages
         with :meth:`site_evidence` and :meth:`clean` to go on past one)."""
         pairs = (page if isinstance(page, tuple) else (page, None) for page in pages)
-        first = list(itertools.islice(pairs, EVIDENCE_MAX_PAGES))
+        first = list(itertools.islice(pairs, self.settings.evidence_max_pages))
         # The first pages are prepared once: their tables are the evidence, and then what is
-        # cleaned.
+        # cleaned. (Each stage sets the settings itself: a generator's would reach its caller
+        # between pages.)
         prepared = [self._prepared(html, url) for html, url in first]
-        evidence = SiteEvidence(page.table for page in prepared
-                                if not isinstance(page, InputError))
+        with using(self.settings):
+            evidence = SiteEvidence(page.table for page in prepared
+                                    if not isinstance(page, InputError))
         for (html, url), page in zip(first, prepared):
             if isinstance(page, InputError):
                 raise page
@@ -375,7 +392,7 @@ def clean(html: str | bytes, *, url: str | None = None, model: Model | str | Pat
           keep_threshold: float | None = None, leaf_threshold: float | None = None,
           smooth: float | None = None, max_elements: int | None = None,
           fallback: Fallback | None = None, fallback_below: float = DEFAULT_FALLBACK_BELOW,
-          unsafe_html: bool = False) -> CleanResult:
+          unsafe_html: bool = False, settings: Settings | None = None) -> CleanResult:
     """Clean one page with the embedded default model (or ``model``), and the labelled pages
     of its site if a ``memory`` of them is given: ``Cleaner(model, ...).clean(html, url=url,
     memory=memory, page_type=page_type)``, every option :class:`Cleaner` takes taken here.
@@ -393,5 +410,5 @@ def clean(html: str | bytes, *, url: str | None = None, model: Model | str | Pat
                       title=title, noise_threshold=noise_threshold,
                       keep_threshold=keep_threshold, leaf_threshold=leaf_threshold,
                       smooth=smooth, max_elements=max_elements, fallback=fallback,
-                      fallback_below=fallback_below, unsafe_html=unsafe_html)
+                      fallback_below=fallback_below, unsafe_html=unsafe_html, settings=settings)
     return cleaner.clean(html, url=url, memory=memory, page_type=page_type)

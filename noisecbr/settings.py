@@ -5,9 +5,19 @@ new :data:`noisecbr.features.VECTOR_SCHEMA` and a retrained model. The others ch
 only; they were measured on the development sets by site-grouped folds unless their comment says
 otherwise (docs/experiments.md has the runs). Structural constants (vocabularies, tag lists,
 keyword lists, cache sizes) stay with the code that reads them.
+
+The rules a cleaner may change are also fields of :class:`Settings`, a frozen value a
+:class:`~noisecbr.cleaner.Cleaner` is given and runs its stages under (:func:`using`); the
+stages read them through :func:`active`.
 """
 
 from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import math
+from collections.abc import Iterator
 
 # -- input: what is refused before parsing (noisecbr.prepare: limits, sniff, tidy) ------------
 
@@ -189,3 +199,75 @@ WALK_LOOKAHEAD = 4
 #: on the other folds; training.conventions, 2026-11-27) 2.0 % of the pages fall under 0.5 and
 #: their results averaged 0.40 word F1 against 0.92 for the rest; under 0.7, 7 % averaging 0.54.
 DEFAULT_FALLBACK_BELOW = 0.5
+
+
+# -- the rules as one value a Cleaner can be given ---------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """The rules after the walk, of comments and of a site's pages, as one frozen value a
+    :class:`~noisecbr.cleaner.Cleaner` can be given (``Cleaner(settings=Settings(
+    orphan_words=5))``, or :meth:`replace` on :data:`DEFAULTS`); each field's default is this
+    module's constant of the same name in capitals, with its calibration.
+
+    Not here, and why: the constants that define a feature (a trained model reads the vectors
+    they made); what a :class:`~noisecbr.prepare.page.Page` computes once and keeps (its
+    headline, its convention's mode); the input limits (``max_bytes``, ``max_elements`` are the
+    cleaner's own arguments, the others guards against hostile input); the thresholds (a
+    :class:`~noisecbr.decide.walk.Thresholds` value, chosen per page kind by the model); what
+    a stored file records (a site memory's short steps); the lazy walk's lookahead (speed
+    only)."""
+
+    fallback_min_words: int = FALLBACK_MIN_WORDS
+    fallback_page_words: int = FALLBACK_PAGE_WORDS
+    thread_min_words: int = THREAD_MIN_WORDS
+    thread_markup_ancestors: int = THREAD_MARKUP_ANCESTORS
+    min_comment_score: float = MIN_COMMENT_SCORE
+    byline_max_words: int = BYLINE_MAX_WORDS
+    byline_within_pieces: int = BYLINE_WITHIN_PIECES
+    byline_removed_pieces: int = BYLINE_REMOVED_PIECES
+    orphan_words: int = ORPHAN_WORDS
+    dateline_words: int = DATELINE_WORDS
+    dateline_share: float = DATELINE_SHARE
+    memory_noise_growth: float = MEMORY_NOISE_GROWTH
+    memory_min_words: int = MEMORY_MIN_WORDS
+    template_min_share: float = TEMPLATE_MIN_SHARE
+    evidence_copy_share: float = EVIDENCE_COPY_SHARE
+    evidence_paragraph_words: int = EVIDENCE_PARAGRAPH_WORDS
+    template_max_data: float = TEMPLATE_MAX_DATA
+    evidence_max_pages: int = EVIDENCE_MAX_PAGES
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not math.isfinite(value) or value < 0):
+                raise ValueError(f"Settings.{field.name} is a number ≥ 0, got {value!r}")
+
+    def replace(self, **changes: float) -> Settings:
+        """These settings with ``changes`` (TypeError for a name that is not a setting)."""
+        return dataclasses.replace(self, **changes)
+
+
+#: The settings of this module's constants.
+DEFAULTS = Settings()
+_ACTIVE: contextvars.ContextVar[Settings] = contextvars.ContextVar("noisecbr_settings",
+                                                                  default=DEFAULTS)
+
+
+def active() -> Settings:
+    """The settings the stages read now: those of the cleaner running them (:func:`using`),
+    else :data:`DEFAULTS`."""
+    return _ACTIVE.get()
+
+
+@contextlib.contextmanager
+def using(settings: Settings) -> Iterator[Settings]:
+    """Run the stages called inside with ``settings`` (this thread or task only; a
+    :class:`~noisecbr.cleaner.Cleaner` runs each of its stages under its own)."""
+    token = _ACTIVE.set(settings)
+    try:
+        yield settings
+    finally:
+        _ACTIVE.reset(token)

@@ -18,7 +18,7 @@ import numpy as np
 from ..features.tokens import DIGIT, VOCABULARIES, element_word_codes, vocabularies_of
 from ..prepare.subtrees import WORD, ElementTable
 from ..result import DATA
-from ..settings import DATELINE_SHARE, DATELINE_WORDS
+from ..settings import DATELINE_SHARE, DATELINE_WORDS, active
 
 __all__ = ["DATELINE_WORDS", "DATELINE_SHARE", "ANNOUNCING", "datelines"]
 
@@ -38,14 +38,15 @@ def datelines(table: ElementTable, decision: np.ndarray,
     memory decided (``recalled`` ≥ 0)."""
     words = table.subtree_words()
     free = recalled < 0 if recalled is not None else True
-    candidates = np.flatnonzero((decision == DATA) & (words > 0) & (words <= DATELINE_WORDS)
-                                & free)
+    rules = active()
+    candidates = np.flatnonzero((decision == DATA) & (words > 0)
+                                & (words <= rules.dateline_words) & free)
     if not len(candidates):
         return candidates
     codes, first, lengths = element_word_codes(table, candidates)
     dated = ((codes & DIGIT) > 0) | (vocabularies_of(codes) == _DATELINE)
     share = np.add.reduceat(dated.astype(np.int64), first) / lengths
-    likely = np.flatnonzero(share >= DATELINE_SHARE)
+    likely = np.flatnonzero(share >= rules.dateline_share)
     if not len(likely):
         return likely
     out = []

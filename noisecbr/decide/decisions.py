@@ -16,7 +16,7 @@ from ..prepare.subtrees import ElementTable
 from ..result import DATA, LABELS, NOISE
 from ..score.model import Model
 from ..score.rows import RowScores, blas_controller, score
-from ..settings import FALLBACK_MIN_WORDS, MAX_HEADLINE_WORDS, TEMPLATE_MAX_DATA
+from ..settings import MAX_HEADLINE_WORDS, active
 from ..site.evidence import SiteEvidence
 from ..site.memory import SiteMemory
 from .datelines import datelines
@@ -84,7 +84,7 @@ def decide(page: Page, proba: np.ndarray, thresholds: Thresholds, *,
     if site is not None and len(site):
         # What recurs on the site's other pages, unless the network is confident it is
         # data (TEMPLATE_MAX_DATA): the decisions then say which subtrees the site decided.
-        templates = site.templates(table) & (proba[:, DATA] < TEMPLATE_MAX_DATA)
+        templates = site.templates(table) & (proba[:, DATA] < active().template_max_data)
     decision = walk(table, proba, thresholds, forced=forced, recalled=recalled,
                     templates=templates)
     root = _fallback_root(page, proba, decision)
@@ -142,9 +142,10 @@ def _fallback_root(page: Page, proba: np.ndarray, decision: np.ndarray) -> int |
 def _kept_too_little(page: Page, decision: np.ndarray) -> bool:
     """Whether the walk's ``decision`` kept too few words of the page's text (the fallback's
     cue)."""
-    if kept_words(page.table, decision) >= FALLBACK_MIN_WORDS + 2 * MAX_HEADLINE_WORDS:
+    min_words = active().fallback_min_words
+    if kept_words(page.table, decision) >= min_words + 2 * MAX_HEADLINE_WORDS:
         return False
     # A result this small may be little more than the headline, which the text leaves out
     # (it is the result's title; up to 40 distinct words, so twice that many tokens is
     # ample): count only the words the text will show.
-    return kept_words(page.table, decision, page.headline) < FALLBACK_MIN_WORDS
+    return kept_words(page.table, decision, page.headline) < min_words

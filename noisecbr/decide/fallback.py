@@ -20,7 +20,7 @@ import numpy as np
 
 from ..prepare.subtrees import ElementTable
 from ..result import COMMENT, DATA, MIXTURE, NOISE
-from ..settings import FALLBACK_MIN_WORDS, FALLBACK_PAGE_WORDS
+from ..settings import FALLBACK_MIN_WORDS, FALLBACK_PAGE_WORDS, active
 
 __all__ = ["FALLBACK_MIN_WORDS", "FALLBACK_PAGE_WORDS", "kept_pieces", "kept_words",
            "fallback_subtree", "fall_back"]
@@ -57,12 +57,13 @@ def fallback_subtree(table: ElementTable, proba: np.ndarray,
     words = table.piece_words.astype(np.float64)
     if without is not None:
         words[table.piece_start[without]:table.piece_end[without]] = 0.0
-    if words.sum() < FALLBACK_PAGE_WORDS:
+    rules = active()
+    if words.sum() < rules.fallback_page_words:
         return None
     data = proba[table.piece_owner, DATA].astype(np.float64)
     # Only subtrees with words enough to be a result: the mass of a lone heading can beat a
     # long list whose words lean noise, and keeping it would be as near-empty as the walk.
-    big = table.subtree(words) >= FALLBACK_MIN_WORDS
+    big = table.subtree(words) >= rules.fallback_min_words
     mass = np.where(big, table.subtree(words * (2.0 * data - 1.0)), -np.inf)
     if mass.max() <= 0.0:  # no such subtree leans data: the most data-weighted words instead
         mass = np.where(big, table.subtree(words * data), -np.inf)
@@ -70,7 +71,7 @@ def fallback_subtree(table: ElementTable, proba: np.ndarray,
 
 
 def fall_back(table: ElementTable, decision: np.ndarray, root: int,
-              min_words: int = FALLBACK_MIN_WORDS, without: int | None = None) -> np.ndarray:
+              min_words: int | None = None, without: int | None = None) -> np.ndarray:
     """Decisions that keep only the subtree of ``root``: ``decision`` (a walk started at
     ``root``) inside it — or ``root`` kept whole if that walk keeps fewer than ``min_words``
     words outside the subtree of ``without`` (the headline) — its ancestors mixture, and every
@@ -92,7 +93,8 @@ def fall_back(table: ElementTable, decision: np.ndarray, root: int,
     beside = (~on_path) & np.isin(parent, ancestors)
     out[beside] = NOISE
     out[ancestors] = MIXTURE
-    if kept_words(table, out, without) < min_words:
+    if kept_words(table, out, without) < (active().fallback_min_words if min_words is None
+                                          else min_words):
         out[inside] = -1
         out[root] = DATA
     return out

@@ -15,7 +15,7 @@ import numpy as np
 from ..features.tokens import HEAD_WORDS, VOCABULARIES, element_word_codes, vocabularies_of
 from ..prepare.subtrees import ElementTable
 from ..result import COMMENT, DATA, NOISE
-from ..settings import ORPHAN_WORDS
+from ..settings import ORPHAN_WORDS, active
 
 __all__ = ["ORPHAN_WORDS", "HEADING_VOCABULARIES", "orphaned_headings"]
 
@@ -42,7 +42,7 @@ def orphaned_headings(table: ElementTable, decision: np.ndarray,
     words = table.subtree_words()
     free = recalled < 0 if recalled is not None else True
     candidates = index[(decision == DATA) & removed_next & (words > 0)
-                       & (words <= ORPHAN_WORDS) & free]
+                       & (words <= active().orphan_words) & free]
     if not len(candidates):
         return candidates
     # The first words of the few candidates only (a page has some 3 000 tokens); every

@@ -26,7 +26,7 @@ import numpy as np
 from ..features.language import LANGUAGES
 from ..features.tokens import table_language
 from ..prepare.subtrees import WORD, ElementTable
-from ..settings import BYLINE_MAX_WORDS, BYLINE_REMOVED_PIECES, BYLINE_WITHIN_PIECES
+from ..settings import BYLINE_MAX_WORDS, BYLINE_REMOVED_PIECES, BYLINE_WITHIN_PIECES, active
 
 __all__ = ["BYLINE_MAX_WORDS", "BYLINE_REMOVED_PIECES", "BYLINE_WITHIN_PIECES", "author_of",
            "classed_author", "find_byline"]
@@ -78,14 +78,15 @@ def find_byline(table: ElementTable, kept: np.ndarray,
     words = table.subtree_words()
     kept_total = int(table.piece_words[kept].sum())
     author_words = set(WORD.findall(author.lower())) if author else set()
-    first = np.flatnonzero(kept)[:BYLINE_WITHIN_PIECES].tolist()
+    rules = active()
+    first = np.flatnonzero(kept)[:rules.byline_within_pieces].tolist()
     candidates = first
     if author is None and first:
         # A byline stands by the article's first paragraphs: the removed pieces among them,
         # in document order, then the few just before them, nearest first.
         removed = np.flatnonzero(~kept[:first[-1]])
-        among = removed[removed > first[0]][:BYLINE_REMOVED_PIECES]
-        before = removed[removed < first[0]][::-1][:BYLINE_WITHIN_PIECES]
+        among = removed[removed > first[0]][:rules.byline_removed_pieces]
+        before = removed[removed < first[0]][::-1][:rules.byline_within_pieces]
         candidates = first + among.tolist() + before.tolist()
     for piece in candidates:
         block = _short_block(table, words, int(table.piece_owner[piece]))
@@ -127,8 +128,8 @@ def _author_in_block(table: ElementTable, block: int, language: str | None) -> s
 def _short_block(table: ElementTable, words: np.ndarray, element: int) -> int | None:
     """The largest element around ``element`` (itself included) of at most
     :data:`BYLINE_MAX_WORDS` words, or None."""
-    block = None
-    while element >= 0 and words[element] <= BYLINE_MAX_WORDS:
+    block, most = None, active().byline_max_words
+    while element >= 0 and words[element] <= most:
         block, element = element, int(table.parent[element])
     return block
 
@@ -187,7 +188,7 @@ _NOT_AUTHOR_CLASS = re.compile(r"avatar|image|img|photo|bio|desc|link|social|lis
                                re.IGNORECASE)
 
 
-def classed_author(table: ElementTable, max_words: int = BYLINE_MAX_WORDS) -> str | None:
+def classed_author(table: ElementTable, max_words: int | None = None) -> str | None:
     """The author a page names in an element its markup calls the author's (by class or id:
     :data:`_AUTHOR_CLASS`), for a page that declares none and shows no byline: the first such
     element whose text is a short name ("By " and a trailing date cut as in a byline)."""
@@ -198,8 +199,9 @@ def classed_author(table: ElementTable, max_words: int = BYLINE_MAX_WORDS) -> st
     if not named:
         return None
     words = table.subtree_words()
+    most = active().byline_max_words if max_words is None else max_words
     for i in (i for i, (c, d) in enumerate(zip(classes, ids)) if c in named or d in named):
-        if not 0 < words[i] <= max_words + 2:
+        if not 0 < words[i] <= most + 2:
             continue
         text = " ".join(" ".join(table.piece_text[table.piece_start[i]:table.piece_end[i]]).split())
         name = author_of(text) or _trimmed(_NAME_END.split(text, maxsplit=1)[0])

@@ -24,6 +24,7 @@ from ..prepare.strings import drop_elements, printable
 from ..prepare.subtrees import ElementTable
 from ..result import COMMENT, LABELS, NOISE, CleanResult, Decision
 from ..score.kind import KINDS, declared_url
+from ..settings import active
 from .byline import classed_author, find_byline
 from .confidence import ConfidenceModel, confidence_evidence
 from .markdown import escape_inline, render_markdown
@@ -78,7 +79,10 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False,
         expected = functools.partial(_confidence, page, decisions, confidence, read)
     # No declared author, no byline: the element the markup calls the author's, looked for
     # when the result's author is first read (a caller of the text alone never pays it).
-    author = metadata.author or (functools.partial(_classed_author, table) if len(table) else None)
+    # (The settings in force now, not when it is read: the cleaner's, whoever reads it.)
+    author = metadata.author or (functools.partial(_classed_author, table,
+                                                   active().byline_max_words)
+                                 if len(table) else None)
     date = metadata.date
     if not date and (decisions.kinds is None
                      or KINDS[int(np.argmax(decisions.kinds))] in DATED_KINDS):
@@ -92,8 +96,8 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False,
                        confidence=expected, date=date, author=author)
 
 
-def _classed_author(table: ElementTable) -> str | None:
-    return printable(classed_author(table) or "") or None
+def _classed_author(table: ElementTable, max_words: int) -> str | None:
+    return printable(classed_author(table, max_words) or "") or None
 
 
 #: The kinds of page that have a publication date: in wcxb-dev's truth 510 of 621 articles

@@ -23,7 +23,7 @@ import numpy as np
 from ..native.backend import BACKEND
 from ..prepare.subtrees import ElementTable
 from ..result import COMMENT, NOISE
-from ..settings import MIN_COMMENT_SCORE, THREAD_MARKUP_ANCESTORS, THREAD_MIN_WORDS
+from ..settings import MIN_COMMENT_SCORE, THREAD_MARKUP_ANCESTORS, THREAD_MIN_WORDS, active
 
 __all__ = ["DISCUSSION_MARKUP", "THREAD_MIN_WORDS", "THREAD_MARKUP_ANCESTORS", "MIN_COMMENT_SCORE",
            "comment_evidence", "without_unfounded_comments"]
@@ -99,21 +99,23 @@ def _evidence_pure(table: ElementTable, marked: np.ndarray, positions: np.ndarra
     evidence = inside[table.end] - inside[np.arange(n)] > 0
     parent = table.parent.astype(np.int64)
     above = parent
-    for _ in range(THREAD_MARKUP_ANCESTORS):
+    rules = active()
+    for _ in range(rules.thread_markup_ancestors):
         has = above >= 0
         evidence[has] |= own[above[has]]
         above = np.where(has, parent[np.maximum(above, 0)], -1)
-    return evidence & (words >= THREAD_MIN_WORDS)
+    return evidence & (words >= rules.thread_min_words)
 
 
 def _evidence_compiled(table: ElementTable, marked: np.ndarray, positions: np.ndarray,
                        words: np.ndarray) -> np.ndarray:
     # One C pass: the numpy steps above cost 0.05 ms a dragnet page.
+    rules = active()
     return BACKEND.kernel.thread_evidence(
         np.ascontiguousarray(marked, dtype=np.uint8), np.ascontiguousarray(positions, np.int64),
         np.ascontiguousarray(table.end, np.int32), np.ascontiguousarray(table.parent, np.int32),
-        THREAD_MARKUP_ANCESTORS, np.ascontiguousarray(words, np.float64),
-        float(THREAD_MIN_WORDS))
+        rules.thread_markup_ancestors, np.ascontiguousarray(words, np.float64),
+        float(rules.thread_min_words))
 
 
 _evidence = BACKEND.dispatch(_evidence_pure, _evidence_compiled)
@@ -129,7 +131,7 @@ def without_unfounded_comments(table: ElementTable, proba: np.ndarray,
     scoring a page's rows a few at a time finds it once), asked only when a row needs it."""
     if proba.shape[1] <= COMMENT or not len(proba):
         return proba
-    scored = proba[:, COMMENT] >= MIN_COMMENT_SCORE
+    scored = proba[:, COMMENT] >= active().min_comment_score
     if not scored.any():
         return proba
     founded = comment_evidence(table) if evidence is None else evidence()

@@ -37,9 +37,9 @@ from ..prepare.subtrees import ElementTable
 from ..settings import (
     EVIDENCE_COPY_SHARE,
     EVIDENCE_MAX_PAGES,
-    EVIDENCE_PARAGRAPH_WORDS,
     TEMPLATE_MAX_DATA,
     TEMPLATE_MIN_SHARE,
+    active,
 )
 
 __all__ = ["EVIDENCE_COPY_SHARE", "EVIDENCE_MAX_PAGES", "TEMPLATE_MIN_SHARE", "TEMPLATE_MAX_DATA",
@@ -102,7 +102,7 @@ def _read(table: ElementTable) -> _Page:
     """The page as evidence."""
     pieces = _piece_hashes(table)
     fingerprints = text_fingerprints(table, pieces)
-    paragraphs = pieces[table.piece_words >= EVIDENCE_PARAGRAPH_WORDS]
+    paragraphs = pieces[table.piece_words >= active().evidence_paragraph_words]
     return _Page(np.unique(fingerprints[fingerprints != 0]), np.unique(paragraphs),
                  int(fingerprints[0]) if len(fingerprints) else 0)
 
@@ -135,7 +135,7 @@ class SiteEvidence:
     def add(self, table: ElementTable) -> bool:
         """Keep one page of the site as evidence; False (nothing kept) for a copy of a page
         already kept, or once :data:`EVIDENCE_MAX_PAGES` are."""
-        if len(self._pages) >= EVIDENCE_MAX_PAGES:
+        if len(self._pages) >= active().evidence_max_pages:
             return False
         page = _read(table)
         if page.body == 0 or any(kept.body == page.body for kept in self._pages):
@@ -146,9 +146,9 @@ class SiteEvidence:
     def merged(self, other: SiteEvidence) -> SiteEvidence:
         """A new evidence holding this one's pages, then ``other``'s (copies and pages past
         :data:`EVIDENCE_MAX_PAGES` left out, as :meth:`add` leaves them)."""
-        out = SiteEvidence()
+        out, most = SiteEvidence(), active().evidence_max_pages
         for page in self._pages + other._pages:
-            if (len(out._pages) < EVIDENCE_MAX_PAGES
+            if (len(out._pages) < most
                     and all(p.body != page.body for p in out._pages)):
                 out._pages.append(page)
         return out
@@ -163,7 +163,8 @@ class SiteEvidence:
             return out
         pieces = _piece_hashes(table)
         fingerprints = text_fingerprints(table, pieces)
-        paragraph = table.piece_words >= EVIDENCE_PARAGRAPH_WORDS
+        rules = active()
+        paragraph = table.piece_words >= rules.evidence_paragraph_words
         words, paragraphs = table.piece_words[paragraph], pieces[paragraph]
         evidence = [page for page in self._pages if page.body != int(fingerprints[0])
                     and not _copies(page, paragraphs, words)]
@@ -172,7 +173,7 @@ class SiteEvidence:
         recurs = np.zeros(len(table), dtype=np.int32)
         for page in evidence:
             recurs += np.isin(fingerprints, page.fingerprints, assume_unique=False)
-        least = max(1, math.ceil(TEMPLATE_MIN_SHARE * len(evidence)))
+        least = max(1, math.ceil(rules.template_min_share * len(evidence)))
         out[:] = (recurs >= least) & (fingerprints != 0)
         out[0] = False
         # A recurring name or phrase inside running text (a <strong> author, a linked term)
@@ -190,4 +191,5 @@ def _copies(page: _Page, paragraphs: np.ndarray, words: np.ndarray) -> bool:
     total = int(words.sum())
     if not total:
         return False
-    return int(words[np.isin(paragraphs, page.paragraphs)].sum()) >= EVIDENCE_COPY_SHARE * total
+    share = active().evidence_copy_share
+    return int(words[np.isin(paragraphs, page.paragraphs)].sum()) >= share * total

@@ -40,13 +40,7 @@ from lxml import etree
 from ..errors import MemorySourceError
 from ..prepare.subtrees import ElementTable
 from ..result import COMMENT, DATA, LABELS, NOISE
-from ..settings import (
-    CASES_KEPT,
-    DECLARED_URL_BYTES,
-    MEMORY_MIN_WORDS,
-    MEMORY_NOISE_GROWTH,
-    SHORT_STEPS,
-)
+from ..settings import CASES_KEPT, DECLARED_URL_BYTES, SHORT_STEPS, active
 
 __all__ = ["MemorySourceError", "SiteMemory", "declared_url", "signatures"]
 
@@ -159,7 +153,10 @@ def _signature_pairs(table: ElementTable) -> tuple[list[int], list[int]]:
 def _beyond(stored: int | None, words: int) -> bool:
     """Whether ``words`` are far more than the ``stored`` words held as noise
     (:data:`~noisecbr.settings.MEMORY_NOISE_GROWTH`); False when none are known."""
-    return stored is not None and words > MEMORY_NOISE_GROWTH * max(stored, MEMORY_MIN_WORDS)
+    if stored is None:
+        return False
+    rules = active()
+    return words > rules.memory_noise_growth * max(stored, rules.memory_min_words)
 
 
 class _Tally:
