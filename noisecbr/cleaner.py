@@ -200,7 +200,7 @@ class Cleaner:
         """The decisions of ``page`` under this cleaner's thresholds, from :meth:`score`'s
         scores (``memory``, ``site``: as in :meth:`clean`; ``extra_noise``: another method's
         noise subtrees, removed): :func:`noisecbr.pipeline.decide`."""
-        proba = self.score(page)
+        proba = self.predict_proba(page) if _overrides(self, "predict_proba") else self.score(page)
         with using(self.settings):
             return decide(page, proba, self.thresholds_for(page), memory=memory, site=site,
                           extra_noise=extra_noise, kinds=page.kinds(self.model))
@@ -221,9 +221,15 @@ class Cleaner:
         super().__init_subclass__(**kwargs)
         for old, new in _RENAMED.items():
             if old in vars(cls):
-                warnings.warn(f"{cls.__name__} overrides Cleaner.{old}, which the cleaner no "
-                              f"longer calls: override {new} instead", DeprecationWarning,
-                              stacklevel=2)
+                warnings.warn(f"{cls.__name__} overrides Cleaner.{old}, a deprecated name: "
+                              f"override {new} instead (the cleaner still calls {old} while "
+                              "it is deprecated)", DeprecationWarning, stacklevel=2)
+
+    def _decided(self, page: Page, **evidence) -> Decisions:
+        """:meth:`decide`, or a subclass's override of its former name, :meth:`predict`."""
+        if _overrides(self, "predict"):
+            return self.predict(page, **evidence)
+        return self.decide(page, **evidence)
 
     def thresholds_for(self, page: Page) -> Thresholds:
         """The thresholds the walk decides ``page`` by, under ``favor="auto"``: those of the
@@ -278,8 +284,8 @@ class Cleaner:
                 decisions = score_and_decide(page, self.model, self.thresholds_for(page))
             result = self.render(page, decisions)
         else:
-            result = self.render(page, self.decide(page, memory=memory, site=site,
-                                                   extra_noise=extra_noise))
+            result = self.render(page, self._decided(page, memory=memory, site=site,
+                                                     extra_noise=extra_noise))
         return self._handed_off(result, html, url)
 
     def _handed_off(self, result: CleanResult, html: str | bytes, url: str | None
@@ -303,8 +309,7 @@ class Cleaner:
         evidence that holds pages, another method's noise or smoothing, which read every
         subtree, nor where a subclass or the instance scores or decides pages its own way
         (:meth:`score`, :meth:`decide`)."""
-        own = (type(self).score is Cleaner.score and type(self).decide is Cleaner.decide
-               and not {"score", "decide"} & vars(self).keys())
+        own = not any(_overrides(self, name) for name in ("score", "decide", *_RENAMED))
         return (own and (memory is None or not len(memory)) and (site is None or not len(site))
                 and extra_noise is None and not self.smooth)
 
@@ -343,8 +348,8 @@ class Cleaner:
         for (html, url), page in zip(first, prepared):
             if isinstance(page, InputError):
                 raise page
-            yield self._handed_off(self.render(page, self.decide(page, memory=memory,
-                                                                 site=evidence)), html, url)
+            yield self._handed_off(self.render(page, self._decided(page, memory=memory,
+                                                                   site=evidence)), html, url)
         for html, url in pairs:
             yield self.clean(html, url=url, memory=memory, site=evidence)
 
@@ -359,6 +364,11 @@ class Cleaner:
 #: The stage methods' former names (scikit-learn's), deprecated: a model's ``predict`` gives
 #: label indices, a cleaner's gave decisions.
 _RENAMED = {"predict_proba": "score", "predict": "decide"}
+
+
+def _overrides(cleaner: Cleaner, name: str) -> bool:
+    """Whether a subclass or the instance itself gives ``name`` its own way."""
+    return getattr(type(cleaner), name) is not getattr(Cleaner, name) or name in vars(cleaner)
 
 
 def _renamed(old: str, new: str) -> None:

@@ -17,6 +17,7 @@ import contextlib
 import contextvars
 import dataclasses
 import math
+import operator
 from collections.abc import Iterator
 
 # -- input: what is refused before parsing (noisecbr.prepare: limits, sniff, tidy) ------------
@@ -204,6 +205,10 @@ DEFAULT_FALLBACK_BELOW = 0.5
 # -- the rules as one value a Cleaner can be given ---------------------------------------------
 
 
+#: Above any count or factor a setting can mean (and a C int still).
+_LARGEST = 2**31
+
+
 @dataclasses.dataclass(frozen=True)
 class Settings:
     """The rules after the walk, of comments and of a site's pages, as one frozen value a
@@ -239,11 +244,21 @@ class Settings:
     evidence_max_pages: int = EVIDENCE_MAX_PAGES
 
     def __post_init__(self) -> None:
+        # Counts are whole numbers (they slice, bound loops and reach the kernel as a C int),
+        # shares and factors finite; numpy's numbers are taken as Python's.
         for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if (isinstance(value, bool) or not isinstance(value, (int, float))
-                    or not math.isfinite(value) or value < 0):
-                raise ValueError(f"Settings.{field.name} is a number ≥ 0, got {value!r}")
+            value, whole = getattr(self, field.name), field.type == "int"
+            try:
+                if isinstance(value, (bool, str, bytes)):
+                    raise TypeError
+                number = operator.index(value) if whole else float(value)
+            except (TypeError, ValueError):
+                number = None
+            if number is None or not math.isfinite(number) or not 0 <= number < _LARGEST:
+                kind = "a whole number" if whole else "a number"
+                raise ValueError(f"Settings.{field.name} is {kind} in [0, {_LARGEST}), got "
+                                 f"{value!r}")
+            object.__setattr__(self, field.name, number)
 
     def replace(self, **changes: float) -> Settings:
         """These settings with ``changes`` (TypeError for a name that is not a setting)."""

@@ -208,4 +208,16 @@ def test_the_former_stage_names_still_work_and_say_what_replaced_them(article_ht
     with pytest.warns(DeprecationWarning, match="override score instead"):
         class _Old(Cleaner):
             def predict_proba(self, page):
-                return super().score(page)
+                return _EverySubtreeNoise.score(self, page)
+    # While the name is deprecated, the cleaner still hears a subclass written for it.
+    assert _Old().clean(article_html).text == _EverySubtreeNoise().clean(article_html).text
+    assert _Old().clean(article_html).text != cleaner.clean(article_html).text
+    with pytest.warns(DeprecationWarning, match="override decide instead"):
+        class _OldDecides(Cleaner):
+            def predict(self, page, **evidence):
+                with pytest.warns(DeprecationWarning):
+                    decisions = super().predict(page, **evidence)
+                decision = np.full(len(page.table), -1, dtype=np.int8)
+                decision[0] = LABELS.index("noise")
+                return pipeline.Decisions(decisions.proba, decision, mode=decisions.mode)
+    assert _OldDecides().clean(article_html).text == ""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 
+import numpy as np
 import pytest
 
 import noisecbr
@@ -41,6 +42,13 @@ def test_settings_are_a_frozen_value_checked_when_made():
         Settings(orphan_words=-1)
     with pytest.raises(ValueError, match="dateline_share"):
         Settings(dateline_share=float("nan"))
+    with pytest.raises(ValueError, match="whole number"):
+        Settings(byline_within_pieces=3.0)  # a count slices a list: 3.0 would fail later
+    with pytest.raises(ValueError, match="byline_max_words"):
+        Settings(byline_max_words="12")
+    with pytest.raises(ValueError, match="thread_markup_ancestors"):
+        Settings(thread_markup_ancestors=2**40)  # the kernel reads it as a C int
+    assert type(Settings(orphan_words=np.int64(5)).orphan_words) is int
     with pytest.raises(TypeError, match="settings must be"):
         Cleaner(settings={"orphan_words": 3})
     assert DEFAULTS.replace(orphan_words=3).orphan_words == 3 and DEFAULTS.orphan_words == 8
