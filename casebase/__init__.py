@@ -6,7 +6,9 @@
 ``casebase.queries``    read cases (``iter_cases``, ``list_cases``, ``get_case``, ``stats``…)
 ``casebase.curation``   add pages, relabel, delete, dedupe, revectorize
 ``casebase.arrays``     bulk-load training arrays (``load_arrays``, ``load_counts``)
-``casebase.importer``   pages → cases (tidy, element table, vectors, labels) and bulk inserts
+``casebase.retain``     one page stored once and its cases by reference (``add_page``)
+``casebase.importer``   a labelled dataset → cases, workers preparing pages, one writer
+``casebase.site_import`` a site's pages without truth: its template's subtrees as noise
 ``casebase.labelling``  ground truth → noise / data / mixture labels per subtree
 ``casebase.transfer``   lossless JSON Lines export / import
 ``casebase.cli``        the ``casebase`` command

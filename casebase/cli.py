@@ -272,7 +272,7 @@ def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | No
     """Import one page (.html or .html.gz) with labels for some of its subtrees."""
     from noisecbr.prepare.tidy import InputError
 
-    from .importer import read_page_bytes
+    from .site_import import read_page_bytes
 
     if labels_file is None and truth_file is None:
         raise click.UsageError("give --labels LABELS.json or --truth TEXT")
@@ -349,7 +349,7 @@ def import_site_(ctx: click.Context, directory: Path, host: str, theta: float, s
     template does not make a subtree content. One transaction; pages already imported are
     skipped, pages that are not HTML are reported (exit 1).
     """
-    from .importer import import_site, site_pages
+    from .site_import import import_site, site_pages
 
     try:
         import noisecbr.seeds.templates  # noqa: F401
@@ -557,10 +557,10 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
     from noisecbr.score.artifact import load_model
     from noisecbr.score.model import ModelError
 
-    from .importer import read_page_bytes
     from .neighbours import open_index
     from .retrieve import agreement_summary, explain_page
     from .reuse import site_host, site_memory
+    from .site_import import read_page_bytes
 
     if other_sites and not url:
         raise click.UsageError("--other-sites needs the page's --url")

@@ -32,7 +32,6 @@ from noisecbr.result import LABELS
 from .connection import ConnectionMixin
 from .derived import Extra, derive, stored_outline, with_extras
 from .errors import NotFoundError
-from .importer import AddedPage, add_page, case_rows, insert_cases
 from .models import Case, LabelHistory, Page, decompress_html
 from .pages import (
     PreparedPage,
@@ -44,6 +43,7 @@ from .pages import (
     site_id,
     stored_table,
 )
+from .retain import AddedPage, add_page, case_rows, insert_cases
 
 __all__ = [
     "UNMATCHED_PAGE",
@@ -98,7 +98,7 @@ class CurationMixin(ConnectionMixin):
 
     def add_page(self, html: bytes | str, *, session: Session | None = None,
                  **options: Any) -> AddedPage:
-        """Add one page and its cases: :func:`casebase.importer.add_page`, whose keyword
+        """Add one page and its cases: :func:`casebase.retain.add_page`, whose keyword
         arguments ``options`` are (url, source, site, truth or labels, thresholds…). Runs in
         ``session`` if given, else in a transaction of its own."""
         if session is not None:

@@ -16,177 +16,30 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-from sqlalchemy import func, insert, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from noisecbr.eval.datasets import dataset_size, read_dataset, site_of
+from noisecbr.eval.datasets import dataset_size, read_dataset
 from noisecbr.eval.metric import PageScore, Scores, aggregate, score_page
 from noisecbr.fsnames import shown
-from noisecbr.prepare.limits import read_file_limited, reading_problem
 from noisecbr.prepare.tidy import InputError
 from noisecbr.render.text import render_text
-from noisecbr.result import LABELS, NOISE
 
-from .derived import PageDerived, derive, subtree_texts
-from .errors import UnknownPathsError
+from .derived import PageDerived, derive
 from .labelling import MAX_COVERAGE, T_DATA, T_NOISE
 from .labelling import oracle as oracle_walk
-from .models import Case, Page
-from .pages import (
-    PreparedPage,
-    check_source,
-    content_hash,
-    find_page,
-    page_cases,
-    prepare_page,
-    site_id,
-)
+from .models import Page
+from .pages import content_hash, page_cases
+from .retain import case_rows, insert_cases, insert_page
 
-__all__ = [
-    "BATCH_ROWS",
-    "CASE_COLUMNS",
-    "AddedPage",
-    "ImportReport",
-    "add_page",
-    "case_rows",
-    "default_jobs",
-    "import_dataset",
-    "import_site",
-    "insert_cases",
-    "site_pages",
-    "subtree_texts",
-]
+__all__ = ["BATCH_ROWS", "ImportReport", "default_jobs", "import_dataset", "show_progress"]
 
 #: Case rows sent to the database per executemany inside the import's transaction.
 BATCH_ROWS = 20_000
-
-
-#: Column order of the tuples :func:`case_rows` returns. A case's path, tag, text and vector are
-#: its page's at its position (:mod:`casebase.derived`): none is stored per case.
-CASE_COLUMNS = ("page_id", "position", "label", "label_source", "count")
-
-
-def case_rows(
-    page: PreparedPage,
-    page_id: int,
-    labels: np.ndarray,
-    label_source: str,
-    indices: Sequence[int] | np.ndarray | None = None,
-) -> list[tuple]:
-    """Rows (tuples in :data:`CASE_COLUMNS` order) of the elements ``indices`` (all by
-    default); ``labels`` are indices into LABELS, one per element of the page."""
-    if indices is not None and len(indices) == 0:
-        return []
-    names = [LABELS[k] for k in labels.tolist()]
-    chosen = range(len(page.table)) if indices is None else [int(i) for i in indices]
-    return [(page_id, i, names[i], label_source, 1) for i in chosen]
-
-
-def insert_cases(session: Session, rows: list[tuple], *, stamped: bool = False) -> None:
-    """Bulk-insert case rows (tuples in :data:`CASE_COLUMNS` order) in ``session``'s
-    transaction. ``stamped``: the cases are added to a page stored before, so they get a
-    creation time of their own (a page's first cases have their page's). On SQLite the tuples
-    go straight to the driver's executemany (about twice as fast as a Core insert of dicts,
-    which other databases get)."""
-    if not rows:
-        return
-    connection = session.connection()
-    if connection.dialect.name == "sqlite":
-        connection.exec_driver_sql(_SQLITE_INSERT[stamped], rows)
-    else:
-        extra = {"created_at": func.current_timestamp()} if stamped else {}
-        connection.execute(insert(Case.__table__).values(**extra),
-                           [dict(zip(CASE_COLUMNS, row)) for row in rows])
-
-
-_SQLITE_INSERT = {
-    stamped: (f"INSERT INTO cases ({', '.join(CASE_COLUMNS)}{', created_at' * stamped}) "
-              f"VALUES ({', '.join('?' * len(CASE_COLUMNS))}{', CURRENT_TIMESTAMP' * stamped})")
-    for stamped in (False, True)
-}
-
-
-def _insert_page(session: Session, html: bytes, digest: str, *, url: str, source: str,
-                 external_id: str | None, host: str, truth: str | None, parser: str,
-                 declared_article: bool | None, derived: PageDerived,
-                 site_cache: dict[str, int] | None = None) -> int:
-    """Insert one page row (its compressed stored HTML and what its cases derive from it) and
-    return its id."""
-    result = session.execute(insert(Page).values(
-        site_id=site_id(session, host, site_cache), url=url or "", source=source,
-        external_id=external_id, content_hash=digest, parser=parser, html=html, truth=truth,
-        declared_article=declared_article, vector_schema=derived.vector_schema,
-        vectors=derived.vectors, outline=derived.outline))
-    return int(result.inserted_primary_key[0])
-
-
-@dataclass
-class AddedPage:
-    """What :func:`add_page` stored: the page id (None for a duplicate), cases per label, unknown
-    paths.
-    """
-
-    page_id: int | None  # None when the page was already there (duplicate)
-    duplicate_of: int | None = None
-    cases: Counter = field(default_factory=Counter)  # per label
-    unknown_paths: list[str] = field(default_factory=list)
-
-
-def add_page(
-    session: Session,
-    html: bytes | str,
-    *,
-    url: str = "",
-    source: str = "import",
-    external_id: str | None = None,
-    site: str | None = None,
-    truth: str | None = None,
-    labels: Mapping[str, str] | None = None,
-    label_source: str | None = None,
-    parser: str = "lxml",
-    t_data: float = T_DATA,
-    t_noise: float = T_NOISE,
-    max_coverage: float = MAX_COVERAGE,
-) -> AddedPage:
-    """Store one page and its cases in ``session``.
-
-    ``labels`` maps XPaths (evaluated on the tidied page, e.g. the paths ``casebase show``
-    prints) to labels: each element a path selects becomes a case with that label (default
-    source ``human``); paths that select nothing are returned in ``unknown_paths``. Without
-    ``labels`` but with ``truth``, every element becomes a case labelled from the ground truth
-    (source ``ground_truth``). With neither, only the page is stored. A page already stored for
-    ``source`` (same sha256) is not stored again: ``page_id`` is None and ``duplicate_of`` set.
-    Raises :class:`noisecbr.prepare.tidy.InputError` for input that is not a page.
-    """
-    digest = content_hash(html)
-    existing = find_page(session, source, digest)
-    if existing is not None:
-        return AddedPage(None, duplicate_of=existing)
-    if labels is not None or truth is not None:
-        label_source = label_source or ("human" if labels is not None else "ground_truth")
-        check_source(label_source)
-    cases = page_cases(html, truth=truth, paths=labels, parser=parser, digest=digest,
-                       t_data=t_data, t_noise=t_noise, max_coverage=max_coverage)
-    if labels and len(cases.unknown_paths) == len(labels):
-        # A correction none of whose paths selects a box is refused whole: the page stored
-        # without its cases would make the corrected run skip it as already stored.
-        raise UnknownPathsError(f"no path selects an element of the page ({', '.join(labels)})"
-                                ": nothing stored", cases.unknown_paths)
-    host = site or site_of(url, f"{source}/{external_id or digest[:16]}")
-    page_id = _insert_page(session, cases.page.html, digest, url=url, source=source,
-                           external_id=external_id, host=host, truth=truth, parser=parser,
-                           declared_article=cases.page.declared_article,
-                           derived=derive(cases.page.table))
-    rows = case_rows(cases.page, page_id, cases.labels, label_source or "", cases.indices)
-    insert_cases(session, rows)
-    added = AddedPage(page_id, unknown_paths=cases.unknown_paths)
-    added.cases.update(row[2] for row in rows)
-    return added
 
 
 @dataclass
@@ -301,7 +154,7 @@ def import_dataset(
     thresholds = {"t_data": t_data, "t_noise": t_noise, "max_coverage": max_coverage}
     pool = _worker_pool(jobs) if jobs > 0 else None
     started = time.perf_counter()
-    run.bar = tqdm(total=total, unit="page", file=sys.stderr, disable=not _show(progress),
+    run.bar = tqdm(total=total, unit="page", file=sys.stderr, disable=not show_progress(progress),
                    dynamic_ncols=True, desc=shown(directory.name))
     try:
         for labelled in read_dataset(directory, on_unreadable=run.unreadable):
@@ -331,7 +184,7 @@ def import_dataset(
     return run.report
 
 
-def _show(progress: bool) -> bool:
+def show_progress(progress: bool) -> bool:
     """Show a progress bar only when asked to and stderr is a terminal: in a log, a bar is
     kilobytes of carriage returns."""
     return progress and sys.stderr.isatty()
@@ -394,7 +247,7 @@ class _DatasetImport:
         if prepared.error is not None:
             report.failed.append((labelled.id, prepared.error))
         else:
-            page_id = _insert_page(
+            page_id = insert_page(
                 self.session, prepared.html, digest, url=labelled.url, source=self.source,
                 external_id=labelled.id, host=labelled.site, truth=labelled.truth,
                 parser=self.parser, declared_article=prepared.declared_article,
@@ -425,111 +278,3 @@ class _DatasetImport:
             self.finished()
         else:
             self.store(labelled, digest, result.get())
-
-
-def site_pages(directory: str | Path) -> list[Path]:
-    """The .html and .html.gz files of a folder (one site's pages), sorted by name."""
-    directory = Path(directory)
-    return sorted(p for p in directory.iterdir()
-                  if p.is_file() and p.name.endswith((".html", ".htm", ".html.gz", ".htm.gz")))
-
-
-def read_page_bytes(path: Path) -> bytes:
-    """A page file's bytes, gunzipped when they are gzip, up to the cleaner's byte limit
-    (:func:`noisecbr.prepare.limits.read_file_limited`: a gzip bomb is stopped after 10 MB, never
-    inflated whole). Raises :class:`noisecbr.prepare.tidy.InputError` for a damaged or oversized
-    file."""
-    return read_file_limited(path)
-
-
-def _read_pages(files: list[Path], report: ImportReport) -> tuple[list[Path], list[bytes]]:
-    """The files that could be read and their bytes; a damaged or oversized file is counted
-    and reported in ``report.failed``, the others go on."""
-    readable, raws = [], []
-    for path in files:
-        try:
-            raws.append(read_page_bytes(path))
-            readable.append(path)
-        except (InputError, OSError) as error:
-            report.read += 1
-            report.failed.append((shown(path.name), reading_problem(error)))
-    return readable, raws
-
-
-def import_site(
-    session: Session,
-    directory: str | Path,
-    host: str,
-    *,
-    theta: float = 0.10,
-    share: float = 0.85,
-    parser: str = "lxml",
-    source: str | None = None,
-    progress: bool = False,
-) -> ImportReport:
-    """Import the pages of one site (a folder of .html/.html.gz files) with the subtrees that
-    :func:`noisecbr.seeds.templates.template_labels` finds repeated across them (the
-    site's template) as noise cases, label source ``site_template``.
-
-    Only template subtrees become cases: a subtree that is not part of the template is not
-    thereby content (an ad or a related-links box differs from page to page), so it gets no
-    label rather than a wrong one. Every template subtree is a case, at every level, as in a
-    ground-truth import. Pages are stored under ``source`` (default ``site:<host>``); pages
-    already stored there are skipped, pages that are not HTML are reported in ``failed``.
-    ``report.unmatched_paths`` counts template paths that are not elements of the tidied
-    page (the two sides parsed differently).
-    """
-    from tqdm import tqdm
-
-    from noisecbr.seeds.templates import template_labels
-
-    files = site_pages(directory)
-    source = source or f"site:{host}"
-    report = ImportReport(dataset=source)
-    started = time.perf_counter()
-    files, raws = _read_pages(files, report)
-    templates = template_labels(raws, theta=theta, share=share)
-    if len(templates) != len(raws):
-        raise ValueError(f"template_labels returned {len(templates)} results for {len(raws)} "
-                         "pages")
-    site_cache: dict[str, int] = {}
-    bar = tqdm(total=len(files), unit="page", file=sys.stderr, disable=not _show(progress),
-               dynamic_ncols=True, desc=host)
-    try:
-        for path, raw, template in zip(files, raws, templates):
-            name = shown(path.name)  # the page's id, stored as text
-            report.read += 1
-            bar.update(1)
-            digest = content_hash(raw)
-            existing = find_page(session, source, digest)
-            if existing is not None:
-                report.duplicates.append(name)
-                report.duplicate_of[name] = session.execute(
-                    select(Page.external_id).where(Page.id == existing)).scalar()
-                continue
-            try:
-                page = prepare_page(raw, parser, digest)
-            except InputError as error:
-                report.failed.append((name, str(error)))
-                continue
-            except Exception as error:  # noqa: BLE001 - reported, the other pages go on
-                report.failed.append((name, f"unexpected {type(error).__name__}: {error}"))
-                continue
-            page_id = _insert_page(session, page.html, digest, url="", source=source,
-                                   external_id=name, host=host, truth=None,
-                                   parser=parser, declared_article=page.declared_article,
-                                   derived=derive(page.table), site_cache=site_cache)
-            position = {p: i for i, p in enumerate(page.paths)}
-            chosen = sorted(position[p] for p, is_template in template.items()
-                            if is_template and p in position)
-            report.unmatched_paths += sum(
-                1 for p, is_template in template.items() if is_template and p not in position)
-            labels = np.full(len(page.table), NOISE, dtype=np.int8)
-            rows = case_rows(page, page_id, labels, "site_template", chosen)
-            insert_cases(session, rows)
-            report.cases["noise"] += len(rows)
-            report.imported += 1
-    finally:
-        bar.close()
-        report.seconds = time.perf_counter() - started
-    return report

@@ -1,7 +1,7 @@
 """Pages as the case base stores them, and the one way a page and its labels become cases.
 
 The lowest module of the case base above the schema: :mod:`casebase.importer`,
-:mod:`casebase.store`, :mod:`casebase.reuse` and :mod:`training.datasets` all read pages
+:mod:`casebase.store`, :mod:`casebase.reuse` and :mod:`training.sources` all read pages
 through it, and it imports none of them.
 
 A page is stored as its tidied ``<body>`` serialised (:func:`prepare_page`), and every case of

@@ -33,10 +33,12 @@ from noisecbr.eval.datasets import read_dataset, split_truth  # noqa: E402
 from noisecbr.eval.metric import aggregate, mean_word_f1, score_page, tokens, word_f1  # noqa: E402
 from noisecbr.prepare.tidy import InputError  # noqa: E402
 from noisecbr.score.artifact import load_model, save_model  # noqa: E402
-from training.datasets import Dataset, among, from_labelled, site_folds, split_by_site  # noqa: E402
+from training.datasets import Dataset, among  # noqa: E402
 from training.presets import get_preset  # noqa: E402
 from training.recipe import RELABELLED_SETS, TRAINING_SETS, recipe_pages, superseded_ids  # noqa: E402
 from training.recipe import set_weights as recipe_weights  # noqa: E402
+from training.sources import from_labelled  # noqa: E402
+from training.splits import site_folds, split_by_site  # noqa: E402
 from training.train import fit  # noqa: E402
 
 SETS = TRAINING_SETS
@@ -54,6 +56,7 @@ def source_hash() -> str:
     h = hashlib.sha256()
     for path in sorted([*ROOT.glob("noisecbr/**/*.py"), *ROOT.glob("noisecbr/*.pyx"),
                         *ROOT.glob("casebase/*.py"), *ROOT.glob("training/datasets.py"),
+                        *ROOT.glob("training/sources.py"),
                         *ROOT.glob("training/lexicon.py")]):
         h.update(path.read_bytes())
     return h.hexdigest()[:16]

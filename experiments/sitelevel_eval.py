@@ -96,8 +96,9 @@ MODEL_SOURCES = ("noisecbr/prepare/tidy.py", "noisecbr/prepare/subtrees.py", *(
                      f"noisecbr/features/{name}.py" for name in (
                          "schema", "tags", "keywords", "tokens", "quantities", "page",
                          "vectors")),
-                 "casebase/labelling.py", "training/datasets.py", "training/presets.py",
-                 "training/train.py")
+                 "casebase/labelling.py", "training/datasets.py", "training/sources.py",
+                 "training/splits.py", "training/weights.py", "training/presets.py",
+                 "training/train.py", "training/network.py", "training/calibration.py")
 DEFAULT_SMOOTH = (0.01, 0.05, 0.2)
 
 
@@ -138,7 +139,9 @@ def train_heldout_model(dirs: Sequence[Path], held_out: Sequence[str], out: Path
 
     The cache is keyed by the held-out sites, the training sets, the seed and
     :func:`code_fingerprint`."""
-    from training.datasets import among, from_pages, split_by_site
+    from training.datasets import among
+    from training.sources import from_pages
+    from training.splits import split_by_site
     from training.train import fit
 
     held_out = sorted(held_out)
@@ -177,12 +180,12 @@ def validation_pages(dirs: Sequence[Path], held_out: Sequence[str], seed: int = 
                      ) -> list[LabelledPage]:
     """The pages of the held-out model's validation sites, recomputed without vectors.
 
-    :func:`training.datasets.split_by_site` depends only on each site's number of cases (one
+    :func:`training.splits.split_by_site` depends only on each site's number of cases (one
     per subtree), so counting subtrees reproduces the split :func:`train_heldout_model` made.
     These pages were used to pick the model's epoch and class offsets, never trained on.
     """
     from noisecbr.prepare.tidy import InputError
-    from training.datasets import split_by_site
+    from training.splits import split_by_site
 
     held = set(held_out)
     pages, sites = [], []

@@ -263,7 +263,7 @@ def test_interrupted_import_leaves_the_database_as_it_was(tmp_path, how):
 def _fake_template_labels(pages, theta=0.10, share=0.85):
     """Stands in for noisecbr.seeds.templates.template_labels: a subtree is template when
     the same path holds the same text on every page."""
-    from casebase.importer import subtree_texts
+    from casebase.derived import subtree_texts
     from noisecbr.prepare.subtrees import build_table
     from noisecbr.prepare.tidy import tidy
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from casebase.importer import import_dataset, subtree_texts
+from casebase.derived import subtree_texts
+from casebase.importer import import_dataset
 from casebase.models import MAX_TEXT_CHARS
 from casebase.pages import parse_stored, prepare_page
 from casebase.store import CaseBase, CaseBaseError, NotFoundError

@@ -71,6 +71,16 @@ def test_the_engine_is_small_modules_in_stage_folders():
     assert len(top) <= MAX_TOP_MODULES, top
 
 
+def test_the_libraries_above_the_engine_are_small_modules_too():
+    # The case base and the training are libraries like the engine; their ``cli`` modules are
+    # command-line applications (a click group of commands) and stand with noisecbr_apps.
+    long = [f"{p.relative_to(ROOT)} ({n} lines)"
+            for package in ("casebase", "training") for p in sorted((ROOT / package).rglob("*.py"))
+            if p.name != "cli.py"
+            and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES]
+    assert long == []
+
+
 def test_no_package_function_is_longer_than_80_lines():
     found = [f"{path.relative_to(ROOT)}: {name} ({lines} lines)"
              for package in ("noisecbr", "casebase", "training", "noisecbr_apps")

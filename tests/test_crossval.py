@@ -73,7 +73,8 @@ class _ScoresData:
 
 
 def test_out_of_fold_scores_come_from_models_that_never_saw_the_case_site(monkeypatch):
-    from training.datasets import site_folds, synthetic
+    from training.sources import synthetic
+    from training.splits import site_folds
 
     fits = _record_fits(monkeypatch, _ScoresData())
     dataset = synthetic(n_sites=9, per_site=10)
@@ -104,8 +105,8 @@ def test_the_recipe_folds_are_written_for_the_bench(monkeypatch, tmp_path):
 
 
 def test_the_recipe_weighs_the_article_body_sets():
-    from training.datasets import synthetic
     from training.recipe import ARTICLE_BODY_WEIGHT, set_weights, weighted
+    from training.sources import synthetic
 
     weights = set_weights(np.array(["fundus/a", "dragnet/1", "utomo-big9/x", "modernweb-dev/2"]))
     assert weights.tolist() == [ARTICLE_BODY_WEIGHT, 1.0, ARTICLE_BODY_WEIGHT, 1.0]

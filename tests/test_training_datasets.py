@@ -5,14 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from noisecbr.features import FEATURE_NAMES
-from training.datasets import (
-    Dataset,
-    case_weights,
-    known_holdout,
-    make_splits,
-    site_folds,
-    split_by_site,
-)
+from training.datasets import Dataset
+from training.splits import known_holdout, make_splits, site_folds, split_by_site
+from training.weights import case_weights
 
 
 def _sites(seed=0):
@@ -134,8 +129,8 @@ def test_cases_from_the_casebase_have_the_lexical_fields_of_the_same_pages(tmp_p
     from casebase.store import CaseBase
     from noisecbr.eval.datasets import read_dataset
     from noisecbr.features.lexical import bucket
-    from training.datasets import from_labelled
     from training.lexicon import pool_cases
+    from training.sources import from_labelled
     from training.stored import from_casebase
 
     fixture = Path(__file__).parent / "fixtures" / "casebase"
@@ -162,7 +157,7 @@ def test_cases_from_the_casebase_have_the_lexical_fields_of_the_same_pages(tmp_p
 
 
 def test_the_npz_cache_keeps_weights_counts_and_lexical_fields(tmp_path):
-    from training.datasets import synthetic
+    from training.sources import synthetic
 
     d = synthetic(n_sites=3, per_site=5)
     d.weights = np.linspace(0.5, 2.0, len(d))
@@ -181,8 +176,8 @@ def test_the_recipes_relabelled_sets_follow_the_article_body_convention():
 
     from noisecbr.eval.datasets import LabelledPage
     from noisecbr.result import DATA, NOISE
-    from training.datasets import from_labelled
     from training.recipe import RELABELLED_SETS
+    from training.sources import from_labelled
 
     assert "dragnet" in RELABELLED_SETS
     pages = [LabelledPage(id="1", url="https://a.test/1", site="a.test", html=NEWS.encode(),

@@ -9,10 +9,12 @@ from conftest import needs_torch
 from noisecbr.features import FEATURE_GROUPS
 from noisecbr.score.artifact import load_model, save_model
 from noisecbr.score.model import SchemaMismatchError
-from training.datasets import split_by_site, synthetic
+from training.network import build_network, feature_columns, torch_forward
 from training.presets import PAPER, get_preset
 from training.report import batched_proba, evaluate
-from training.train import build_network, feature_columns, fit, torch_forward
+from training.sources import synthetic
+from training.splits import split_by_site
+from training.train import fit
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +112,7 @@ def test_artifact_round_trip_and_wrong_schema_refused(data, tmp_path, monkeypatc
 
 
 def test_calibration_offsets_raise_the_weakest_class():
-    from training.train import _rates_for_offsets, calibrate_offsets
+    from training.calibration import _rates_for_offsets, calibrate_offsets
 
     rng = np.random.default_rng(0)
     y = rng.choice(3, 3000, p=[0.7, 0.25, 0.05])

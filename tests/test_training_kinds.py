@@ -15,12 +15,14 @@ from noisecbr.eval.datasets import LabelledPage
 from noisecbr.render.confidence import CONFIDENCE_EVIDENCE
 from noisecbr.score.kind import EVIDENCE_NAMES, KINDS
 from training.conventions import TITLES, Outcomes, choose, chosen, fit_confidence, spearman
-from training.datasets import split_by_site, synthetic
 from training.kinds import KindData, accuracy, confusion, fit_kinds, kind_of, out_of_fold_kinds
+from training.network import torch_forward
 from training.presets import get_preset
 from training.recipe import recipe_pages, superseded_ids
 from training.report import batched_proba
-from training.train import fit, torch_forward
+from training.sources import synthetic
+from training.splits import split_by_site
+from training.train import fit
 
 
 def separable_kinds(per_kind: int = 30, seed: int = 0) -> KindData:

@@ -16,8 +16,8 @@ from casebase.models import Base
 from casebase.store import CaseBase
 from noisecbr.score.artifact import load_model
 from training.cli import runs, train_run
-from training.datasets import synthetic
 from training.runs import Run, compare_runs, finish_run, get_run, list_runs, start_run
+from training.sources import synthetic
 
 
 def _url(tmp_path):
@@ -131,7 +131,7 @@ def test_a_case_base_too_small_to_split_by_site_fails_in_one_line(tmp_path):
     import click
     import pytest
 
-    from training.datasets import make_splits
+    from training.splits import make_splits
 
     cb = CaseBase.open(_url(tmp_path))
     overrides = {"hidden": (8,), "batch_size": 64, "threads": 1}

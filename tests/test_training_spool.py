@@ -113,7 +113,7 @@ def test_a_spooled_casebase_reads_as_the_casebase_in_memory(casebase_url, tmp_pa
 def test_a_model_trained_from_the_spool_equals_the_one_trained_in_memory(casebase_url,
                                                                          tmp_path):
     from casebase.store import CaseBase
-    from training.datasets import make_splits
+    from training.splits import make_splits
     from training.stored import from_casebase
     from training.train import fit
 

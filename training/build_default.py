@@ -44,7 +44,6 @@ from noisecbr.score.artifact import save_model
 
 from .conventions import fit_confidence
 from .crossval import with_kinds
-from .datasets import from_labelled, split_by_site
 from .kinds import fit_kinds
 from .presets import Preset, get_preset
 from .recipe import (
@@ -58,6 +57,8 @@ from .recipe import (
     recipe_pages,
     weighted,
 )
+from .sources import from_labelled
+from .splits import split_by_site
 from .train import fit
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "noisecbr" / "data" / DEFAULT_MODEL

@@ -83,10 +83,10 @@ def _train_run(casebase, preset, seed, out, epochs, quiet, split_seed, dataset, 
     from noisecbr.result import LABELS
     from noisecbr.score.artifact import save_model
 
-    from .datasets import make_splits
     from .presets import get_preset
     from .report import evaluate, format_table, inference_speed, write_reports
     from .runs import fail_run, finish_run, get_run, start_run
+    from .splits import make_splits
     from .spool import gather
     from .stored import from_casebase
     from .train import fit
@@ -158,7 +158,7 @@ def _split_problem(dataset, splits, split_seed: int) -> str | None:
     """Why the site-grouped split cannot train a model (a part that needs cases has none), and
     the fix; None when it can. A case base of few sites, or one site holding most cases, may
     leave the training or validation part empty for some seeds."""
-    from .datasets import make_splits
+    from .splits import make_splits
 
     if len(splits.train) and len(splits.val):
         return None

@@ -37,8 +37,8 @@ from noisecbr.score.artifact import load_model, save_model
 from noisecbr.score.kind import KINDS
 from noisecbr.score.model import Model
 
-from .datasets import map_pages_with
 from .recipe import TRAINING_SETS, recipe_pages
+from .sources import map_pages_with
 
 __all__ = ["Outcomes", "outcomes", "choose", "fit_confidence", "spearman", "main"]
 

@@ -27,7 +27,7 @@ from noisecbr.eval.datasets import LabelledPage, read_dataset
 from noisecbr.score.artifact import save_model
 from noisecbr.score.model import Model
 
-from .datasets import Dataset, among, from_labelled, site_folds, split_by_site
+from .datasets import Dataset, among
 from .kinds import KindData, fit_kinds, kind_data, kinds_by_page
 from .presets import get_preset
 from .recipe import (
@@ -42,6 +42,8 @@ from .recipe import (
     weighted,
 )
 from .report import batched_proba
+from .sources import from_labelled
+from .splits import site_folds, split_by_site
 from .train import fit
 
 __all__ = ["dataset_of", "fold_models", "fold_model", "out_of_fold_scores", "recipe_folds",
@@ -53,7 +55,7 @@ FOLDS_INDEX = "folds.json"
 
 
 def dataset_of(pages: Sequence[LabelledPage], processes: int | None = None) -> Dataset:
-    """Cases of labelled pages (:func:`training.datasets.from_labelled`), in page order,
+    """Cases of labelled pages (:func:`training.sources.from_labelled`), in page order,
     labelled as the embedded recipe labels them (:data:`training.recipe.RELABELLED_SETS`); a
     handful of pages is not worth starting worker processes for."""
     return from_labelled(pages, processes if len(pages) > 8 else 1, relabelled=RELABELLED_SETS)

@@ -143,7 +143,7 @@ def lexical_feeds(preset, inputs, train, val) -> tuple[Feed, Feed, LexicalSetup 
                 None)
     if train.lexical is None or val.lexical is None:
         raise ValueError(f"preset {preset.name!r} learns lexical fields, but the cases have "
-                         "no lexical inputs (build them with training.datasets.from_pages or "
+                         "no lexical inputs (build them with training.sources.from_pages or "
                          "training.stored.from_casebase)")
     text_buckets, attr_buckets = vocabulary(train.lexical, train.sites, train.pages,
                                             preset.lexical_min_sites)

@@ -26,7 +26,8 @@ import numpy as np
 from noisecbr.eval.datasets import LabelledPage
 from noisecbr.score.kind import EVIDENCE_NAMES, KINDS, KindModel
 
-from .datasets import map_pages_with, site_folds, split_by_site
+from .sources import map_pages_with
+from .splits import site_folds, split_by_site
 
 __all__ = ["ARTICLE_SET_WEIGHT", "ENSEMBLE", "KindData", "kind_data", "kind_of", "fit_kinds",
            "out_of_fold_kinds", "kinds_by_page", "accuracy", "confusion", "fold_accuracy"]

@@ -79,7 +79,7 @@ class Preset:
     normalize: bool = True
     dropout: float = 0.1
     label_smoothing: float = 0.0
-    # Case weights (see training.datasets.case_weights).
+    # Case weights (see training.weights.case_weights).
     class_power: float = 0.5
     page_power: float = 0.5
     wordless_weight: float = 0.5

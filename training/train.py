@@ -23,19 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from noisecbr.features import VECTOR_SCHEMA, group_slices
 from noisecbr.result import LABELS
 from noisecbr.score.kind import KINDS, KindModel
 from noisecbr.score.model import Model
 
-from .datasets import Dataset, case_weights
+from .calibration import calibrate
+from .datasets import Dataset
 from .feed import Feed, LexicalNetwork, is_lexical, lexical_feeds
-from .lexicon import Bags
+from .network import build_network, export_model, feature_columns, logits_of
 from .presets import Preset, get_preset
 from .spool import release, row_chunks
+from .weights import case_weights
 
-__all__ = ["TrainResult", "fit", "feature_columns", "build_network", "export_model",
-           "torch_forward", "calibrate_offsets"]
+__all__ = ["TrainResult", "fit"]
 
 
 @dataclass
@@ -52,142 +52,6 @@ class TrainResult:
     #: the trained torch module (the model's weights in torch form), for checks such as
     #: "the numpy forward pass equals the torch one"
     network: Any = None
-
-
-def feature_columns(groups) -> np.ndarray:
-    """Indices into the full vector of the given feature groups (in vector order)."""
-    slices = group_slices()
-    chosen = [g for g in slices if g in set(groups)]
-    return np.concatenate([np.arange(slices[g].start, slices[g].stop) for g in chosen])
-
-
-def build_network(preset: Preset, n_inputs: int):
-    """The preset's torch network: hidden layers with activation and dropout, one output per class.
-    """
-    import torch.nn as nn
-
-    act = {"relu": nn.ReLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh}[preset.hidden_activation]
-    layers: list = []
-    width = n_inputs
-    for h in preset.hidden:
-        layers += [nn.Linear(width, h), act()]
-        if preset.dropout > 0:
-            layers.append(nn.Dropout(preset.dropout))
-        width = h
-    layers.append(nn.Linear(width, preset.classes))
-    return nn.Sequential(*layers)
-
-
-def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
-                 preset: Preset, metadata: dict | None = None,
-                 kind_model: KindModel | None = None) -> Model:
-    """The numpy :class:`~noisecbr.score.model.Model` of a trained network, with its normalisation,
-    its lexicon (a network with lexical fields), its kind model and metadata. The network reads
-    the page's kind probabilities after the columns (``preset.kind_inputs``); the model's first
-    layer reads them last, after the lexical fields.
-    """
-    import torch.nn as nn
-
-    lexicon = None
-    if is_lexical(net):
-        lexicon = net.lexicon()
-        net = net.mlp
-    linears = [m for m in net if isinstance(m, nn.Linear)]
-    weights = [m.weight.detach().cpu().numpy().astype(np.float32).copy() for m in linears]
-    if preset.kind_inputs:
-        first, width = weights[0], len(columns)
-        weights[0] = np.ascontiguousarray(np.concatenate(
-            [first[:, :width], first[:, width + len(KINDS):], first[:, width:width + len(KINDS)]],
-            axis=1))
-    return Model(
-        weights=weights,
-        biases=[m.bias.detach().cpu().numpy().astype(np.float32).copy() for m in linears],
-        columns=np.asarray(columns, dtype=np.int64),
-        mean=np.asarray(mean, dtype=np.float32),
-        scale=np.asarray(scale, dtype=np.float32),
-        hidden_activation=preset.hidden_activation,
-        output_activation=preset.output_activation,
-        metadata={
-            "preset": preset.name,
-            "hyperparameters": preset.hyperparameters(),
-            "normalization": "x' = (x[columns] - norm.mean) / norm.scale (tensors)",
-            "vector_schema": VECTOR_SCHEMA,
-            "labels": list(LABELS[:preset.classes]),
-            **(metadata or {}),
-        },
-        lexicon=lexicon,
-        kind_inputs=KINDS if preset.kind_inputs else (),
-        kind_model=kind_model,
-    )
-
-
-def torch_forward(net, X: np.ndarray, preset: Preset, lexical=None) -> np.ndarray:
-    """The network's output activations for already selected and normalised inputs (and, for
-    a network with lexical fields, the cases' :class:`~training.lexicon.LexicalCases`)."""
-    import torch
-
-    net.eval()
-    with torch.no_grad():
-        if is_lexical(net):
-            setup = net.setup
-            feed = Feed(X, Bags(lexical, setup.text_buckets, setup.attr_buckets))
-            out = feed(net, np.arange(len(X)))
-        else:
-            out = net(torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32)))
-        out = torch.softmax(out, 1) if preset.output_activation == "softmax" else torch.sigmoid(out)
-    return out.numpy()
-
-
-def _rates_for_offsets(logits: np.ndarray, y: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Per-class correct rates for each row of ``offsets`` (rows × classes) added to the
-    logits."""
-    k = logits.shape[1]
-    counts = np.maximum(np.bincount(y, minlength=k), 1)
-    out = np.empty((len(offsets), k))
-    for i, off in enumerate(offsets):
-        pred = (logits + off).argmax(1)
-        out[i] = np.bincount(y[pred == y], minlength=k) / counts
-    return out
-
-
-#: The offset grids of :func:`calibrate_offsets` by the number of classes searched (noise is
-#: fixed): (half-width, step) of a coarse grid, then of a fine one around its best point. Two
-#: free classes search the plane finely; three would make that grid 33³ points, so theirs is
-#: coarser, and the coarse pass scores a sample of CALIBRATION_SAMPLE cases.
-CALIBRATION_GRIDS = {1: ((4.0, 0.25), (0.3, 0.05)), 2: ((4.0, 0.25), (0.3, 0.05)),
-                     3: ((4.0, 0.5), (0.5, 0.1))}
-CALIBRATION_SAMPLE = 50_000
-
-
-def calibrate_offsets(logits: np.ndarray, y: np.ndarray, objective: str) -> np.ndarray:
-    """Logit offsets (noise fixed at 0) maximising ``objective`` on (logits, y): a joint grid
-    over the other classes' offsets, then a finer one around the best point
-    (:data:`CALIBRATION_GRIDS`). Classes absent from ``y`` are left at 0."""
-    import itertools
-
-    k = logits.shape[1]
-    present = np.bincount(y, minlength=k)[:k] > 0
-    free = [c for c in range(1, k) if present[c]]
-
-    def score(rates):
-        r = rates[:, present]
-        return r.mean(1) if objective == "balanced" else r.min(1) + 1e-3 * r.mean(1)
-
-    best = np.zeros(k)
-    if not free:
-        return best.astype(np.float32)
-    sample = np.arange(len(y))
-    if len(free) > 2 and len(y) > CALIBRATION_SAMPLE:
-        sample = np.random.default_rng(0).choice(len(y), CALIBRATION_SAMPLE, replace=False)
-    for stage, (span, step) in enumerate(CALIBRATION_GRIDS[len(free)]):
-        rows = sample if stage == 0 else np.arange(len(y))
-        grid = np.arange(-span, span + step / 2, step)
-        points = np.array(list(itertools.product(grid, repeat=len(free))))
-        offsets = np.repeat(best[None, :], len(points), axis=0)
-        offsets[:, free] += points
-        rates = _rates_for_offsets(logits[rows], y[rows], offsets)
-        best = offsets[int(np.argmax(score(rates)))]
-    return best.astype(np.float32)
 
 
 class _Settings:
@@ -235,12 +99,6 @@ def _val_weights(dataset: Dataset, preset: Preset) -> np.ndarray:
     class_power = 1.0 if preset.sampling == "balanced" else preset.class_power
     return case_weights(dataset, class_power, preset.page_power, preset.wordless_weight,
                         preset.frontier_weight)
-
-
-#: Validation rows per forward pass when scoring the whole validation set: bounds the memory
-#: of the activations (rows × widest layer × 4 bytes, 64 MiB for a 256-wide layer) while each
-#: pass stays large enough for torch's matrix products to run at full speed.
-EVAL_ROWS = 65_536
 
 
 @dataclass
@@ -340,22 +198,13 @@ class _Loss:
         return ((torch.sigmoid(logits) - t) ** 2).mean(dim=1)
 
 
-def _logits(net, feed: Feed):
-    """``net``'s logits for every row ``feed`` holds, :data:`EVAL_ROWS` rows at a time."""
-    import torch
-
-    with torch.no_grad():
-        return torch.cat([feed(net, np.arange(i, min(i + EVAL_ROWS, len(feed))))
-                          for i in range(0, len(feed), EVAL_ROWS)])
-
-
 def _evaluate(net, loss: _Loss, X: Feed, y, w) -> tuple[float, float, list[float]]:
     """Weighted loss, MSE of the output activations and per-class correct rates on (X, y, w)."""
     import torch
 
     preset = loss.preset
     net.eval()
-    logits = _logits(net, X)
+    logits = logits_of(net, X)
     with torch.no_grad():
         value = float((loss(logits, y) * w).sum() / w.sum())
         out = (torch.softmax(logits, 1) if preset.output_activation == "softmax"
@@ -434,20 +283,6 @@ def _train_loop(net, loss: _Loss, opt, scheduler, rng: np.random.Generator, trai
     return loop
 
 
-def _calibrate(net, X_val: Feed, y_val: np.ndarray, preset: Preset) -> np.ndarray | None:
-    """Add to the output biases the logit offsets that maximise the preset's ``calibrate``
-    objective on the validation set; returns them (None when the preset does not calibrate)."""
-    import torch
-
-    if not preset.calibrate:
-        return None
-    offsets = calibrate_offsets(_logits(net, X_val).numpy(), y_val, preset.calibrate)
-    mlp = net.mlp if is_lexical(net) else net
-    with torch.no_grad():
-        mlp[-1].bias += torch.from_numpy(offsets)
-    return offsets
-
-
 def fit(
     dataset_train: Dataset,
     dataset_val: Dataset,
@@ -492,7 +327,7 @@ def fit(
         if loop.best_state is not None:
             net.load_state_dict(loop.best_state)
         net.eval()
-        offsets = _calibrate(net, Xva_t, yva, preset)
+        offsets = calibrate(net, Xva_t, yva, preset)
         duration = time.perf_counter() - start
         model = export_model(net, inputs.columns, inputs.mean, inputs.scale, preset, {
             "seed": seed, "best_epoch": loop.best_epoch, "epochs_run": len(loop.history),

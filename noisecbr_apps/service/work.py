@@ -226,7 +226,7 @@ def _neighbours(page: Page, decided: Decisions, url: str | None, k: int) -> dict
 
 def _stored(page: bytes | str) -> dict:
     """The page as the review page stored it (its id and its cases by path), if it did."""
-    from casebase.importer import content_hash
+    from casebase.pages import content_hash
 
     casebase = _casebase()
     with casebase.session() as session:
