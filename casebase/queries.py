@@ -25,7 +25,7 @@ from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
 from noisecbr.result import LABELS
 
 from .connection import ConnectionMixin
-from .derived import decode_vectors, stored_outline
+from .derived import decode_vectors, stored_entries
 from .errors import NotFoundError
 from .models import Case, LabelHistory, Page, Site, decompress_html
 from .pages import check_label, check_source, find_element, parse_stored
@@ -88,12 +88,12 @@ def case_records(connection, rows: list) -> list[CaseRecord]:
 
 def _record(row: Any, outline_blob: bytes | None, vectors_blob: bytes | None) -> CaseRecord:
     case_id, page_id, site, position, label, source, schema, count, created, updated = row
-    outline = stored_outline(outline_blob)
+    outline = stored_entries(outline_blob)
     at = outline is not None and 0 <= position < len(outline)
     return CaseRecord(
-        id=case_id, page_id=page_id, site=site, path=outline.paths[position] if at else "",
-        position=position, tag=outline.tags[position] if at else "", label=label,
-        label_source=source, text=outline.texts[position] if at else "",
+        id=case_id, page_id=page_id, site=site, path=outline.path(position) if at else "",
+        position=position, tag=outline.tag(position) if at else "", label=label,
+        label_source=source, text=outline.text(position) if at else "",
         vectors_blob=vectors_blob,
         schema_version=schema if schema is not None else 0, count=count,
         created_at=created, updated_at=updated)

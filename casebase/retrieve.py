@@ -25,7 +25,7 @@ import hashlib
 import os
 import zipfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -67,6 +67,12 @@ class Neighbour:
     path: str
     text: str
 
+    def to_dict(self) -> dict:
+        """The neighbour as plain data (what ``dataclasses.asdict`` gives, without its deep
+        copies: an explanation of a page holds hundreds of neighbours)."""
+        return {"case_id": self.case_id, "label": self.label, "similarity": self.similarity,
+                "site": self.site, "path": self.path, "text": self.text}
+
 
 @dataclass(frozen=True)
 class Explanation:
@@ -92,7 +98,11 @@ class Explanation:
 
     def to_dict(self) -> dict:
         """The explanation as plain data, probabilities by class name."""
-        return {**asdict(self), "probabilities": named_probabilities(self.probabilities),
+        return {"path": self.path, "tag": self.tag, "decision": self.decision,
+                "probabilities": named_probabilities(self.probabilities),
+                "neighbours": tuple(n.to_dict() for n in self.neighbours),
+                "source": self.source,
+                "same_markup": tuple(n.to_dict() for n in self.same_markup),
                 "agreement": self.agreement}
 
 

@@ -222,3 +222,32 @@ def test_explanations_are_the_decisions_the_result_comes_from(filled):
         assert [(e.path, e.decision) for e in explanations] == [
             (d.path, d.label) for d in result.decisions]
     assert result.fallback  # the second cleaner's: its explanations include the fallback's
+
+
+def test_an_explanation_as_plain_data_is_every_field_of_it_and_its_neighbours(filled):
+    # to_dict is written out field by field (dataclasses.asdict deep-copies hundreds of
+    # neighbours a page); a field added to either dataclass must reach it.
+    import dataclasses
+
+    from casebase.retrieve import Explanation, Neighbour
+    from noisecbr.result import named_probabilities
+
+    near = Neighbour(case_id=7, label="noise", similarity=0.5, site="a.example", path="/html",
+                     text="Home")
+    item = Explanation(path="/html/body", tag="nav", decision="noise",
+                       probabilities=(0.9, 0.05, 0.05), neighbours=(near, near),
+                       source="memory", same_markup=(near,))
+    expected = {**dataclasses.asdict(item),
+                "probabilities": named_probabilities(item.probabilities), "agreement": 1.0}
+    assert item.to_dict() == expected
+    assert list(item.to_dict()) == list(expected)  # the same keys in the same order
+    assert near.to_dict() == dataclasses.asdict(near)
+    cb = CaseBase.open(filled)
+    model = default_model()
+    page = (FIXTURE / "html" / "news-1.html.gz").read_bytes()
+    for explained in explain_page(CaseIndex.build(cb, model), cb, gzip.decompress(page),
+                                  url=NEWS_URL, k=3):
+        assert explained.to_dict() == {
+            **dataclasses.asdict(explained),
+            "probabilities": named_probabilities(explained.probabilities),
+            "agreement": explained.agreement}

@@ -265,3 +265,44 @@ def test_a_correction_none_of_whose_paths_selects_a_box_stores_nothing(cb):
     added = cb.add_page(_page_bytes("news-2"), url="https://n.test/p",
                         labels={"/html/body/main": "data"})
     assert added.page_id is not None and dict(added.cases) == {"data": 1}
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 57])
+def test_an_outline_read_entry_by_entry_is_the_outline_decoded_whole(count):
+    # The case records read a stored outline entry by entry (OutlineEntries); every other
+    # reader decodes it whole: both must give each element the same path, tag and text.
+    from casebase.derived import Outline, OutlineEntries, decode_outline, encode_outline
+
+    rng = np.random.default_rng(count)
+    alphabet = ["a", "é", "字", "🙂", " ", "/", "1", ""]
+    words = ["".join(rng.choice(alphabet, size=int(rng.integers(0, 6)))) for _ in range(3 * count)]
+    outline = Outline(tuple(words[:count]), tuple(words[count:2 * count]),
+                      tuple(words[2 * count:]))
+    blob = encode_outline(outline)
+    whole, entries = decode_outline(blob), OutlineEntries(blob)
+    assert len(entries) == len(whole) == count
+    assert [entries.path(i) for i in range(count)] == list(whole.paths) == list(outline.paths)
+    assert [entries.tag(i) for i in range(count)] == list(whole.tags)
+    assert [entries.text(i) for i in range(count)] == list(whole.texts)
+
+
+def test_a_damaged_outline_is_refused_read_whole_or_entry_by_entry():
+    import zlib
+
+    from casebase.derived import (
+        OUTLINE_FORMAT,
+        Outline,
+        OutlineEntries,
+        decode_outline,
+        encode_outline,
+        stored_entries,
+    )
+
+    good = encode_outline(Outline(("/html", "/html/body"), ("html", "body"), ("a b", "b")))
+    short = bytes([OUTLINE_FORMAT]) + zlib.compress("3\x1e/html\x1ehtml\x1ea b".encode())
+    for blob in (b"", b"\x09" + good[1:], good[:-3], short):
+        with pytest.raises(ValueError):
+            decode_outline(blob)
+        with pytest.raises(ValueError):
+            OutlineEntries(blob)
+        assert stored_entries(blob) is None

@@ -220,8 +220,8 @@ def _neighbours(page: Page, decided: Decisions, url: str | None, k: int) -> dict
         return {}
     items = explain_decided(index, _casebase(), page, decided, _cleaner(), url=url or None,
                             k=k)
-    return {item.path: [asdict(n) | {"same_markup": False} for n in item.neighbours]
-            + [asdict(n) | {"same_markup": True} for n in item.same_markup] for item in items}
+    return {item.path: [n.to_dict() | {"same_markup": False} for n in item.neighbours]
+            + [n.to_dict() | {"same_markup": True} for n in item.same_markup] for item in items}
 
 
 def _stored(page: bytes | str) -> dict:
