@@ -19,7 +19,7 @@ from itertools import islice
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, func, select, text
+from sqlalchemy import and_, func, null, select, text
 
 from noisecbr.features import FEATURE_NAMES, VECTOR_SCHEMA
 from noisecbr.result import LABELS
@@ -53,10 +53,16 @@ class CaseRecord:
     #: The page's stored vectors (compressed, shared by the records of one page): decoded only
     #: when :attr:`vector` is read, which a listing or an explanation never does.
     vectors_blob: bytes | None = field(default=None, repr=False, compare=False)
+    #: False when the record was read without its page's vectors (``get_cases(vectors=False)``)
+    vectors_read: bool = field(default=True, repr=False, compare=False)
 
     @property
     def vector(self) -> np.ndarray:
-        """The case's vector: its page's at its position (empty when the page has none)."""
+        """The case's vector: its page's at its position (empty when the page has none).
+        Raises ``LookupError`` for a record read without the vectors."""
+        if not self.vectors_read:
+            raise LookupError(f"case {self.id} was read without its vector "
+                              "(get_cases(..., vectors=False))")
         return _vector(self.vectors_blob, self.position)
 
     def features(self) -> dict[str, float]:
@@ -73,20 +79,24 @@ CASE_COLUMNS = (Case.id, Case.page_id, Site.host, Case.position, Case.label, Cas
                  func.coalesce(Case.updated_at, Case.created_at, Page.created_at))
 
 
-def case_records(connection, rows: list) -> list[CaseRecord]:
+def case_records(connection, rows: list, vectors: bool = True) -> list[CaseRecord]:
     """Records of case rows (:data:`CASE_COLUMNS`, read on ``connection``): each page's blobs
     read once and decoded once (:mod:`casebase.derived`), the case's path, tag, text and vector
-    taken at its position."""
+    taken at its position; without ``vectors`` the pages' vectors are not read (three
+    quarters of a page's blobs; an explanation shows its neighbours' texts, not their
+    vectors)."""
     pages = sorted({row[1] for row in rows})
     blobs: dict[int, tuple] = {}
+    vectors_column = Page.vectors if vectors else null()
     for start in range(0, len(pages), 500):
-        blobs.update((page_id, (outline, vectors)) for page_id, outline, vectors in
-                     connection.execute(select(Page.id, Page.outline, Page.vectors)
+        blobs.update((page_id, (outline, blob)) for page_id, outline, blob in
+                     connection.execute(select(Page.id, Page.outline, vectors_column)
                                         .where(Page.id.in_(pages[start:start + 500]))))
-    return [_record(row, *blobs.get(row[1], (None, None))) for row in rows]
+    return [_record(row, *blobs.get(row[1], (None, None)), vectors) for row in rows]
 
 
-def _record(row: Any, outline_blob: bytes | None, vectors_blob: bytes | None) -> CaseRecord:
+def _record(row: Any, outline_blob: bytes | None, vectors_blob: bytes | None,
+            vectors_read: bool = True) -> CaseRecord:
     case_id, page_id, site, position, label, source, schema, count, created, updated = row
     outline = stored_entries(outline_blob)
     at = outline is not None and 0 <= position < len(outline)
@@ -94,7 +104,7 @@ def _record(row: Any, outline_blob: bytes | None, vectors_blob: bytes | None) ->
         id=case_id, page_id=page_id, site=site, path=outline.path(position) if at else "",
         position=position, tag=outline.tag(position) if at else "", label=label,
         label_source=source, text=outline.text(position) if at else "",
-        vectors_blob=vectors_blob,
+        vectors_blob=vectors_blob, vectors_read=vectors_read,
         schema_version=schema if schema is not None else 0, count=count,
         created_at=created, updated_at=updated)
 
@@ -212,9 +222,11 @@ class QueriesMixin(ConnectionMixin):
                 raise NotFoundError(f"no case with id {case_id}")
             return case_records(connection, [row])[0]
 
-    def get_cases(self, case_ids: Iterable[int], *, chunk: int = 500) -> dict[int, CaseRecord]:
+    def get_cases(self, case_ids: Iterable[int], *, chunk: int = 500,
+                  vectors: bool = True) -> dict[int, CaseRecord]:
         """The cases with these ids (those that exist), by id: one read transaction, ``chunk``
-        ids per query (SQLite bounds the number of bound parameters)."""
+        ids per query (SQLite bounds the number of bound parameters); ``vectors=False`` leaves
+        the pages' vectors unread (a record's :attr:`~CaseRecord.vector` then raises)."""
         wanted = sorted({int(i) for i in case_ids})
         rows = []
         with self.engine.connect() as connection:
@@ -222,7 +234,7 @@ class QueriesMixin(ConnectionMixin):
                 statement = self._joined(select(*CASE_COLUMNS)).where(
                     Case.id.in_(wanted[start:start + chunk]))
                 rows += connection.execute(statement).all()
-            return {record.id: record for record in case_records(connection, rows)}
+            return {record.id: record for record in case_records(connection, rows, vectors)}
 
     def case_history(self, case_id: int) -> list[dict[str, Any]]:
         """The label changes of a case, oldest first (old, new, source, when, note)."""

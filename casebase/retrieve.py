@@ -366,7 +366,7 @@ def explain_decided(index: Neighbourhood, casebase: CaseBase, page: Page, decisi
     same = ([decisions.stored[i] for i in decided.tolist()] if decisions.stored is not None
             else [()] * len(decided))
     records = casebase.get_cases([i for i in near_ids.ravel().tolist() if i >= 0]
-                                 + [case_id for ids in same for case_id in ids])
+                                 + [case_id for ids in same for case_id in ids], vectors=False)
     same_similarity = index.similarity_to(vectors, same)
 
     def neighbour(case_id: int, score: float) -> Neighbour | None:

@@ -39,7 +39,7 @@ def _legacy_explanations(rows: dict[int, dict], model) -> list:
     sites = np.array([rows[i]["host"] for i in ids.tolist()])
     index = CaseIndex(model, ids, labels, sites, embeddings)
 
-    def get_cases(case_ids):
+    def get_cases(case_ids, vectors=True):
         return {i: SimpleNamespace(id=i, label=rows[i]["label"], site=rows[i]["host"],
                                    path=rows[i]["path"], text=rows[i]["text"])
                 for i in case_ids if i in rows}

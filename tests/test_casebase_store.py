@@ -87,6 +87,17 @@ def test_cases_read_back_with_text_vector_and_subtree_html(imported):
     assert "harbour wall" in body.text.lower()
 
 
+def test_cases_read_without_their_vectors_are_the_same_cases_and_say_so(imported):
+    cb, _ = imported
+    ids = [case.id for case in cb.iter_cases(batch=50)][::7]
+    full, light = cb.get_cases(ids), cb.get_cases(ids, vectors=False)
+    assert list(light) == list(full) and len(full) == len(ids)
+    assert list(light.values()) == list(full.values())  # every field but the vectors
+    assert all(len(case.vector) == len(FEATURE_NAMES) for case in full.values())
+    with pytest.raises(LookupError, match="without its vector"):
+        _ = light[ids[0]].vector
+
+
 def test_filters_and_batches_agree(imported):
     cb, _ = imported
     everything = list(cb.iter_cases(batch=13))
@@ -299,7 +310,7 @@ def test_a_damaged_outline_is_refused_read_whole_or_entry_by_entry():
     )
 
     good = encode_outline(Outline(("/html", "/html/body"), ("html", "body"), ("a b", "b")))
-    short = bytes([OUTLINE_FORMAT]) + zlib.compress("3\x1e/html\x1ehtml\x1ea b".encode())
+    short = bytes([OUTLINE_FORMAT]) + zlib.compress(b"3\x1e/html\x1ehtml\x1ea b")
     for blob in (b"", b"\x09" + good[1:], good[:-3], short):
         with pytest.raises(ValueError):
             decode_outline(blob)
