@@ -13,6 +13,8 @@ begin deferred and never wait.
 from __future__ import annotations
 
 import os
+import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.resources import as_file, files
@@ -278,6 +280,28 @@ class ConnectionMixin:
         self._writer = writer(engine)
         #: the SQLite file :meth:`open` created (None when it was there, or for a server's)
         self.created: Path | None = None
+        self._watch: sqlite3.Connection | None = None  # see change_token
+        self._watch_lock = threading.Lock()
+
+    def change_token(self) -> int | None:
+        """A number that changes whenever a write to this SQLite case base is committed (by
+        any connection or process): ``PRAGMA data_version`` on a read-only connection kept
+        for it, which never writes (the pragma changes with other connections' commits). A
+        reader that derived something from the case base (the service's case index) skips
+        checking it again while the number stands: the check counts every case, and grows
+        with the case base. None for a server database or an in-memory one (check always)."""
+        file = _sqlite_file(self.engine)
+        if file is None:
+            return None
+        with self._watch_lock:
+            try:
+                if self._watch is None:
+                    self._watch = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro",
+                                                  uri=True, isolation_level=None,
+                                                  check_same_thread=False)
+                return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error:
+                return None  # e.g. a read-only folder without the WAL's files: check always
 
     @classmethod
     def open(cls, url: str | None = None, *, upgrade: bool = True,
@@ -326,6 +350,10 @@ class ConnectionMixin:
 
     def close(self) -> None:
         """Release the database connections (the object cannot be used afterwards)."""
+        with self._watch_lock:
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
         self.engine.dispose()
 
     def __enter__(self) -> Self:

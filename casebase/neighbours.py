@@ -52,6 +52,11 @@ __all__ = ["EXACT_UP_TO", "NPROBE", "REBUILD_SHARE", "ApproximateIndex", "index_
 #: (one page) took 11 ms at 16, 18 ms at 32. Codes of 8 bits instead of 16 halve the file but
 #: reorder near ties: 65 % (94 % within 0.001).
 NPROBE = 16
+#: FAISS threads for a search. A page's ~160 queries searched on one thread took less time
+#: than on two (the machine's two cores; in process, 40 wcxb-dev pages against all development
+#: pages, three alternating runs: 70–86 ms a page against 82–103 ms): the threads' start and
+#: wait cost more than half a search saves. Building the index keeps every core.
+SEARCH_THREADS = 1
 #: Lists: twice the square root of the cases (faiss's rule of thumb is 4–16×; fewer, larger
 #: lists keep the recall at a small NPROBE), at least 16, at most 16 384.
 LISTS_PER_SQRT = 2
@@ -215,7 +220,8 @@ class ApproximateIndex:
         selector = faiss.IDSelectorNot(batch) if batch is not None else None
         params = faiss.SearchParametersIVF(sel=selector, nprobe=NPROBE)
         if self.index.ntotal:
-            similarity, ids = self.index.search(queries, k, params=params)
+            with _faiss_threads(SEARCH_THREADS):
+                similarity, ids = self.index.search(queries, k, params=params)
             found = ids >= 0
             out_ids[found], out_sim[found] = ids[found], similarity[found]
         if len(self.delta):
@@ -309,6 +315,20 @@ def _changes(casebase: CaseBase, directory: Path, base_cases: int, largest: int
     indexed = np.load(directory / _IDS, mmap_mode="r")  # sorted at build
     gone = np.setdiff1d(indexed, now, assume_unique=True)
     return gone, np.setdiff1d(now, indexed, assume_unique=True)
+
+
+@contextmanager
+def _faiss_threads(threads: int):
+    """FAISS's OpenMP threads set to ``threads`` for the block, and set back after it (the
+    setting is the process's: a search and a build never overlap in one process)."""
+    import faiss
+
+    previous = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(threads)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(previous)
 
 
 @contextmanager

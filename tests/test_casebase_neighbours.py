@@ -213,3 +213,48 @@ def test_an_id_is_never_reused_so_a_new_case_is_never_an_old_ones_embedding(cb, 
     assert len(reopened.delta) == sum(added.cases.values())
     ids, _ = reopened.nearest_cases(_queries(model), 5)
     assert newest not in set(ids.ravel().tolist())
+
+
+def test_the_change_token_stands_while_nothing_is_written_and_moves_on_any_commit(cb, tmp_path):
+    token = cb.change_token()
+    assert token is not None
+    list(cb.iter_cases(batch=100))  # reads change nothing
+    assert cb.change_token() == token
+    other = CaseBase.open(cb.url)  # another connection, as another process would write
+    try:
+        case = next(other.iter_cases(batch=1))
+        other.relabel(case.id, "noise" if case.label != "noise" else "data", note="test")
+        moved = cb.change_token()
+        assert moved != token
+        cb.delete_cases([case.id])  # a write through this case base's own engine counts too
+        assert cb.change_token() != moved
+    finally:
+        other.close()
+    memory = CaseBase.open("sqlite://")
+    try:
+        assert memory.change_token() is None  # no file to watch: the caller checks always
+    finally:
+        memory.close()
+
+
+def test_the_service_checks_its_index_again_only_after_a_write(cb, monkeypatch):
+    from casebase import retrieve
+    from noisecbr_apps.service import work
+
+    checks = []
+    fingerprint = retrieve.index_fingerprint
+    monkeypatch.setattr(retrieve, "index_fingerprint",
+                        lambda *a: checks.append(1) or fingerprint(*a))
+    monkeypatch.setattr(work, "_state", {"casebase": cb, "model": default_model(),
+                                         "index": None})
+    first = work._index()
+    opened = len(checks)
+    assert opened >= 1
+    assert work._index() is first and len(checks) == opened  # nothing written: no check
+    case = next(cb.iter_cases(batch=1))
+    cb.delete_cases([case.id])
+    second = work._index()
+    assert len(checks) > opened and second is not first  # a deletion: checked, opened again
+    assert case.id not in {n.case_id for item in explain_page(second, cb, _page("news-1"),
+                                                               url=NEWS_URL, k=3)
+                           for n in item.neighbours}

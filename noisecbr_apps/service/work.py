@@ -184,14 +184,19 @@ def _index():
     from casebase.retrieve import index_fingerprint
 
     casebase, model = _casebase(), _state["model"]
-    fingerprint = index_fingerprint(casebase, model)
+    # Read before the fingerprint: a write committed after it changes it for the next request.
+    token = casebase.change_token()
     held = _state["index"]
+    if held is not None and token is not None and held[2] == token:
+        return held[1]  # nothing written since the index was checked
+    fingerprint = index_fingerprint(casebase, model)
     if held is not None and held[0] == fingerprint:
+        _state["index"] = (fingerprint, held[1], token)
         return held[1]
     # A request never builds the approximate index (a minute at millions of cases, past the
     # job's time limit): `casebase index` does; a grown delta is searched as it is meanwhile.
     index = open_index(casebase, model, build=False)
-    _state["index"] = (fingerprint, index)
+    _state["index"] = (fingerprint, index, token)
     return index
 
 
