@@ -281,6 +281,7 @@ class ConnectionMixin:
         #: the SQLite file :meth:`open` created (None when it was there, or for a server's)
         self.created: Path | None = None
         self._watch: sqlite3.Connection | None = None  # see change_token
+        self._watches = 0  # watching connections opened: a token names its connection
         self._watch_lock = threading.Lock()
 
     def change_token(self) -> int | None:
@@ -299,7 +300,11 @@ class ConnectionMixin:
                     self._watch = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro",
                                                   uri=True, isolation_level=None,
                                                   check_same_thread=False)
-                return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+                    self._watches += 1
+                version = int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+                # data_version counts on one connection only: a token of another (opened
+                # again after close) must never equal an old one.
+                return (self._watches << 32) | version
             except sqlite3.Error:
                 return None  # e.g. a read-only folder without the WAL's files: check always
 

@@ -182,9 +182,10 @@ class OutlineEntries:
     asked. A list of cases (an explanation's neighbours: a few cases of each of ~40 pages)
     reads a few entries of many outlines; splitting each whole outline into strings took a
     third of an explanation's time (cProfile, 40 wcxb-dev pages against all development
-    pages). Raises ``ValueError`` for a damaged blob, as :func:`decode_outline` does."""
+    pages). Raises ``ValueError`` for a damaged blob, as :func:`decode_outline` does, but for
+    bytes that are not UTF-8: an entry is decoded alone, those bytes replaced (U+FFFD)."""
 
-    __slots__ = ("_raw", "_starts", "_ends", "_count")
+    __slots__ = ("_raw", "_bounds", "_count")
 
     def __init__(self, blob: bytes) -> None:
         if not blob or blob[0] != OUTLINE_FORMAT:
@@ -199,30 +200,35 @@ class OutlineEntries:
         if len(records) != 3 or not raw[:records[0]].isdigit():
             raise ValueError("damaged outline blob: not a count and three lists")
         count = int(raw[:records[0]])
-        bounds = np.flatnonzero((codes == ord(_UNIT)) | (codes == ord(_RECORD)))[1:]
-        if count and len(bounds) != 3 * count - 1:
+        # Every separator after the count, then the end: entry k lies between bounds k and k+1.
+        bounds = np.flatnonzero((codes == ord(_UNIT)) | (codes == ord(_RECORD)))
+        bounds = np.append(bounds, len(raw)).astype(np.int64)
+        if count and (len(bounds) != 3 * count + 1 or bounds[count] != records[1]
+                      or bounds[2 * count] != records[2]):
             raise ValueError("outline blob with lists of another length than its count")
-        self._raw, self._count = raw, count
-        self._starts = np.concatenate([[records[0] + 1], bounds + 1])
-        self._ends = np.concatenate([bounds, [len(raw)]])
+        self._raw, self._count, self._bounds = raw, count, bounds
 
     def __len__(self) -> int:
         return self._count
 
-    def _entry(self, k: int) -> str:
-        return self._raw[int(self._starts[k]):int(self._ends[k])].decode("utf-8", "replace")
+    def _entry(self, list_index: int, position: int) -> str:
+        if not 0 <= position < self._count:
+            raise IndexError(f"no element {position} in an outline of {self._count}")
+        k = list_index * self._count + position
+        start, end = self._bounds[k:k + 2].tolist()
+        return self._raw[start + 1:end].decode("utf-8", "replace")
 
     def path(self, position: int) -> str:
-        """The path of the element at ``position`` (0 ≤ position < len)."""
-        return self._entry(position)
+        """The path of the element at ``position`` (0 ≤ position < len, else IndexError)."""
+        return self._entry(0, position)
 
     def tag(self, position: int) -> str:
         """The tag of the element at ``position``."""
-        return self._entry(self._count + position)
+        return self._entry(1, position)
 
     def text(self, position: int) -> str:
         """The text of the element at ``position``."""
-        return self._entry(2 * self._count + position)
+        return self._entry(2, position)
 
 
 @lru_cache(maxsize=4 * _CACHED_PAGES)

@@ -320,7 +320,8 @@ def _changes(casebase: CaseBase, directory: Path, base_cases: int, largest: int
 @contextmanager
 def _faiss_threads(threads: int):
     """FAISS's OpenMP threads set to ``threads`` for the block, and set back after it (the
-    setting is the process's: a search and a build never overlap in one process)."""
+    setting is the calling thread's, in the OpenMP that faiss-cpu ships: other threads keep
+    theirs)."""
     import faiss
 
     previous = faiss.omp_get_max_threads()

@@ -230,6 +230,12 @@ def test_the_change_token_stands_while_nothing_is_written_and_moves_on_any_commi
         assert cb.change_token() != moved
     finally:
         other.close()
+    last = cb.change_token()
+    cb.close()  # a token of the connection opened again is never an old one
+    try:
+        assert cb.change_token() != last
+    finally:
+        cb.close()
     memory = CaseBase.open("sqlite://")
     try:
         assert memory.change_token() is None  # no file to watch: the caller checks always

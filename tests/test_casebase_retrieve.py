@@ -242,12 +242,12 @@ def test_an_explanation_as_plain_data_is_every_field_of_it_and_its_neighbours(fi
     assert item.to_dict() == expected
     assert list(item.to_dict()) == list(expected)  # the same keys in the same order
     assert near.to_dict() == dataclasses.asdict(near)
-    cb = CaseBase.open(filled)
-    model = default_model()
-    page = (FIXTURE / "html" / "news-1.html.gz").read_bytes()
-    for explained in explain_page(CaseIndex.build(cb, model), cb, gzip.decompress(page),
-                                  url=NEWS_URL, k=3):
-        assert explained.to_dict() == {
-            **dataclasses.asdict(explained),
-            "probabilities": named_probabilities(explained.probabilities),
-            "agreement": explained.agreement}
+    with CaseBase.open(filled) as cb:
+        model = default_model()
+        page = (FIXTURE / "html" / "news-1.html.gz").read_bytes()
+        for explained in explain_page(CaseIndex.build(cb, model), cb, gzip.decompress(page),
+                                      url=NEWS_URL, k=3):
+            assert explained.to_dict() == {
+                **dataclasses.asdict(explained),
+                "probabilities": named_probabilities(explained.probabilities),
+                "agreement": explained.agreement}

@@ -311,9 +311,16 @@ def test_a_damaged_outline_is_refused_read_whole_or_entry_by_entry():
 
     good = encode_outline(Outline(("/html", "/html/body"), ("html", "body"), ("a b", "b")))
     short = bytes([OUTLINE_FORMAT]) + zlib.compress(b"3\x1e/html\x1ehtml\x1ea b")
-    for blob in (b"", b"\x09" + good[1:], good[:-3], short):
+    # Six entries for a count of two, but in lists of three, one and two: shifted, not whole.
+    shifted = bytes([OUTLINE_FORMAT]) + zlib.compress(b"2\x1ea\x1fb\x1fc\x1ed\x1ee\x1ff")
+    for blob in (b"", b"\x09" + good[1:], good[:-3], short, shifted):
         with pytest.raises(ValueError):
             decode_outline(blob)
         with pytest.raises(ValueError):
             OutlineEntries(blob)
         assert stored_entries(blob) is None
+    entries = OutlineEntries(good)
+    assert entries.path(1) == "/html/body" and entries.text(0) == "a b"
+    for position in (2, -1):  # never another list's entry
+        with pytest.raises(IndexError):
+            entries.path(position)
