@@ -56,10 +56,16 @@ def default_url() -> str:
 
 
 def normalize_url(url: str) -> str:
-    """A SQLAlchemy URL; a plain file path means a SQLite file there."""
+    """A SQLAlchemy URL; a plain file path means a SQLite file there. A path with ``?`` in it
+    is refused (:class:`CaseBaseError`): in a URL it would start the query, and the case base
+    would be another file, named by the path's part before it."""
     if "://" in url:
         return url
-    return f"sqlite:///{Path(url).expanduser().resolve()}"
+    path = Path(url).expanduser().resolve()
+    if "?" in str(path):
+        raise CaseBaseError(f"{url}: a case base's file path cannot hold '?' (a SQLAlchemy URL "
+                            "would read the rest as options): rename the file or its folder")
+    return f"sqlite:///{path}"
 
 
 def _sqlite_file(engine: Engine) -> Path | None:

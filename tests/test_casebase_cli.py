@@ -415,3 +415,13 @@ def test_reading_commands_never_create_migrate_or_repair(db, tmp_path):
             before,)
     assert run(f"sqlite:///{old}", "init").exit_code == 0  # a writing command migrates
     assert run(f"sqlite:///{old}", "stats").exit_code == 0
+
+
+def test_a_file_path_with_a_question_mark_is_refused_not_read_as_another_file(tmp_path):
+    # In a SQLAlchemy URL the '?' starts the options: the case base would be tmp_path / "q".
+    folder = tmp_path / "q?dir"
+    folder.mkdir()
+    result = CliRunner().invoke(cli, ["--db", str(folder / "cb.sqlite"), "stats"])
+    assert result.exit_code != 0 and "cannot hold '?'" in result.output
+    assert "Traceback" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q?dir"]  # nothing made beside it
