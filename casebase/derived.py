@@ -147,14 +147,23 @@ def encode_outline(outline: Outline) -> bytes:
     return bytes([OUTLINE_FORMAT]) + zlib.compress(joined.encode("utf-8"), _LEVEL)
 
 
-@lru_cache(maxsize=_CACHED_PAGES)
-def decode_outline(blob: bytes) -> Outline:
-    """The outline of a ``Page.outline`` blob; raises ``ValueError`` for a damaged one."""
+def _inflated_outline(blob: bytes) -> bytes:
+    """The joined UTF-8 bytes of a ``Page.outline`` blob (its format byte checked, the rest
+    decompressed); ``ValueError`` for a blob of another format or damaged."""
     if not blob or blob[0] != OUTLINE_FORMAT:
         raise ValueError("outline blob of an unknown format")
     try:
-        joined = zlib.decompress(blob[1:]).decode("utf-8")
-    except (zlib.error, UnicodeDecodeError) as error:
+        return zlib.decompress(blob[1:])
+    except zlib.error as error:
+        raise ValueError(f"damaged outline blob: {error}") from None
+
+
+@lru_cache(maxsize=_CACHED_PAGES)
+def decode_outline(blob: bytes) -> Outline:
+    """The outline of a ``Page.outline`` blob; raises ``ValueError`` for a damaged one."""
+    try:
+        joined = _inflated_outline(blob).decode("utf-8")
+    except UnicodeDecodeError as error:
         raise ValueError(f"damaged outline blob: {error}") from None
     parts = joined.split(_RECORD)
     if len(parts) != 4 or not parts[0].isdigit():
@@ -188,12 +197,7 @@ class OutlineEntries:
     __slots__ = ("_raw", "_bounds", "_count")
 
     def __init__(self, blob: bytes) -> None:
-        if not blob or blob[0] != OUTLINE_FORMAT:
-            raise ValueError("outline blob of an unknown format")
-        try:
-            raw = zlib.decompress(blob[1:])
-        except zlib.error as error:
-            raise ValueError(f"damaged outline blob: {error}") from None
+        raw = _inflated_outline(blob)
         # The separators are ASCII: no byte of a multi-byte UTF-8 character can equal them.
         codes = np.frombuffer(raw, dtype=np.uint8)
         records = np.flatnonzero(codes == ord(_RECORD))
