@@ -18,6 +18,8 @@ from casebase.arguments import CheckedGroup
 from noisecbr.exits import EXIT_NOT_FOUND
 from noisecbr.result import PAPER_LABELS
 
+from .presets import PRESETS
+
 __all__ = ["train", "runs", "main", "train_run"]
 
 _DB_HELP = "Case base: SQLAlchemy URL or SQLite path [env NOISECBR_DB; default: casebase's]."
@@ -215,9 +217,10 @@ def _cv_metrics(dataset, folds: int, preset, seed: int, split_seed: int,
 
 
 @click.command("train")
-@click.option("--preset", type=click.Choice(["paper", "default"]), default="default",
+@click.option("--preset", type=click.Choice(sorted(PRESETS)), default="default",
               show_default=True, help="paper: Htwe's published set-up; default: tuned for "
-                                      "unseen sites.")
+                                      "unseen sites; encoded: the default's training on "
+                                      "piecewise-linear encodings of the columns.")
 @click.option("--db", metavar="URL", default=None, help=_DB_HELP)
 @click.option("--seed", type=int, default=0, show_default=True, help="Training seed.")
 @click.option("--split-seed", type=int, default=0, show_default=True,

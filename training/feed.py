@@ -47,9 +47,13 @@ class Feed:
 
     def __init__(self, X: np.ndarray, bags: Bags | None = None, *,
                  columns: np.ndarray | None = None, mean: np.ndarray | None = None,
-                 scale: np.ndarray | None = None, kinds: np.ndarray | None = None) -> None:
+                 scale: np.ndarray | None = None, kinds: np.ndarray | None = None,
+                 encoding=None) -> None:
         self.X, self.bags, self.kinds = X, bags, kinds
         self.columns, self.mean, self.scale = columns, mean, scale
+        #: The columns' piecewise-linear encoding (:mod:`noisecbr.score.encoding`), applied
+        #: in place of the normalisation.
+        self.encoding = encoding
 
     def __len__(self) -> int:
         return len(self.X)
@@ -59,7 +63,9 @@ class Feed:
         x = gather(self.X, index)
         if self.columns is not None:
             x = x[:, self.columns]
-        if self.mean is not None:
+        if self.encoding is not None:
+            x = self.encoding(x)
+        elif self.mean is not None:
             x = (x - self.mean) / self.scale
         if self.kinds is not None:
             x = np.concatenate([x, self.kinds[index]], axis=1)
@@ -136,7 +142,8 @@ def lexical_feeds(preset, inputs, train, val) -> tuple[Feed, Feed, LexicalSetup 
     """The training and validation feeds of a fit (``inputs``: the columns and normalisation
     of :func:`training.train._normalise`), and the lexical setup (None when the preset has no
     lexical fields; ValueError when it has but the data does not)."""
-    dense = {"columns": inputs.columns, "mean": inputs.mean, "scale": inputs.scale}
+    dense = {"columns": inputs.columns, "mean": inputs.mean, "scale": inputs.scale,
+             "encoding": inputs.encoding}
     kinds = (train.kinds, val.kinds) if preset.kind_inputs else (None, None)
     if not preset.lexical_dim:
         return (Feed(train.X, kinds=kinds[0], **dense), Feed(val.X, kinds=kinds[1], **dense),

@@ -12,6 +12,7 @@ import numpy as np
 
 from noisecbr.features import VECTOR_SCHEMA, group_slices
 from noisecbr.result import LABELS
+from noisecbr.score.encoding import PiecewiseLinear
 from noisecbr.score.kind import KINDS, KindModel
 from noisecbr.score.model import Model
 
@@ -55,7 +56,8 @@ def build_network(preset: Preset, n_inputs: int):
 
 def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
                  preset: Preset, metadata: dict | None = None,
-                 kind_model: KindModel | None = None) -> Model:
+                 kind_model: KindModel | None = None,
+                 encoding: PiecewiseLinear | None = None) -> Model:
     """The numpy :class:`~noisecbr.score.model.Model` of a trained network, with its normalisation,
     its lexicon (a network with lexical fields), its kind model and metadata. The network reads
     the page's kind probabilities after the columns (``preset.kind_inputs``); the model's first
@@ -70,7 +72,8 @@ def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
     linears = [m for m in net if isinstance(m, nn.Linear)]
     weights = [m.weight.detach().cpu().numpy().astype(np.float32).copy() for m in linears]
     if preset.kind_inputs:
-        first, width = weights[0], len(columns)
+        first = weights[0]
+        width = len(columns) if encoding is None else encoding.width_out
         weights[0] = np.ascontiguousarray(np.concatenate(
             [first[:, :width], first[:, width + len(KINDS):], first[:, width:width + len(KINDS)]],
             axis=1))
@@ -85,7 +88,8 @@ def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
         metadata={
             "preset": preset.name,
             "hyperparameters": preset.hyperparameters(),
-            "normalization": "x' = (x[columns] - norm.mean) / norm.scale (tensors)",
+            "normalization": ("x' = (x[columns] - norm.mean) / norm.scale (tensors)"
+                              if encoding is None else "x' = encoding(x[columns]) (tensors)"),
             "vector_schema": VECTOR_SCHEMA,
             "labels": list(LABELS[:preset.classes]),
             **(metadata or {}),
@@ -93,6 +97,7 @@ def export_model(net, columns: np.ndarray, mean: np.ndarray, scale: np.ndarray,
         lexicon=lexicon,
         kind_inputs=KINDS if preset.kind_inputs else (),
         kind_model=kind_model,
+        encoding=encoding,
     )
 
 

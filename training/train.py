@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from noisecbr.result import LABELS
+from noisecbr.score.encoding import EDGE_SAMPLE, PiecewiseLinear, fit_piecewise
 from noisecbr.score.kind import KINDS, KindModel
 from noisecbr.score.model import Model
 
@@ -32,7 +33,7 @@ from .datasets import Dataset
 from .feed import Feed, LexicalNetwork, is_lexical, lexical_feeds
 from .network import build_network, export_model, feature_columns, logits_of
 from .presets import Preset, get_preset
-from .spool import release, row_chunks
+from .spool import gather, release, row_chunks
 from .weights import case_weights
 
 __all__ = ["TrainResult", "fit"]
@@ -109,6 +110,12 @@ class _Inputs:
     columns: np.ndarray
     mean: np.ndarray
     scale: np.ndarray
+    encoding: PiecewiseLinear | None = None
+
+    @property
+    def width(self) -> int:
+        """The network's inputs from the columns (their encoded pieces, when encoded)."""
+        return len(self.columns) if self.encoding is None else self.encoding.width_out
 
 
 def _moments(X: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -128,10 +135,35 @@ def _moments(X: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return mean, np.sqrt(squares / len(X))
 
 
-def _normalise(preset: Preset, dataset_train: Dataset, dataset_val: Dataset) -> _Inputs:
+def _encoding(X: np.ndarray, columns: np.ndarray, bins: int, seed: int) -> PiecewiseLinear:
+    """The piecewise-linear encoding of X's ``columns`` in ``bins`` quantile bins: the edges
+    read from a sample of the rows, the extremes from all of them a chunk at a time (X may be
+    spooled)."""
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(len(X), min(len(X), EDGE_SAMPLE), replace=False))
+    sample = gather(X, rows)[:, columns]
+    low, high = sample.min(axis=0), sample.max(axis=0)
+    for part in row_chunks(len(X)):
+        chunk = X[part][:, columns]
+        low, high = np.minimum(low, chunk.min(axis=0)), np.maximum(high, chunk.max(axis=0))
+        release(X)
+    return fit_piecewise(sample, bins, seed, low=low, high=high)
+
+
+def _normalise(preset: Preset, dataset_train: Dataset, dataset_val: Dataset,
+               seed: int = 0) -> _Inputs:
     """Select the preset's feature groups and standardise them on the training set's mean and
-    standard deviation (a constant column keeps scale 1), or leave them as they are."""
+    standard deviation (a constant column keeps scale 1), encode them in quantile bins of the
+    training set (``preset.encoding_bins``), or leave them as they are."""
     columns = feature_columns(preset.groups)
+    if preset.encoding_bins:
+        mean = np.zeros(len(columns), np.float32)
+        scale = np.ones(len(columns), np.float32)
+        encoding = _encoding(dataset_train.X, columns, preset.encoding_bins, seed)
+        if preset.kind_inputs and (dataset_train.kinds is None or dataset_val.kinds is None):
+            raise ValueError(f"preset {preset.name!r} reads the page's kind, but the cases "
+                             "carry no kind probabilities (Dataset.with_kinds)")
+        return _Inputs(columns, mean, scale, encoding)
     if preset.normalize:
         mean, std = (m.astype(np.float32) for m in _moments(dataset_train.X, columns))
         scale = np.where(std > 1e-6, std, 1.0).astype(np.float32)
@@ -309,14 +341,14 @@ def fit(
     if len(dataset_train) == 0 or len(dataset_val) == 0:
         raise ValueError("fit needs non-empty training and validation sets")
     start = time.perf_counter()
-    inputs = _normalise(preset, dataset_train, dataset_val)
+    inputs = _normalise(preset, dataset_train, dataset_val, seed)
     ytr, yva = dataset_train.y, dataset_val.y
     wtr, wva = _train_weights(dataset_train, preset), _val_weights(dataset_val, preset)
     with _Settings(preset.threads):
         torch.manual_seed(seed)
         rng = np.random.default_rng(seed)
         Xtr, Xva_t, lexical = lexical_feeds(preset, inputs, dataset_train, dataset_val)
-        net = build_network(preset, len(inputs.columns) + (lexical.width if lexical else 0)
+        net = build_network(preset, inputs.width + (lexical.width if lexical else 0)
                             + (len(KINDS) if preset.kind_inputs else 0))
         if lexical is not None:
             net = LexicalNetwork(net, lexical)
@@ -333,7 +365,7 @@ def fit(
             "seed": seed, "best_epoch": loop.best_epoch, "epochs_run": len(loop.history),
             **({"class_offsets": offsets.tolist()} if offsets is not None else {}),
             **(metadata or {}),
-        }, kind_model=kind_model)
+        }, kind_model=kind_model, encoding=inputs.encoding)
     return TrainResult(model=model, history=loop.history, best_epoch=loop.best_epoch,
                        duration=duration, preset=preset, seed=seed, details=loop.details,
                        network=net)

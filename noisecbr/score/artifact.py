@@ -23,10 +23,17 @@ from ..features.lexical import (
 )
 from ..render.confidence import CONFIDENCE_EVIDENCE, ConfidenceModel
 from ..result import LABELS, PAPER_LABELS
+from .encoding import ENCODING_TENSORS, PiecewiseLinear
 from .kind import EVIDENCE_NAMES, KINDS, KindModel
 from .model import Model, ModelError, SchemaMismatchError, check_finite, check_layers
 
-__all__ = ["MAX_MODEL_VALUES", "load_model", "save_model"]
+__all__ = ["MAX_MODEL_VALUES", "MODEL_FORMAT", "load_model", "save_model"]
+
+#: The version of the model file's layout this code writes and reads. 1: the files written
+#: before 2026-12-07 (no ``model_format`` key); 2: a first layer may read encoded columns
+#: (:mod:`.encoding`). A file of a later format is refused: its network may read inputs this
+#: code would not give it.
+MODEL_FORMAT = 2
 
 #: The header key under which a model file's settings are stored (JSON).
 _METADATA_KEY = "noisecbr"
@@ -48,6 +55,10 @@ def save_model(model: Model, path: str | Path) -> Path:
     lexical = lexicon_tensors(model.lexicon) if model.lexicon is not None else {}
     tensors.update(lexical.pop("tensors", {}))
     kind = {}
+    if model.encoding is not None:
+        tensors.update({f"{_ENCODING_PREFIX}{name}": array
+                        for name, array in model.encoding.tensors().items()})
+        kind["encoding"] = {"kind": "piecewise_linear", "pieces": model.encoding.width_out}
     if model.confidence_model is not None:
         tensors.update(_confidence_tensors(model.confidence_model))
         kind["confidence_model"] = {"evidence": list(CONFIDENCE_EVIDENCE),
@@ -60,6 +71,7 @@ def save_model(model: Model, path: str | Path) -> Path:
     metadata = {
         **lexical,
         **kind,
+        "model_format": MODEL_FORMAT,
         "vector_schema": VECTOR_SCHEMA,
         "labels": list(model.labels),
         "feature_names": [FEATURE_NAMES[c] for c in model.columns],
@@ -67,7 +79,7 @@ def save_model(model: Model, path: str | Path) -> Path:
         "output_activation": model.output_activation,
         **{k: v for k, v in model.metadata.items()
            if k not in ("vector_schema", "labels", "feature_names", "lexicon", "kind_model",
-                        "kind_inputs", "confidence_model")},
+                        "kind_inputs", "confidence_model", "encoding", "model_format")},
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,11 +131,35 @@ def load_model(path: str | Path) -> Model:
             kind_inputs=tuple(metadata.get("kind_inputs") or ()),
             kind_model=_read_kind_model(metadata.get("kind_model"), tensors),
             confidence_model=_read_confidence_model(metadata.get("confidence_model"), tensors),
+            encoding=_read_encoding(metadata.get("encoding"), tensors),
         )
     except ModelError as error:  # of its own kind: a schema mismatch stays one
         raise type(error)(f"{path}: {error}") from None
     except ValueError as error:
         raise ModelError(f"{path}: {error}") from None
+
+
+#: The prefix of the input encoding's tensors in a model file.
+_ENCODING_PREFIX = "encoding."
+
+
+def _read_encoding(declared: Any, tensors: dict[str, np.ndarray]) -> PiecewiseLinear | None:
+    """The input encoding a file's metadata declares (None for none), checked."""
+    if declared is None:
+        return None
+    if not isinstance(declared, dict) or declared.get("kind") != "piecewise_linear":
+        raise ModelError("its encoding must be {\"kind\": \"piecewise_linear\", ...}, not "
+                         f"{declared!r}")
+    try:
+        parts = {name: tensors[f"{_ENCODING_PREFIX}{name}"] for name in ENCODING_TENSORS}
+    except KeyError as missing:
+        raise ModelError(f"its encoding lacks tensor {missing}") from None
+    encoding = PiecewiseLinear(parts["piece_column"], parts["piece_lower"],
+                               parts["piece_width"])
+    if declared.get("pieces") != encoding.width_out:
+        raise ModelError(f"its encoding declares {declared.get('pieces')!r} pieces and holds "
+                         f"{encoding.width_out}")
+    return encoding
 
 
 #: The prefix of the kind model's tensors in a model file.
@@ -228,6 +264,14 @@ def _metadata(path: Path, header: dict[str, str]) -> dict[str, Any]:
     if not isinstance(metadata, dict):
         raise ModelError(f"{path}: the noisecbr metadata must be a JSON object, not "
                          f"{type(metadata).__name__}")
+    # The file's layout, not the model's: not kept in the model's metadata (save_model writes
+    # the format of the code that saves).
+    form = metadata.pop("model_format", 1)
+    if isinstance(form, bool) or not isinstance(form, int) or not 1 <= form <= MODEL_FORMAT:
+        raise SchemaMismatchError(
+            f"{path} is a model file of format {form!r}; this code reads formats 1 to "
+            f"{MODEL_FORMAT}: read it with the noisecbr version that wrote it, or retrain it "
+            "(noisecbr train)")
     schema = metadata.get("vector_schema")
     if schema != VECTOR_SCHEMA:
         raise SchemaMismatchError(
@@ -295,6 +339,8 @@ _VALUE_DTYPES = ("F32", "F64")
 
 
 _INDEX_DTYPES = ("I64", "I32")
+#: The tensors of integer indices (besides the lexicon's buckets).
+_INDEX_KEYS = ("columns", f"{_ENCODING_PREFIX}piece_column")
 
 
 def _read_tensors(path: Path, handle) -> dict[str, np.ndarray]:
@@ -308,13 +354,14 @@ def _read_tensors(path: Path, handle) -> dict[str, np.ndarray]:
               *(f"layers.{k}.{part}" for k in layers for part in ("weight", "bias")),
               *(key for key in LEXICON_TENSORS if key in keys),
               *sorted(key for key in keys
-                      if key.startswith((_KIND_PREFIX, _CONFIDENCE_PREFIX)))]
+                      if key.startswith((_KIND_PREFIX, _CONFIDENCE_PREFIX,
+                                         _ENCODING_PREFIX)))]
     missing = [key for key in wanted if key not in keys]
     if missing:
         raise ModelError(f"{path} lacks tensor {missing[0]!r}")
     for key in wanted:
         dtype = handle.get_slice(key).get_dtype()
-        expected = _INDEX_DTYPES if key == "columns" or key.endswith(".buckets") else (
+        expected = _INDEX_DTYPES if key in _INDEX_KEYS or key.endswith(".buckets") else (
             _VALUE_DTYPES)
         if dtype not in expected:
             raise ModelError(f"{path}: tensor {key!r} is {dtype}, expected "

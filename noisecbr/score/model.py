@@ -23,6 +23,7 @@ from ..features.lexical import (
 )
 from ..render.confidence import ConfidenceModel
 from ..result import LABELS, PAPER_LABELS
+from .encoding import PiecewiseLinear
 from .kind import KINDS, KindModel
 
 __all__ = ["ModelError", "SchemaMismatchError", "Model", "check_finite", "check_layers"]
@@ -81,18 +82,20 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 
 def check_layers(weights: list[np.ndarray], biases: list[np.ndarray], columns: np.ndarray,
-                  mean: np.ndarray, scale: np.ndarray, extra_inputs: int = 0) -> None:
+                  mean: np.ndarray, scale: np.ndarray, extra_inputs: int = 0,
+                  encoded: int | None = None) -> None:
     """Raise :class:`ModelError` unless the arrays make one MLP: 2-D weights whose shapes
-    chain from the input columns (and ``extra_inputs``: the lexical fields) to the output
-    layer, a bias per layer of its width, a mean and a positive scale per column, and finite
-    numbers throughout."""
+    chain from the input columns (``encoded`` inputs instead where the columns are encoded:
+    :mod:`.encoding`; and ``extra_inputs``: the lexical fields) to the output layer, a bias per
+    layer of its width, a mean and a positive scale per column, and finite numbers
+    throughout."""
     if len(weights) != len(biases) or not weights:
         raise ModelError("a model needs as many bias vectors as weight matrices (≥ 1)")
     columns, mean, scale = np.asarray(columns), np.asarray(mean), np.asarray(scale)
     if columns.ndim != 1 or not np.issubdtype(columns.dtype, np.integer):
         raise ModelError(f"columns must be a 1-D array of integers, not {columns.dtype} "
                          f"of shape {columns.shape}")
-    width = len(columns) + extra_inputs
+    width = (len(columns) if encoded is None else encoded) + extra_inputs
     for k, (weight, bias) in enumerate(zip(weights, biases)):
         weight, bias = np.asarray(weight), np.asarray(bias)
         if weight.ndim != 2 or bias.ndim != 1:
@@ -101,6 +104,8 @@ def check_layers(weights: list[np.ndarray], biases: list[np.ndarray], columns: n
         if weight.shape[1] != width:
             what = ("input columns, lexical inputs and kinds" if k == 0 and extra_inputs else
                     "input columns" if k == 0 else f"outputs of layer {k - 1}")
+            if k == 0 and encoded is not None:
+                what = f"encoded {what}"
             raise ModelError(f"layer {k}: weight {weight.shape} takes {weight.shape[1]} inputs, "
                              f"but there are {width} {what}")
         if len(bias) != weight.shape[0]:
@@ -172,6 +177,10 @@ class Model:
     #: The model of a result's expected F1 (:class:`noisecbr.render.confidence.ConfidenceModel`),
     #: when the file has one.
     confidence_model: ConfidenceModel | None = None
+    #: The piecewise-linear encoding of the input columns (:mod:`.encoding`) the first layer
+    #: reads in place of the standardised columns; None: standardised (``mean``, ``scale``).
+    #: An encoded model reads its columns as they are: its mean is 0 and its scale 1.
+    encoding: PiecewiseLinear | None = None
 
     def __post_init__(self) -> None:
         for name in (self.hidden_activation, self.output_activation):
@@ -190,7 +199,18 @@ class Model:
         if self.kind_inputs and self.kind_model is None:
             raise ModelError("a model that reads the page's kind needs a kind model")
         check_layers(self.weights, self.biases, self.columns, self.mean, self.scale,
-                      lexical_width + len(self.kind_inputs))
+                      lexical_width + len(self.kind_inputs),
+                      None if self.encoding is None else self.encoding.width_out)
+        if self.encoding is not None:
+            if self.encoding.reads() > len(self.columns):
+                raise ModelError(f"the encoding reads input column {self.encoding.reads() - 1}"
+                                 f" of {len(self.columns)}")
+            if np.any(np.asarray(self.mean) != 0) or np.any(np.asarray(self.scale) != 1):
+                raise ModelError("an encoded model reads its columns as they are: its "
+                                 "norm.mean must be 0 and its norm.scale 1")
+        #: How many of the first layer's inputs come from the columns (encoded or not).
+        self.dense_width = (len(self.columns) if self.encoding is None
+                            else self.encoding.width_out)
         self.labels = _output_labels(self.metadata.get("labels"), np.shape(self.weights[-1])[0])
         # float32 throughout: halves memory traffic, and the scores do not need more.
         self.weights = [np.ascontiguousarray(w.T, dtype=np.float32) for w in self.weights]
@@ -204,7 +224,7 @@ class Model:
         self.mean = np.asarray(self.mean, dtype=np.float32)
         self.scale = np.asarray(self.scale, dtype=np.float32)
         self._all_columns = np.array_equal(self.columns, np.arange(len(FEATURE_NAMES)))
-        self._first = self._folded_first_layer()
+        self._first = self._folded_first_layer() if self.encoding is None else None
 
     def _folded_first_layer(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The normalisation folded into the first layer: ((x − m) / s) W + b = x (W / s) +
@@ -235,7 +255,10 @@ class Model:
                      kinds: np.ndarray | None = None) -> np.ndarray:
         """The first layer's output before its activation (a fresh array)."""
         x = self._inputs(vectors)
-        if self._first is not None:
+        if self.encoding is not None:
+            x = self.encoding(x)
+            weight, bias = self.weights[0][:self.dense_width], self.biases[0]
+        elif self._first is not None:
             weight, bias = self._first
         else:
             # In place after the first subtraction (which copies: the caller's vectors stay as
@@ -246,8 +269,8 @@ class Model:
         x = x @ weight
         x += bias
         if self.lexicon is not None:
-            lexical_end = len(self.columns) + self.lexicon.width
-            x += self.pooled(lexical, len(x)) @ self.weights[0][len(self.columns):lexical_end]
+            lexical_end = self.dense_width + self.lexicon.width
+            x += self.pooled(lexical, len(x)) @ self.weights[0][self.dense_width:lexical_end]
         if self.kind_inputs:
             x += self.kind_bias(kinds)
         return x
@@ -306,6 +329,8 @@ class Model:
         their words, so retrieval compares stored cases and a page's subtrees alike in what
         the network makes of their vectors."""
         if len(self.weights) == 1:
+            if self.encoding is not None:
+                return self.encoding(self._inputs(vectors))
             return (self._inputs(vectors) - self.mean) / self.scale
         if self.lexicon is not None and lexical is None:
             lexical = np.zeros((len(vectors), self.lexicon.width), dtype=np.float32)
