@@ -29,6 +29,12 @@ needs_torch = pytest.mark.skipif(_torch_missing(), reason="torch is not installe
                                  "torch==2.13.0 'noisecbr[train]'")
 
 
+#: The slow set: long runs (a 10^4-input fuzz, the scorer check's --quick), skipped with the
+#: reason unless NOISECBR_SLOW_TESTS=1 asks for them.
+slow = pytest.mark.skipif(os.environ.get("NOISECBR_SLOW_TESTS") != "1",
+                          reason="in the slow set: set NOISECBR_SLOW_TESTS=1 to run it")
+
+
 def dataset_with_page(directory: Path, page_id: str, html: bytes) -> Path:
     """A copy of the casebase fixture dataset in ``directory`` with one more page."""
     import gzip

@@ -15,7 +15,7 @@ from pathlib import Path
 import noisecbr
 from noisecbr.prepare.tidy import InputError
 
-__all__ = ["FAMILIES", "clean_everything", "generate"]
+__all__ = ["FAMILIES", "clean_everything", "generate", "hostile_attributes"]
 
 _ROOT = Path(__file__).resolve().parents[1]
 #: Largest input a family makes (bytes): big enough for real structure, small enough for speed.
@@ -86,6 +86,43 @@ def mutated_page(rng: random.Random) -> bytes:
     return bytes(page)
 
 
+#: What the names of a damaged tag's attributes are made of (issue 54): a leading "{", which
+#: lxml reads as a namespace (``{a}`` has an empty name, ``{a`` an unclosed one), control
+#: characters and references to them, markup and quotes that cut the tag open, and letters.
+NAME_PIECES = ("{", "}", "{x}", "<", ">", "\"", "'", "=", "/", "`", "&#0;", "&#1;", "&#x7b;",
+               "\x00", "\x01", "\x1b", "\x7f", "\x85", "\ufffe", "\ud800", "é", ":", "-", "a",
+               "b", "on", "href", "style")
+#: The tags of :func:`hostile_attributes`'s synthetic pages.
+_SYNTHETIC_TAGS = ("p", "div", "span", "a", "b", "em", "li", "td", "h2", "article", "img")
+_TAG_NAME = re.compile(rb"<[A-Za-z][^\s/>]*")
+
+
+def _synthetic_page(rng: random.Random) -> bytes:
+    """A small page of nested tags with words in them, built from ``rng``."""
+    words = ("tide", "pools", "harbour", "sand", "lighthouse", "notes", "dry", "hour", "é", "日本")
+    parts = ["<html><head><title>t</title></head><body>"]
+    for _ in range(rng.randrange(1, 30)):
+        tag = rng.choice(_SYNTHETIC_TAGS)
+        text = " ".join(rng.choice(words) for _ in range(rng.randrange(1, 20)))
+        parts.append(f"<{tag} class=c{rng.randrange(9)} href=/x>{text}</{tag}>")
+    return "".join(parts + ["</body></html>"]).encode()
+
+
+def hostile_attributes(rng: random.Random) -> bytes | str:
+    """A real page or a small synthetic one whose tags hold attributes with malformed names
+    (issue 54: the HTML's sanitiser could neither keep nor remove some of them). Not one of
+    :data:`FAMILIES`, whose order numbers benchmarks/fuzz.py's inputs: tests/
+    test_hostile_attributes.py runs it."""
+    page = rng.choice(fixture_pages())[:MAX_INPUT] if rng.random() < 0.5 else _synthetic_page(rng)
+    starts = [match.end() for match in _TAG_NAME.finditer(page)]
+    for at in sorted(rng.sample(starts, min(len(starts), rng.randrange(1, 8))), reverse=True):
+        name = "".join(rng.choice(NAME_PIECES) for _ in range(rng.randrange(1, 5)))
+        value = rng.choice(("", "=1", "='x'", '="{y}"', "=" + rng.choice(NAME_PIECES)))
+        attribute = f" {name}{value}".encode("utf-8", "surrogatepass")
+        page = page[:at] + attribute + page[at:]
+    return page if rng.random() < 0.7 else page.decode("utf-8", "surrogatepass")
+
+
 def tag_soup(rng: random.Random) -> str:
     return "".join(rng.choice(TOKENS) for _ in range(rng.randrange(1, 300)))
 
@@ -152,7 +189,10 @@ def clean_everything(page: bytes | str) -> str | None:
     result.text.encode()
     result.html.encode()
     json.loads(result.to_json().encode())
+    # The Markdown with its links and images: it reads the kept elements' href and src.
+    linked = result.to_markdown(links=True, images=True)
     for name, value in (("text", result.text), ("html", result.html),
+                        ("markdown", result.markdown), ("linked markdown", linked),
                         ("comments", result.comments), ("json", result.to_json()),
                         *((f, getattr(result, f) or "") for f in ("title", "author", "date",
                                                                     "lang"))):

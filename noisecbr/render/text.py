@@ -313,6 +313,34 @@ def _sanitiser():
         safe_attrs_only=True, add_nofollow=False, kill_tags=("base",))
 
 
+#: XML's ``Name`` (its first character, then the others): the attribute names lxml can
+#: address. The HTML parser takes nearly anything between a tag's name and its ``>`` for an
+#: attribute name (``{a}``, ``a<b``, ``"x``); lxml reads one that starts with ``{`` as
+#: ``{namespace}name`` (``{a}`` is then empty, ``{a`` unclosed, ``{x}y`` another attribute)
+#: and refuses control characters, so the sanitiser could neither keep nor remove such an
+#: attribute: it raised (issue 54).
+_NAME_START = (":A-Z_a-z\xc0-\xd6\xd8-\xf6\xf8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c\u200d"
+               "\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd"
+               "\U00010000-\U000effff")
+_NAME_CHAR = _NAME_START + "\\-.0-9\xb7\u0300-\u036f\u203f\u2040"
+_ATTRIBUTE_NAME = re.compile(f"[{_NAME_START}][{_NAME_CHAR}]*")
+
+
+def _drop_misnamed_attributes(document: etree._Element) -> None:
+    """Drop the attributes whose names are not XML names (:data:`_ATTRIBUTE_NAME`) before the
+    sanitiser sees them. None is one of the safe attributes it keeps (plain ASCII names), so
+    it would have dropped them all: what a page gives is unchanged, only no longer a crash."""
+    for element in document.iter(etree.Element):
+        names = element.keys()
+        if names and not all(map(_ATTRIBUTE_NAME.fullmatch, names)):
+            kept = [(name, value) for name, value in element.items()
+                    if _ATTRIBUTE_NAME.fullmatch(name)]
+            # lxml cannot address the others by name: all go, the valid ones come back in order.
+            element.attrib.clear()
+            for name, value in kept:
+                element.set(name, value)
+
+
 def sanitised_body(body_html: str) -> str:
     """A serialised ``<body>`` that a browser can open without running or loading anything the
     page meant to (lxml_html_clean, a maintained sanitiser, not a list of our own): no scripts,
@@ -325,6 +353,7 @@ def sanitised_body(body_html: str) -> str:
     # garbage may hold one, and the sanitiser could then neither keep nor remove it.
     document = html.document_fromstring(printable(body_html) or "<body></body>",
                                         parser=html.HTMLParser(huge_tree=True))
+    _drop_misnamed_attributes(document)
     _sanitiser()(document)
     body = document.find("body")
     if body is None:
