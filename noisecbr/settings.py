@@ -138,6 +138,12 @@ ORPHAN_WORDS = 8
 DATELINE_WORDS = 20
 #: Most of its words are digits or dateline words (the rest: "at", "de", "um", a city).
 DATELINE_SHARE = 0.6
+#: Page furniture's widgets are small (:mod:`noisecbr.decide.widgets`): a feedback box with
+#: its answers, an edit link, a last-updated line or previous / next links with their titles
+#: hold at most this many words ("← Previous: Configuring structured logging for multi-tenant
+#: deployments Next: Shipping logs to a remote collector over TLS →" has 17). Not fitted: a
+#: bound on what is read, the phrases decide.
+WIDGET_WORDS = 40
 
 # -- a site's other pages: memory (labelled) and evidence (unlabelled) ---------------------------
 
@@ -235,6 +241,7 @@ class Settings:
     orphan_words: int = ORPHAN_WORDS
     dateline_words: int = DATELINE_WORDS
     dateline_share: float = DATELINE_SHARE
+    widget_words: int = WIDGET_WORDS
     memory_noise_growth: float = MEMORY_NOISE_GROWTH
     memory_min_words: int = MEMORY_MIN_WORDS
     template_min_share: float = TEMPLATE_MIN_SHARE

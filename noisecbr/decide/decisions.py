@@ -23,6 +23,7 @@ from .datelines import datelines
 from .fallback import fall_back, fallback_subtree, kept_words
 from .orphans import orphaned_headings
 from .walk import Thresholds, walk, walk_lazily
+from .widgets import carve, furniture_widgets
 
 #: Extra evidence from outside the network (e.g. a site style tree's noisy nodes): given a page's
 #: table, the indices of the subtrees it marks as noise.
@@ -92,6 +93,7 @@ def decide(page: Page, proba: np.ndarray, thresholds: Thresholds, *,
         walked = walk(table, proba, thresholds, forced=forced, recalled=recalled, start=root,
                       templates=templates)
         decision = fall_back(table, walked, root, without=page.headline)
+        _without_widgets(table, decision, recalled)
     else:
         _after_walk(table, decision, recalled)
     return Decisions(proba, decision, root is not None, recalled, stored, templates,
@@ -101,10 +103,23 @@ def decide(page: Page, proba: np.ndarray, thresholds: Thresholds, *,
 def _after_walk(table: ElementTable, decision: np.ndarray,
                 recalled: np.ndarray | None) -> None:
     """The rules after a walk that kept enough, on ``decision`` in place: a furniture heading
-    goes with the box the walk removed, and a dateline is metadata; but not where the site's
-    stored cases decided (``recalled``)."""
+    goes with the box the walk removed, a dateline is metadata, and page furniture's widgets
+    go whatever the walk's mode (last: the subtrees a widget is carved out of are not read
+    again by the rules before); but not where the site's stored cases decided
+    (``recalled``)."""
     decision[orphaned_headings(table, decision, recalled)] = NOISE
     decision[datelines(table, decision, recalled)] = NOISE
+    _without_widgets(table, decision, recalled)
+
+
+def _without_widgets(table: ElementTable, decision: np.ndarray,
+                     recalled: np.ndarray | None) -> None:
+    """Remove page furniture's widgets from ``decision``, in place: a feedback box, an edit
+    link, a last-updated line, previous / next links (:mod:`noisecbr.decide.widgets`). Before
+    the kind's mode was chosen per page the balanced walk removed most of them, and the
+    recall mode of documentation brought them back (issue 54): they are furniture on every
+    kind, so a rule removes them after any walk, the fallback's too."""
+    carve(table, decision, furniture_widgets(table, decision, recalled))
 
 
 def score_and_decide(page: Page, model: Model, thresholds: Thresholds, *,
