@@ -96,8 +96,11 @@ class Cleaner:
     ``fallback_below``; the text it returns (a ``str``; ``None`` declines) replaces the
     result's text and Markdown, and ``result.extractor`` says ``"fallback"``.
     ``unsafe_html=True``: ``result.html`` as the page wrote it, not sanitised (by default no
-    script, event handler, frame, form, style or ``<base>`` of the page is in it:
-    :func:`noisecbr.render.text.sanitised_body`). ``settings``: the rules after the walk, of
+    script, event handler, frame, form, style or ``<base>`` of the page is in it, nor the
+    sources of its images and media: opened, it loads nothing;
+    :func:`noisecbr.render.text.sanitised_body`). ``keep_media=True``: the sanitised
+    ``result.html`` keeps the page's images, video and audio with their sources (a browser
+    that opens it loads them). ``settings``: the rules after the walk, of
     comments and of a site's pages (:class:`noisecbr.settings.Settings`, a frozen value;
     default :data:`noisecbr.settings.DEFAULTS`), which every stage method runs under.
     """
@@ -119,6 +122,7 @@ class Cleaner:
         fallback: Fallback | None = None,
         fallback_below: float = DEFAULT_FALLBACK_BELOW,
         unsafe_html: bool = False,
+        keep_media: bool = False,
         settings: Settings | None = None,
     ) -> None:
         if settings is not None and not isinstance(settings, Settings):
@@ -159,6 +163,7 @@ class Cleaner:
                              "has it)")
         self.fallback, self.fallback_below = fallback, fallback_below
         self.unsafe_html = unsafe_html
+        self.keep_media = keep_media
 
     @property
     def noise_threshold(self) -> float:
@@ -253,7 +258,7 @@ class Cleaner:
                           confidence=self.model.confidence_model,
                           title=self.title_for(page, decisions.kinds),
                           read_kinds=page.read_kinds(self.model),
-                          safe_html=not self.unsafe_html)
+                          safe_html=not self.unsafe_html, keep_media=self.keep_media)
 
     def title_for(self, page: Page, kinds: np.ndarray | None) -> bool:
         """Whether the text of ``page`` starts with its headline: ``title`` when given, else
@@ -402,7 +407,8 @@ def clean(html: str | bytes, *, url: str | None = None, model: Model | str | Pat
           keep_threshold: float | None = None, leaf_threshold: float | None = None,
           smooth: float | None = None, max_elements: int | None = None,
           fallback: Fallback | None = None, fallback_below: float = DEFAULT_FALLBACK_BELOW,
-          unsafe_html: bool = False, settings: Settings | None = None) -> CleanResult:
+          unsafe_html: bool = False, keep_media: bool = False,
+          settings: Settings | None = None) -> CleanResult:
     """Clean one page with the embedded default model (or ``model``), and the labelled pages
     of its site if a ``memory`` of them is given: ``Cleaner(model, ...).clean(html, url=url,
     memory=memory, page_type=page_type)``, every option :class:`Cleaner` takes taken here.
@@ -420,5 +426,6 @@ def clean(html: str | bytes, *, url: str | None = None, model: Model | str | Pat
                       title=title, noise_threshold=noise_threshold,
                       keep_threshold=keep_threshold, leaf_threshold=leaf_threshold,
                       smooth=smooth, max_elements=max_elements, fallback=fallback,
-                      fallback_below=fallback_below, unsafe_html=unsafe_html, settings=settings)
+                      fallback_below=fallback_below, unsafe_html=unsafe_html,
+                      keep_media=keep_media, settings=settings)
     return cleaner.clean(html, url=url, memory=memory, page_type=page_type)

@@ -187,14 +187,14 @@ def _init_worker(model: str | None, parser: str, smooth: float | None, memory=No
                  favor: str = AUTO, comments: bool = False,
                  max_bytes: int | None = None, max_elements: int | None = None,
                  title: bool | None = None, page_type: str | None = None,
-                 unsafe_html: bool = False) -> None:
+                 unsafe_html: bool = False, keep_media: bool = False) -> None:
     global _worker_cleaner, _worker_memory, _worker_page_type
     from noisecbr.cleaner import Cleaner
 
     _worker_cleaner = Cleaner(model, parser=parser, smooth=smooth, favor=favor,
                               comments=comments, max_bytes=max_bytes,
                               max_elements=max_elements, title=title,
-                              unsafe_html=unsafe_html)
+                              unsafe_html=unsafe_html, keep_media=keep_media)
     _worker_memory = memory
     _worker_page_type = page_type
 
@@ -331,14 +331,18 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
               "does (an article's body starts after its headline).")
 @click.option("--unsafe-html", is_flag=True, help="-f html and json: the page's HTML as it "
               "wrote it, not sanitised (by default no script, event handler, frame, form, "
-              "style or <base> of the page is in it).")
+              "style or <base> of the page is in it, nor the sources of its images and media: "
+              "opened, it loads nothing).")
+@click.option("--keep-media", is_flag=True, help="-f html and json: keep the page's images, "
+              "video and audio with their sources in the sanitised HTML (a browser that opens "
+              "it loads them).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: str | None,
           url: str | None, parser: str, smooth: float | None, favor: str, comments: bool,
           jobs: int, memory_db: str | None, site: str | None, max_bytes: int,
           max_elements: int, links: bool, images: bool, markdown_column: bool,
           by_site: bool, page_type: str | None, title: bool | None, unsafe_html: bool,
-          quiet: bool) -> None:
+          keep_media: bool, quiet: bool) -> None:
     """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin; or
     WARC files (.warc, .warc.gz), whose HTML responses are written one row per page.
 
@@ -382,7 +386,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
     memory = _page_memories(memory_db, site, url) if memory_db else None
     try:
         _init_worker(model, parser, smooth, memory, favor, comments, max_bytes, max_elements,
-                     title, page_type, unsafe_html)
+                     title, page_type, unsafe_html, keep_media)
     except ModelError as error:
         _fail(str(error), EXIT_MODEL)
     stdin_data = None
@@ -400,7 +404,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
     _clean_files(items, output, targets, shape if fmt == "markdown" else fmt, url, stdin_data,
                  jobs, quiet,
                  (model, parser, smooth, memory, favor, comments, max_bytes, max_elements,
-                  title, page_type, unsafe_html),
+                  title, page_type, unsafe_html, keep_media),
                  groups)
 
 

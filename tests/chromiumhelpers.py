@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -21,10 +21,12 @@ def skip_without_chromium() -> None:
 
 
 @contextlib.contextmanager
-def headless_chromium(profile: Path, page_wait: float, *arguments: str,
-                      width: int = 1400) -> Iterator:
+def headless_chromium(profile: Path, page_wait: float, *arguments: str, width: int = 1400,
+                      capabilities: Mapping[str, object] | None = None) -> Iterator:
     """A headless Chromium driven by selenium, with the profile folder ``profile``, a page-load
-    timeout of ``page_wait`` seconds and any further command-line ``arguments``."""
+    timeout of ``page_wait`` seconds, any further command-line ``arguments`` and WebDriver
+    ``capabilities`` (``{"goog:loggingPrefs": {"performance": "ALL"}}``: the DevTools
+    network log)."""
     from selenium import webdriver
 
     options = webdriver.ChromeOptions()
@@ -34,6 +36,8 @@ def headless_chromium(profile: Path, page_wait: float, *arguments: str,
                      "--disable-sync", "--disable-dev-shm-usage", f"--window-size={width},900",
                      f"--user-data-dir={profile}", *arguments):
         options.add_argument(argument)
+    for name, value in (capabilities or {}).items():
+        options.set_capability(name, value)
     driver = webdriver.Chrome(options=options,
                               service=webdriver.ChromeService(str(CHROMEDRIVER)))
     try:

@@ -100,8 +100,9 @@ def server() -> Iterator[Server]:
 @pytest.fixture
 def browser(tmp_path):
     """Headless Chromium that resolves no host name but the loopback address: a URL that is
-    not the test server's goes nowhere (and the content's https images fail to load, so an
-    ``onerror`` handler left in would run)."""
+    not the test server's goes nowhere (the content's https images, in the raw page, fail to
+    load, so an ``onerror`` handler runs; the sanitised HTML keeps no image source, and
+    tests/test_media_requests.py checks the handlers of the images it keeps on request)."""
     with headless_chromium(tmp_path / "chromium-profile", PAGE_WAIT,
                            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
                            width=1200) as driver:
@@ -127,6 +128,9 @@ setTimeout(() => {
   for (const el of document.body.querySelectorAll('*')) {
     if (el.closest('a[href]')) continue;
     if (el.focus) el.focus();
+    // A window without the system's focus (headless Chromium 150) fires no focus event on
+    // focus(): the event is sent as well, so an onfocus handler left in runs either way.
+    el.dispatchEvent(new FocusEvent('focus'));
     if (el.click) el.click();
     else el.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}));
   }

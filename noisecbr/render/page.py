@@ -33,15 +33,16 @@ from .text import render_html, render_text, render_texts
 
 def render(page: Page, decisions: Decisions, *, comments: bool = False,
            confidence: ConfidenceModel | None = None, title: bool = False,
-           read_kinds: np.ndarray | None = None, safe_html: bool = True) -> CleanResult:
+           read_kinds: np.ndarray | None = None, safe_html: bool = True,
+           keep_media: bool = False) -> CleanResult:
     """The :class:`CleanResult` of a decided page: the headline and the byline out of the
     text into the metadata, the comments apart (after the text with ``comments=True``); the
     HTML, Markdown, comments and decisions rendered when first asked for, and so is the
     result's expected F1 by the ``confidence`` model (None without one), from the kind
     probabilities its kind model read (``read_kinds``; the decisions' kinds when not given).
     ``title=True`` puts the headline first in the text and the Markdown (as ``# …``);
-    ``safe_html=False`` leaves the HTML unsanitised
-    (:func:`noisecbr.render.text.sanitised_body`)."""
+    ``safe_html=False`` leaves the HTML unsanitised, ``keep_media=True`` keeps its images and
+    media (:func:`noisecbr.render.text.sanitised_body`)."""
     table, body, decision = page.table, page.body, decisions.decision
     metadata = page.shown_metadata
     decided = np.flatnonzero(decision >= 0)
@@ -72,7 +73,7 @@ def render(page: Page, decisions: Decisions, *, comments: bool = False,
     if comments and thread():
         text = f"{text}\n\n{thread()}" if text else thread()
     later = _OnDemand(page, decisions, sorted(removed_at), metadata, thread, comments, headline,
-                      safe_html)
+                      safe_html, keep_media)
     expected = None
     if confidence is not None:
         read = decisions.kinds if read_kinds is None else read_kinds
@@ -152,6 +153,7 @@ class _OnDemand:
     comments: bool
     headline: str | None = None  # written first, as a heading
     safe_html: bool = True  # the HTML sanitised
+    keep_media: bool = False  # its images and media kept (loaded when it is opened)
 
     def decisions(self) -> list[Decision]:
         # Paths from the table: still those of the tidied page after the noise is detached.
@@ -175,7 +177,7 @@ class _OnDemand:
         copies = list(clone.iter(etree.Element, etree.Entity))  # the table's order
         drop_elements([copies[i] for i in self.removed_at])
         return printable(render_html(clone, self.metadata.document_title, self.metadata.lang,
-                                     safe=self.safe_html))
+                                     safe=self.safe_html, keep_media=self.keep_media))
 
     def markdown(self, links: bool = False, images: bool = False) -> str:
         # The same decided tree as the text.

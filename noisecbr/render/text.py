@@ -20,7 +20,7 @@ from lxml import etree, html
 from ..native.backend import BACKEND
 from ..prepare.strings import printable
 
-__all__ = ["BLOCK_TAGS", "LINE_TAGS", "render_html", "render_text", "render_texts",
+__all__ = ["BLOCK_TAGS", "LINE_TAGS", "MEDIA_TAGS", "render_html", "render_text", "render_texts",
            "sanitised_body", "verbatim_text"]
 
 #: Elements that end a paragraph: the text around them is separated by a blank line.
@@ -284,9 +284,10 @@ def _compiled_render() -> Callable | None:
 
 
 def render_html(body: etree._Element, title: str | None = None, lang: str | None = None, *,
-                safe: bool = True) -> str:
+                safe: bool = True, keep_media: bool = False) -> str:
     """Serialise a body as a complete, re-parseable HTML document (with the page's ``title``
-    and ``lang`` when given), sanitised unless ``safe=False`` (:func:`sanitised_body`)."""
+    and ``lang`` when given), sanitised unless ``safe=False`` (:func:`sanitised_body`, its
+    images and media kept with ``keep_media=True``)."""
     document = etree.Element("html")
     head = etree.SubElement(document, "head")
     etree.SubElement(head, "meta", charset="utf-8")
@@ -295,22 +296,60 @@ def render_html(body: etree._Element, title: str | None = None, lang: str | None
     # Serialise the body on its own so the caller's tree is not re-parented.
     body_html = html.tostring(body, encoding="unicode", method="html")
     if safe:
-        body_html = sanitised_body(body_html)
+        body_html = sanitised_body(body_html, keep_media=keep_media)
     head_html = html.tostring(head, encoding="unicode", method="html")
     html_tag = f"<html lang={quoteattr(lang)}>" if lang else "<html>"
     return f"<!DOCTYPE html>\n{html_tag}{head_html}{body_html}</html>\n"
 
 
+#: The elements that show an image or play a medium, and the sources and tracks they choose
+#: among: what ``keep_media=True`` keeps as the page wrote it (:func:`sanitised_body`).
+MEDIA_TAGS = frozenset(("img", "picture", "source", "video", "audio", "track"))
+#: Their attributes that load the medium or make it playable: on them with ``keep_media=True``,
+#: on no element otherwise (``src`` of any other element too: ``<portal>``, ``<bgsound>``…).
+_MEDIA_ATTRIBUTES = ("src", "srcset", "sizes", "poster", "controls", "kind", "srclang")
+#: The media elements that go, their content kept, when the media do: a player without a
+#: source (its fallback text shows instead), and the sources and tracks (libxml2's HTML parser
+#: does not know ``<source>`` and ``<track>`` as empty: what follows them is inside).
+_MEDIA_UNWRAPPED = ("video", "audio", "source", "track")
+#: Where ``href`` loads rather than links (SVG's ``<image>``, ``<use>``, ``<feImage>``…): it
+#: goes from every element inside these but ``<a>``.
+_FOREIGN_ROOTS = ("svg", "math")
+
+
 @functools.cache
-def _sanitiser():
-    """lxml_html_clean's Cleaner as the output's HTML needs it (made once)."""
+def _sanitiser(keep_media: bool = False):
+    """lxml_html_clean's Cleaner as the output's HTML needs it (made once for each
+    ``keep_media``: its safe attributes are then HTML's and the media's)."""
+    from lxml.html import defs
     from lxml_html_clean import Cleaner as HtmlCleaner
 
+    media = {"safe_attrs": defs.safe_attrs | frozenset(_MEDIA_ATTRIBUTES)} if keep_media else {}
     return HtmlCleaner(
         scripts=True, javascript=True, comments=True, style=True, inline_style=True,
         links=True, meta=True, page_structure=False, processing_instructions=True,
         embedded=True, frames=True, forms=True, annoying_tags=True, remove_unknown_tags=False,
-        safe_attrs_only=True, add_nofollow=False, kill_tags=("base",))
+        safe_attrs_only=True, add_nofollow=False, kill_tags=("base",), **media)
+
+
+def _drop_loads(document: html.HtmlElement, keep_media: bool) -> None:
+    """Remove what the sanitiser leaves that a browser loads when it opens the page: the
+    sources of images and media (all of them, and their players, unless ``keep_media``) and
+    the ``href`` of SVG and MathML elements other than links."""
+    unwrapped = []
+    for element in document.iter(etree.Element):
+        tag = element.tag
+        if not (keep_media and tag in MEDIA_TAGS):
+            for name in _MEDIA_ATTRIBUTES:
+                element.attrib.pop(name, None)
+            if tag in _MEDIA_UNWRAPPED:
+                unwrapped.append(element)
+        if tag in _FOREIGN_ROOTS:
+            for inner in element.iter(etree.Element):
+                if inner.tag != "a":
+                    inner.attrib.pop("href", None)
+    for element in unwrapped:
+        element.drop_tag()
 
 
 #: XML's ``Name`` (its first character, then the others): the attribute names lxml can
@@ -341,20 +380,26 @@ def _drop_misnamed_attributes(document: etree._Element) -> None:
                 element.set(name, value)
 
 
-def sanitised_body(body_html: str) -> str:
-    """A serialised ``<body>`` that a browser can open without running or loading anything the
-    page meant to (lxml_html_clean, a maintained sanitiser, not a list of our own): no scripts,
-    event handlers (``onerror``, ``onload``, ``onfocus``…), ``javascript:`` URLs, frames
-    (``srcdoc`` included), objects and embeds, forms and their controls, ``<base>``, ``<meta>``
-    refreshes, stylesheets or inline styles (``url(…)``, ``image-set(…)`` and CSS escapes load
-    from elsewhere); attributes outside HTML's safe ones dropped. The content's markup, its
-    links and its images are kept."""
+def sanitised_body(body_html: str, *, keep_media: bool = False) -> str:
+    """A serialised ``<body>`` that a browser opens without running anything, or loading
+    anything from anywhere (lxml_html_clean, a maintained sanitiser, not a list of our own,
+    then the loads it leaves): no scripts, event handlers (``onerror``, ``onload``,
+    ``onfocus``…), ``javascript:`` URLs, frames (``srcdoc`` included), objects and embeds,
+    forms and their controls, ``<base>``, ``<meta>`` refreshes, stylesheets or inline styles
+    (``url(…)``, ``image-set(…)`` and CSS escapes load from elsewhere), SVG's ``href`` loads;
+    attributes outside HTML's safe ones dropped. Nor, by default, images or media, as for
+    scripts: an ``<img>`` stays without its ``src``, ``srcset`` and ``sizes`` (its ``alt`` text
+    shows), ``<video>``, ``<audio>``, ``<source>`` and ``<track>`` go, their fallback text kept
+    (``poster`` with them). ``keep_media=True`` keeps images and media as the page wrote them
+    (``src``, ``srcset``, ``sizes``, ``poster``, ``controls``; a browser then loads them).
+    The content's markup, its text (captions, ``alt``) and its links are kept."""
     # Without the control characters lxml refuses: an attribute name libxml2 read from
     # garbage may hold one, and the sanitiser could then neither keep nor remove it.
     document = html.document_fromstring(printable(body_html) or "<body></body>",
                                         parser=html.HTMLParser(huge_tree=True))
     _drop_misnamed_attributes(document)
-    _sanitiser()(document)
+    _sanitiser(keep_media)(document)
+    _drop_loads(document, keep_media)
     body = document.find("body")
     if body is None:
         return "<body></body>"
