@@ -143,6 +143,18 @@ def placeholder_kind_model():
                      np.zeros(len(EVIDENCE_NAMES)), np.ones(len(EVIDENCE_NAMES)))
 
 
+def word_pr(predicted: str, truth: str) -> tuple[float, float]:
+    """Word-bag precision and recall of a text (lower-cased tokens, as word F1 counts them;
+    1 for an empty side)."""
+    from collections import Counter
+
+    got = Counter(t.lower() for t in tokens(predicted))
+    want = Counter(t.lower() for t in tokens(truth))
+    common = sum((got & want).values())
+    return (common / sum(got.values()) if got else 1.0,
+            common / sum(want.values()) if want else 1.0)
+
+
 def score_pages(pages, model_of, modes, given_kinds: bool = False) -> list[dict]:
     """Every page cleaned by its fold's model; its shingle scores."""
     cleaners = {}
@@ -165,6 +177,7 @@ def score_pages(pages, model_of, modes, given_kinds: bool = False) -> list[dict]
                     "type": page.page_type, "lang": lang, "site": page.site,
                     "s": [s.tp, s.fp, s.fn], "t": [t.tp, t.fp, t.fn],
                     "w": word_f1(text, truth), "wt": word_f1(f"{title}\n\n{text}", truth),
+                    "wpr": word_pr(text, truth),
                     "words": len(tokens(text))})
     return out
 
