@@ -153,13 +153,24 @@ def _tree_model(model, scorer: TreeScorer):
     return out
 
 
+def _unused_sites(sites, share: float) -> set[str]:
+    """The sites left out of training when only ``share`` of them is trained on (by their
+    hash: the same sites whatever the fold, a smaller share's sites among a larger one's)."""
+    return {site for site in sites
+            if int(hashlib.sha256(f"share/{site}".encode()).hexdigest(), 16) % 1000
+            >= 1000 * share}
+
+
 def train_folds(name: str, preset: Preset | None, seed: int, pages: list, dataset: Dataset,
-                kinds, quick: bool) -> tuple[dict, float]:
-    """Each page's fold model (by ``set/id``) and the training minutes of both folds."""
+                kinds, quick: bool, share: float = 1.0) -> tuple[dict, float]:
+    """Each page's fold model (by ``set/id``) and the training minutes of both folds; with
+    ``share`` < 1, each fold trained on that share of its training sites (a learning curve:
+    the held-out pages stay the same)."""
     site_of_page = np.array([page.site for page in pages], dtype=object)
+    unused = _unused_sites(set(site_of_page), share) if share < 1 else set()
     models, started = {}, time.perf_counter()
     for fold, (_, test) in enumerate(site_folds(site_of_page, FOLDS, 0)):
-        held_out = set(site_of_page[test])
+        held_out = set(site_of_page[test]) | unused
         base = preset if preset is not None else PRESET
         if quick:
             base = base.replace(epoch_cases=int(base.epoch_cases * QUICK_CASES)
@@ -246,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="JSON of every run's figures and pages, kept as it goes; "
                              "runs already in it are not run again")
     parser.add_argument("--cache", type=Path, default=ROOT / "runs" / "cache")
+    parser.add_argument("--train-share", type=float, nargs="+", default=[1.0],
+                        help="train each fold on these shares of its training sites, the "
+                             "held-out pages the same (a learning curve; a scorer's row is "
+                             "named NAME@SHARE below 1)")
     args = parser.parse_args(argv)
     missing = [name for name in SETS if not (args.data_root / name).is_dir()]
     if missing:
@@ -257,12 +272,17 @@ def main(argv: list[str] | None = None) -> int:
     kinds = kind_data(pages)
     print(f"{len(pages)} pages, {len(dataset):,} cases ({time.perf_counter() - started:.0f} s)",
           file=sys.stderr, flush=True)
-    for name, preset in scorers:
+    if not all(0 < share <= 1 for share in args.train_share):
+        parser.error("--train-share takes shares in (0, 1]")
+    scorers = [(name if share == 1 else f"{name}@{share:g}", preset, share)
+               for name, preset in scorers for share in args.train_share]
+    for name, preset, share in scorers:
         runs = results.setdefault(name, {})
         for seed in args.tree_seeds if preset is None else args.seeds:
             if str(seed) in runs:
                 continue
-            models, minutes = train_folds(name, preset, seed, pages, dataset, kinds, args.quick)
+            models, minutes = train_folds(name, preset, seed, pages, dataset, kinds, args.quick,
+                                          share)
             rows = score_pages(pages, models, MODES)
             runs[str(seed)] = {"summary": summary(rows), "minutes": minutes,
                                "score_ms": score_ms(models, pages),
@@ -273,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.out.parent.mkdir(parents=True, exist_ok=True)
                 args.out.write_text(json.dumps(results, indent=1))
             print(table({name: runs}), file=sys.stderr, flush=True)
-    print(table({name: results.get(name, {}) for name, _ in scorers}))
+    print(table({name: results.get(name, {}) for name, _, _ in scorers}))
     return 0
 
 
