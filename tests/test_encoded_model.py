@@ -143,3 +143,27 @@ def test_encoded_model_file_round_trip_and_other_formats_refused(data, tmp_path,
               metadata={"noisecbr": json.dumps(header)})
     with pytest.raises(ModelError, match="piece_width"):
         load_model(tmp_path / "missing.safetensors")
+
+
+@needs_torch
+def test_train_preset_encoded_writes_a_model_the_cleaner_reads(tmp_path):
+    """What ``noisecbr train --preset encoded`` runs (training.cli.train_run): a recorded run
+    whose model file a Cleaner opens by its path and cleans with."""
+    from click.testing import CliRunner
+
+    from casebase.store import CaseBase
+    from training.cli import train, train_run
+    from training.sources import synthetic
+
+    assert "encoded" in CliRunner().invoke(train, ["--help"]).output
+    cb = CaseBase.open(f"sqlite:///{tmp_path / 'cb.sqlite'}")
+    run = train_run(cb, "encoded", seed=0, out=tmp_path / "run", epochs=2, quiet=True,
+                    dataset=synthetic(n_sites=24, per_site=40),
+                    overrides={"epoch_cases": 2000, "batch_size": 64, "threads": 1})
+    cb.close()
+    assert run["status"] == "finished" and run["preset"] == "encoded"
+    cleaner = Cleaner(run["artifact_path"])
+    assert cleaner.model.encoding is not None
+    page = (FIXTURES / "kinds" / "article.html").read_bytes()
+    result = cleaner.clean(page)
+    assert result.text and result.html
