@@ -196,17 +196,22 @@ def init(ctx: click.Context) -> None:
               help="Worker processes preparing pages while the main one inserts; 0: none "
                    "[default: one per CPU, at most 4].")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--no-index", is_flag=True,
+              help="Do not bring the nearest-case index of `casebase explain` up to date "
+              "(its next call does).")
 @click.option("--batch-rows", type=click.IntRange(min=1), default=20_000, hidden=True)
 @click.pass_context
 @_handle_errors
 def import_(ctx: click.Context, directory: Path, t_data: float, t_noise: float,
             max_coverage: float, limit: int | None, parser: str, oracle: bool,
-            jobs: int | None, quiet: bool, batch_rows: int) -> None:
+            jobs: int | None, quiet: bool, no_index: bool, batch_rows: int) -> None:
     """Import a labelled dataset (html/<id>.html.gz + ground-truth.json) as cases.
 
     Every element of every page becomes a case labelled from the ground truth. The import is
     one transaction: interrupted, it leaves the case base as it was. Pages already imported
     from this dataset are skipped; pages that are not HTML are reported and skipped (exit 1).
+    Then the nearest-case index of `casebase explain` is brought up to date (after the
+    import is committed: a failure there loses no case).
     """
     from .importer import default_jobs, import_dataset
 
@@ -234,8 +239,37 @@ def import_(ctx: click.Context, directory: Path, t_data: float, t_noise: float,
     if report.oracle is not None:
         click.echo(f"oracle ceiling: {report.oracle}")
     click.echo(f"database: {cb.url} ({_size(cb.db_size())})")
+    if not no_index:
+        _follow(cb, quiet)
     if report.failed:
         ctx.exit(EXIT_PARTIAL)
+
+
+def _follow(cb: CaseBase, quiet: bool = False) -> None:
+    """Bring the nearest-case index of ``explain`` up to date after a committed write
+    (:func:`casebase.upkeep.follow`). It is derived data: a failure is reported on stderr and
+    leaves the write and the exit code as they are."""
+    from .upkeep import follow
+
+    def say(message: str) -> None:
+        if not quiet:
+            click.echo(f"casebase: {message}", err=True)
+
+    try:
+        done = follow(cb, progress=not quiet and sys.stderr.isatty(), say=say)
+    except KeyboardInterrupt:
+        click.echo("casebase: interrupted while indexing: the changes are stored; the next "
+                   "`casebase explain` builds the index (or `casebase index`)", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as error:
+        if os.environ.get("CASEBASE_DEBUG"):
+            raise
+        click.echo("casebase: the changes are stored, but the nearest-case index could not be "
+                   f"brought up to date ({type(error).__name__}: {error}): `casebase explain` "
+                   "builds it or searches exactly; `casebase index` tries again", err=True)
+        return
+    if done.action in ("built", "updated", "kept"):
+        click.echo(f"casebase: {done.describe()}", err=True)
 
 
 def _checkpoint(cb: CaseBase) -> None:
@@ -264,11 +298,14 @@ def _checkpoint(cb: CaseBase) -> None:
 @click.option("--site", help="Site (host) of the page [default: the URL's host].")
 @click.option("--parser", type=click.Choice(["lxml", "html5lib"]), default="lxml",
               show_default=True)
+@click.option("--no-index", is_flag=True,
+              help="Do not bring the nearest-case index of `casebase explain` up to date "
+              "(its next call does).")
 @click.pass_context
 @_handle_errors
 def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | None,
                 truth_file: Path | None, label_source: str | None, source: str,
-                site: str | None, parser: str) -> None:
+                site: str | None, parser: str, no_index: bool) -> None:
     """Import one page (.html or .html.gz) with labels for some of its subtrees."""
     from noisecbr.prepare.tidy import InputError
 
@@ -318,6 +355,8 @@ def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | No
     else:
         click.echo(f"page {added.page_id}: {sum(added.cases.values())} cases  "
                    f"{_label_counts(added.cases)}")
+    if not no_index:
+        _follow(cb)
     for path in added.unknown_paths:
         click.echo(f"unknown path (selects no element): {path}", err=True)
     if added.unknown_paths:
@@ -337,10 +376,13 @@ def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | No
 @click.option("--parser", type=click.Choice(["lxml", "html5lib"]), default="lxml",
               show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--no-index", is_flag=True,
+              help="Do not bring the nearest-case index of `casebase explain` up to date "
+              "(its next call does).")
 @click.pass_context
 @_handle_errors
 def import_site_(ctx: click.Context, directory: Path, host: str, theta: float, share: float,
-                 source: str | None, parser: str, quiet: bool) -> None:
+                 source: str | None, parser: str, quiet: bool, no_index: bool) -> None:
     """Import the pages of one site (DIR of .html/.html.gz files) with their site template as
     noise cases (label source site_template).
 
@@ -374,6 +416,8 @@ def import_site_(ctx: click.Context, directory: Path, host: str, theta: float, s
     click.echo(f"template cases (noise, site_template): {report.cases['noise']:,}"
                + (f"; {report.unmatched_paths:,} template paths matched no element"
                   if report.unmatched_paths else ""))
+    if not no_index:
+        _follow(cb, quiet)
     if report.failed:
         ctx.exit(EXIT_PARTIAL)
 
@@ -550,17 +594,20 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
     DB.explain-index.npz until a case is added, deleted or relabelled or another model is
     used). The approximate index (a faiss inverted file, memory-mapped from DB.index/, see
     `casebase index`) is built once for a model and follows the case base: new cases are
-    searched beside it, deleted ones masked, and it is rebuilt when they pass a tenth of it."""
+    searched beside it, deleted ones masked, and it is rebuilt when they pass a tenth of it.
+    The commands that change the case base (import, label, dedupe, …) bring the index of the
+    default model up to date themselves, so that the first explanation after them is not
+    the one that builds it; if it cannot be built, the cases are searched exactly."""
     from noisecbr.cleaner import default_model
     from noisecbr.prepare.limits import DEFAULT_MAX_BYTES, read_limited
     from noisecbr.prepare.tidy import InputError
     from noisecbr.score.artifact import load_model
     from noisecbr.score.model import ModelError
 
-    from .neighbours import open_index
     from .retrieve import agreement_summary, explain_page
     from .reuse import site_host, site_memory
     from .site_import import read_page_bytes
+    from .upkeep import open_for_explain
 
     if other_sites and not url:
         raise click.UsageError("--other-sites needs the page's --url")
@@ -580,8 +627,9 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
         memory = site_memory(cb, site_host(url)) if use_memory else None
     except ValueError as error:
         raise click.UsageError(str(error)) from None
-    index = open_index(cb, model, mode=index_mode, cache=not no_cache,
-                       progress=not as_json and sys.stderr.isatty())
+    index = open_for_explain(cb, model, mode=index_mode, cache=not no_cache,
+                             progress=not as_json and sys.stderr.isatty(),
+                             say=lambda message: click.echo(f"casebase: {message}", err=True))
     try:
         explanations = explain_page(index, cb, html, url=url or None, k=k,
                                     other_sites=other_sites, path_contains=path_contains,
@@ -618,8 +666,10 @@ def explain(ctx: click.Context, page: Path, url: str, model_path: Path | None, k
 @_handle_errors
 def label(ctx: click.Context, case_id: int, label: str, note: str | None, source: str) -> None:
     """Relabel a case (the change is kept in its history)."""
-    old = _open(ctx, write=True).relabel(case_id, label, source=source, note=note)
+    cb = _open(ctx, write=True)
+    old = cb.relabel(case_id, label, source=source, note=note)
     click.echo(f"case {case_id}: {old} → {label} ({source})")
+    _follow(cb)
 
 
 @cli.command()
@@ -640,6 +690,8 @@ def delete(ctx: click.Context, case_ids: tuple[int, ...], yes: bool) -> None:
             return
     deleted, missing = cb.delete_cases(case_ids)
     click.echo(f"deleted {len(deleted)} case(s)")
+    if deleted:
+        _follow(cb)
     if missing:
         raise _Failure(f"not found: {', '.join(map(str, missing))}", EXIT_NOT_FOUND)
 
@@ -704,9 +756,12 @@ def export(ctx: click.Context, file: Path) -> None:
 
 @cli.command("import-jsonl")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--no-index", is_flag=True,
+              help="Do not bring the nearest-case index of `casebase explain` up to date "
+              "(its next call does).")
 @click.pass_context
 @_handle_errors
-def import_jsonl_(ctx: click.Context, file: Path) -> None:
+def import_jsonl_(ctx: click.Context, file: Path, no_index: bool) -> None:
     """Import a file written by export (one transaction). Into an empty case base the ids are
     kept; otherwise new ids are given and pages already present are skipped."""
     import gzip
@@ -722,6 +777,8 @@ def import_jsonl_(ctx: click.Context, file: Path) -> None:
                f"{counts['history']:,} history entries"
                + (f"; {counts['duplicate_page']:,} pages already there were skipped"
                   if counts["duplicate_page"] else ""))
+    if not no_index:
+        _follow(cb)
 
 
 @cli.command()
@@ -736,12 +793,15 @@ def index(ctx: click.Context, model_path: Path | None, rebuild: bool, quiet: boo
     """Build (or bring up to date) the approximate nearest-case index of a model: what
     `explain --index approximate` and the service read for a large case base. Kept beside a
     SQLite case base in DB.index/, else in the user's cache folder; about 40 s for 3.7 million
-    cases on 2 cores."""
+    cases on 2 cores. The commands that change the case base (import, label, dedupe, …) keep
+    the default model's index up to date themselves: this one builds another model's, or
+    catches up after `--no-index`."""
     from noisecbr.cleaner import default_model
     from noisecbr.score.artifact import load_model
     from noisecbr.score.model import ModelError
 
     from .neighbours import ApproximateIndex, index_directory
+    from .upkeep import update_approximate
 
     try:
         model = load_model(model_path) if model_path else default_model()
@@ -750,7 +810,9 @@ def index(ctx: click.Context, model_path: Path | None, rebuild: bool, quiet: boo
     cb = _open(ctx)
     started = time.perf_counter()
     directory = index_directory(cb)
-    built = ApproximateIndex.open(cb, model, directory, rebuild=rebuild,
+    update_approximate(cb, model, directory, rebuild=rebuild, fold_from=1,
+                       progress=not quiet and sys.stderr.isatty())
+    built = ApproximateIndex.open(cb, model, directory,
                                   progress=not quiet and sys.stderr.isatty())
     click.echo(f"index of {len(built):,} cases ({built.index.ntotal:,} in its lists, "
                f"{len(built.delta):,} new beside them, {len(built.masked):,} masked) in "
@@ -765,6 +827,8 @@ def dedupe(ctx: click.Context) -> None:
     cb = _open(ctx, write=True)
     merged = cb.dedupe()
     click.echo(f"merged {merged:,} duplicate case(s); {cb.count_cases():,} cases remain")
+    if merged:
+        _follow(cb)
 
 
 #: How many unmatched case ids revectorize prints.
@@ -811,6 +875,8 @@ def revectorize(ctx: click.Context, quiet: bool) -> None:
     click.echo(f"schema {VECTOR_SCHEMA}: {report.pages:,} pages, {report.updated:,} case(s) "
                f"updated{merged}, {report.remaining:,} case(s) left at another schema "
                f"in {report.seconds:.1f} s")
+    if report.updated:
+        _follow(cb, quiet)
     if report.unmatched:
         reasons = ", ".join(f"{n:,} {reason}" for reason, n in report.reasons.most_common())
         more = ("" if len(report.unmatched) <= _SHOW_IDS

@@ -191,7 +191,7 @@ class ApproximateIndex:
         if index.ntotal != meta.get("cases"):
             return None
         masked, added = _changes(casebase, directory, int(meta["base_cases"]),
-                                 int(meta["largest_id"]))
+                                 int(meta["largest_id"]), int(meta.get("stale_pages", 0)))
         if not grown and len(masked) + len(added) > REBUILD_SHARE * max(index.ntotal, 1):
             return None
         return cls(model, casebase, index, masked, _exact(casebase, model, added))
@@ -283,24 +283,27 @@ def _identity(casebase: CaseBase) -> str:
 
 
 def _state(casebase: CaseBase) -> dict:
-    """The largest case id and how many cases there are up to it, read in one snapshot, and
-    the case base's identity: what :func:`_changes` compares with later."""
+    """The largest case id and how many cases there are up to it, read in one snapshot, the
+    pages of another schema (their cases are not indexed) and the case base's identity: what
+    :func:`_changes` compares with later."""
     with casebase.engine.connect() as connection:
         largest = connection.execute(text("SELECT MAX(id) FROM cases")).scalar() or 0
         base = connection.execute(text("SELECT COUNT(*) FROM cases WHERE id <= :m"),
                                   {"m": largest}).scalar_one()
-    return {"largest_id": int(largest), "base_cases": int(base),
+        stale = connection.execute(text(STALE_PAGES), {"v": VECTOR_SCHEMA}).scalar_one()
+    return {"largest_id": int(largest), "base_cases": int(base), "stale_pages": int(stale),
             "identity": _identity(casebase)}
 
 
-def _changes(casebase: CaseBase, directory: Path, base_cases: int, largest: int
-             ) -> tuple[np.ndarray, np.ndarray]:
+def _changes(casebase: CaseBase, directory: Path, base_cases: int, largest: int,
+             stale_then: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The ids of the index's cases gone from the case base, and of the cases of the current
     schema it does not hold. Ids only grow (never reused: AUTOINCREMENT on SQLite, a sequence
-    elsewhere), so when every page is of the current schema and the cases up to the largest id
-    indexed are as many as then, nothing was deleted and the new cases are those above it:
-    counts read from indexes. Otherwise every id is read, and the index's own (kept beside
-    it, memory-mapped)."""
+    elsewhere), so when every page was and is of the current schema and the cases up to the
+    largest id indexed are as many as then, nothing was deleted and the new cases are those
+    above it: counts read from indexes. Otherwise (pages of another schema then or now:
+    revectorize keeps their case ids) every id is read, and the index's own (kept beside it,
+    memory-mapped)."""
     current = "FROM cases c JOIN pages p ON p.id = c.page_id WHERE p.vector_schema = :v"
     with casebase.engine.connect() as connection:
         stale = connection.execute(text(STALE_PAGES), {"v": VECTOR_SCHEMA}).scalar_one()
@@ -308,7 +311,7 @@ def _changes(casebase: CaseBase, directory: Path, base_cases: int, largest: int
             "SELECT id FROM cases WHERE id > :m ORDER BY id"), {"m": largest}).scalars().all(),
             dtype=np.int64)
         total = connection.execute(text("SELECT COUNT(*) FROM cases")).scalar_one()
-        if not stale and total - len(added) == base_cases:
+        if not stale and not stale_then and total - len(added) == base_cases:
             return np.zeros(0, np.int64), added
         now = np.array(connection.execute(text(f"SELECT c.id {current} ORDER BY c.id"),
                                           {"v": VECTOR_SCHEMA}).scalars().all(), dtype=np.int64)
