@@ -51,13 +51,13 @@ def main() -> None:
         p, r = word_pr(text, truth)
         rows[page.page_type].append((f"{page.dataset}/{page.id}", word_f1(text, truth), p, r))
     check = json.loads(args.check.read_text()) if args.check else {}
-    print(f"{'kind':<14}{'pages':>6}{'labels F1 / P / R':>20}"
-          + "".join(f"{name[:18]:>20}" for name in check))
+    print(f"{'kind':<14}{'pages':>6}{'labels F1 / P / R':>24}"
+          + "".join(f"{name[:20]:>24}" for name in check))
     for kind, got in sorted(rows.items(), key=lambda kv: -len(kv[1])):
         keys = [g[0] for g in got]
-        line = f"{kind:<14}{len(got):>6}{_cell([g[1:] for g in got]):>20}"
+        line = f"{kind:<14}{len(got):>6}{_cell([g[1:] for g in got]):>24}"
         for runs in check.values():
-            line += f"{_cell(_scorer_rows(runs, keys)):>20}"
+            line += f"{_cell(_scorer_rows(runs, keys)):>24}"
         print(line)
 
 
