@@ -36,7 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from experiments.recipe_cv import score_pages, set_cases  # noqa: E402
+from experiments.recipe_cv import score_pages, set_cases, typed  # noqa: E402
 from noisecbr.cleaner import Cleaner  # noqa: E402
 from noisecbr.eval.datasets import read_dataset  # noqa: E402
 from noisecbr.eval.metric import PageScore, aggregate  # noqa: E402
@@ -76,19 +76,9 @@ def preset_of(spec: str) -> tuple[str, Preset | None]:
         key, _, value = change.partition("=")
         if not hasattr(preset, key):
             raise SystemExit(f"{spec}: a preset has no field {key!r}")
-        fields[key] = _typed(getattr(preset, key), value)
+        # A tuple's numbers separated by "/": commas separate the fields.
+        fields[key] = typed(getattr(preset, key), value, sep="/")
     return name, preset.replace(name=name if name != base else preset.name, **fields)
-
-
-def _typed(current, value: str):
-    """``value`` read as the type of a preset field's ``current`` value."""
-    if isinstance(current, bool):
-        return value.lower() in ("1", "true", "yes")
-    if isinstance(current, tuple):
-        return tuple(int(v) for v in value.split("/"))
-    if current is None:
-        return None if value == "none" else value
-    return type(current)(value)
 
 
 def _quick_site(site: str) -> bool:

@@ -241,12 +241,13 @@ def paired(rows: list[dict], other: list[dict], rounds: int = 1000) -> str:
     return "\n".join(lines)
 
 
-def _typed(current, value: str):
-    """``value`` read as the type of a preset field's ``current`` value."""
+def typed(current, value: str, sep: str = ","):
+    """``value`` read as the type of a preset field's ``current`` value (a tuple's numbers
+    separated by ``sep``)."""
     if isinstance(current, bool):
         return value.lower() in ("1", "true", "yes")
     if isinstance(current, tuple):
-        return tuple(int(v) for v in value.split(","))
+        return tuple(int(v) for v in value.split(sep))
     if current is None:
         return value
     return type(current)(value)
@@ -290,7 +291,7 @@ def main() -> None:
     started = time.perf_counter()
     weights = {k: float(v) for k, v in (w.split("=") for w in args.weight)}
     preset = get_preset(args.preset)
-    preset = preset.replace(**{k: _typed(getattr(preset, k), v) for k, v in
+    preset = preset.replace(**{k: typed(getattr(preset, k), v) for k, v in
                                (item.split("=") for item in args.set)})
     args.cache.mkdir(parents=True, exist_ok=True)
     names = list(dict.fromkeys([*args.sets, *args.score]))

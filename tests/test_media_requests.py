@@ -14,16 +14,19 @@ both see what loads.
 
 from __future__ import annotations
 
-import http.server
 import json
 import re
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from chromiumhelpers import headless_chromium, skip_without_chromium
+from chromiumhelpers import (
+    RecordingServer,
+    headless_chromium,
+    recording_server,
+    skip_without_chromium,
+)
 from conftest import FIXTURES
 from lxml import html
 
@@ -67,48 +70,10 @@ ARTICLE = ["the sandbars drying out below the lighthouse",
 skip_without_chromium()
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    """Answers every request with an empty 200 and records its path."""
-
-    requests: list[str]
-
-    def _answer(self) -> None:
-        self.requests.append(self.path)
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    do_GET = do_POST = do_HEAD = _answer
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass  # the test reads the record, not stderr
-
-
-class Server:
-    """The local HTTP server that stands for the crafted page's remote host."""
-
-    def __init__(self) -> None:
-        self.requests: list[str] = []
-        handler = type("Handler", (_Recorder,), {"requests": self.requests})
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def wait_for(self, path: str) -> None:
-        deadline = time.monotonic() + PAGE_WAIT
-        while path not in self.requests and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert path in self.requests, f"the server never saw {path}: {self.requests}"
-
-
 @pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    recorder = Server()
-    thread = threading.Thread(target=recorder.httpd.serve_forever, daemon=True)
-    thread.start()
-    yield recorder
-    recorder.httpd.shutdown()
-    recorder.httpd.server_close()
-    thread.join()
+def server() -> Iterator[RecordingServer]:
+    with recording_server() as recorder:
+        yield recorder
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +93,7 @@ def crafted(server) -> bytes:
     return MEDIA.read_bytes().replace(EVIL.encode(), server.origin.encode())
 
 
-def _requested(driver, page: Path, server: Server) -> list[str]:
+def _requested(driver, page: Path, server: RecordingServer) -> list[str]:
     """Open ``page`` from disk and return the file name of each request it made (by the
     DevTools log, which holds the server's record too: the test checks both)."""
     from selenium.webdriver.support.ui import WebDriverWait
@@ -140,7 +105,7 @@ def _requested(driver, page: Path, server: Server) -> list[str]:
         lambda d: d.execute_script("return document.readyState") == "complete")
     sentinel = f"{server.origin}/sentinel"
     driver.execute_script("new Image().src = arguments[0]", sentinel)
-    server.wait_for("/sentinel")
+    server.wait_for("/sentinel", PAGE_WAIT)
     time.sleep(SETTLE)
     messages = [json.loads(entry["message"])["message"]
                 for entry in driver.get_log("performance")]

@@ -10,15 +10,17 @@ opened the same way is the control: it shows that the probe sees what runs and l
 
 from __future__ import annotations
 
-import http.server
 import re
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from chromiumhelpers import headless_chromium, skip_without_chromium
+from chromiumhelpers import (
+    RecordingServer,
+    headless_chromium,
+    recording_server,
+    skip_without_chromium,
+)
 from click.testing import CliRunner
 from conftest import FIXTURES
 from lxml import html
@@ -51,50 +53,10 @@ NOT_SEEN_WITHOUT_REFRESH = {"/pwned/form", "/pwned/head-refresh", "/pwned/refres
 skip_without_chromium()
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    """Answers every request with an empty 200 and records its method and path."""
-
-    requests: list[str]
-
-    def _answer(self) -> None:
-        self.requests.append(self.path)
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    do_GET = do_POST = do_HEAD = _answer
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass  # the test reads the record, not stderr
-
-
-class Server:
-    """The local HTTP server that stands for every remote host of the crafted page."""
-
-    def __init__(self) -> None:
-        self.requests: list[str] = []
-        handler = type("Handler", (_Recorder,), {"requests": self.requests})
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def wait_for(self, path: str, timeout: float = PAGE_WAIT) -> list[str]:
-        """The requests received once ``path`` is among them (bounded by ``timeout``)."""
-        deadline = time.monotonic() + timeout
-        while path not in self.requests and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert path in self.requests, f"the server never saw {path}: {self.requests}"
-        return list(self.requests)
-
-
 @pytest.fixture
-def server() -> Iterator[Server]:
-    recorder = Server()
-    thread = threading.Thread(target=recorder.httpd.serve_forever, daemon=True)
-    thread.start()
-    yield recorder
-    recorder.httpd.shutdown()
-    recorder.httpd.server_close()
-    thread.join()
+def server() -> Iterator[RecordingServer]:
+    with recording_server() as recorder:
+        yield recorder
 
 
 @pytest.fixture
@@ -139,7 +101,7 @@ setTimeout(() => {
 """
 
 
-def _visit(driver, page: Path, server: Server) -> list[str]:
+def _visit(driver, page: Path, server: RecordingServer) -> list[str]:
     """Open ``page`` from disk, wait for it to load, click and focus everything, and return
     what the server received before the test's own sentinel request came in."""
     driver.get(page.as_uri())
@@ -149,12 +111,12 @@ def _visit(driver, page: Path, server: Server) -> list[str]:
     # Whatever the page loads by itself was requested before the load event, and what a
     # handler requests, before the sentinel: the server's record is complete when it comes.
     driver.execute_script("new Image().src = arguments[0]", f"{server.origin}/sentinel")
-    requests = server.wait_for("/sentinel")
+    requests = server.wait_for("/sentinel", PAGE_WAIT)
     requests.remove("/sentinel")
     return requests
 
 
-def _assert_safe_in_chromium(driver, page: Path, server: Server) -> None:
+def _assert_safe_in_chromium(driver, page: Path, server: RecordingServer) -> None:
     """``page`` runs and loads nothing in Chromium, and shows the article and its links."""
     document = page.read_text(encoding="utf-8")
     assert all(sentence in document for sentence in ARTICLE)
@@ -183,7 +145,7 @@ def test_the_control_every_vector_of_the_raw_page_runs_or_loads_in_chromium(
 def test_the_control_the_raw_pages_refresh_leaves_it(browser, server, crafted):
     # Nothing clicked: the page is left as soon as it has loaded.
     browser.get(crafted.as_uri())
-    server.wait_for("/pwned/refresh")
+    server.wait_for("/pwned/refresh", PAGE_WAIT)
 
 
 def test_the_command_lines_html_runs_and_loads_nothing(browser, server, crafted, tmp_path):
