@@ -155,25 +155,21 @@ def _normalise(preset: Preset, dataset_train: Dataset, dataset_val: Dataset,
     """Select the preset's feature groups and standardise them on the training set's mean and
     standard deviation (a constant column keeps scale 1), encode them in quantile bins of the
     training set (``preset.encoding_bins``), or leave them as they are."""
-    columns = feature_columns(preset.groups)
-    if preset.encoding_bins:
-        mean = np.zeros(len(columns), np.float32)
-        scale = np.ones(len(columns), np.float32)
-        encoding = _encoding(dataset_train.X, columns, preset.encoding_bins, seed)
-        if preset.kind_inputs and (dataset_train.kinds is None or dataset_val.kinds is None):
-            raise ValueError(f"preset {preset.name!r} reads the page's kind, but the cases "
-                             "carry no kind probabilities (Dataset.with_kinds)")
-        return _Inputs(columns, mean, scale, encoding)
-    if preset.normalize:
-        mean, std = (m.astype(np.float32) for m in _moments(dataset_train.X, columns))
-        scale = np.where(std > 1e-6, std, 1.0).astype(np.float32)
-    else:
-        mean = np.zeros(len(columns), np.float32)
-        scale = np.ones(len(columns), np.float32)
     if preset.kind_inputs and (dataset_train.kinds is None or dataset_val.kinds is None):
         raise ValueError(f"preset {preset.name!r} reads the page's kind, but the cases "
                          "carry no kind probabilities (Dataset.with_kinds)")
-    return _Inputs(columns, mean, scale)
+    columns = feature_columns(preset.groups)
+    # An encoded network reads its columns as they are (the bins' edges are the training
+    # cases' quantiles, which standardising would not move).
+    mean = np.zeros(len(columns), np.float32)
+    scale = np.ones(len(columns), np.float32)
+    encoding = None
+    if preset.encoding_bins:
+        encoding = _encoding(dataset_train.X, columns, preset.encoding_bins, seed)
+    elif preset.normalize:
+        mean, std = (m.astype(np.float32) for m in _moments(dataset_train.X, columns))
+        scale = np.where(std > 1e-6, std, 1.0).astype(np.float32)
+    return _Inputs(columns, mean, scale, encoding)
 
 
 def _train_weights(dataset: Dataset, preset: Preset) -> np.ndarray:
