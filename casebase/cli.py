@@ -422,6 +422,104 @@ def import_site_(ctx: click.Context, directory: Path, host: str, theta: float, s
         ctx.exit(EXIT_PARTIAL)
 
 
+
+@cli.command("import-urls")
+@click.argument("urls", nargs=-1)
+@click.option("--urls", "urls_file", type=click.File("r", encoding="utf-8", errors="replace"),
+              help="A file of URLs, one per line (- for stdin; # comments).")
+@click.option("--sitemap", "sitemaps", multiple=True, metavar="URL",
+              help="Import the pages of a sitemap (an index, gzipped). Repeatable.")
+@click.option("--feed", "feeds", multiple=True, metavar="URL",
+              help="Import the pages an RSS or Atom feed links to. Repeatable.")
+@click.option("--max-pages", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Fetch at most N pages (after de-duplication).")
+@click.option("--delay", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="Seconds between two requests to one host (a longer Crawl-delay wins).")
+@click.option("--user-agent", default=None, help="The User-Agent of requests and of the "
+              "robots.txt rules read.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Seconds to wait for a server's answer.")
+@click.option("--theta", type=click.FloatRange(0, 1), default=0.10, show_default=True,
+              help="template_labels' theta (see noisecbr.seeds.templates).")
+@click.option("--share", type=click.FloatRange(0, 1), default=0.85, show_default=True,
+              help="template_labels' share (see noisecbr.seeds.templates).")
+@click.option("--source", help="Source name of the pages [default: site:HOST].")
+@click.option("--parser", type=click.Choice(["lxml", "html5lib"]), default="lxml",
+              show_default=True)
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--no-index", is_flag=True,
+              help="Do not bring the nearest-case index of `casebase explain` up to date "
+              "(its next call does).")
+@click.pass_context
+@_handle_errors
+def import_urls(ctx: click.Context, urls: tuple[str, ...], urls_file, sitemaps: tuple[str, ...],
+                feeds: tuple[str, ...], max_pages: int, delay: float, user_agent: str | None,
+                timeout: float, theta: float, share: float, source: str | None, parser: str,
+                quiet: bool, no_index: bool) -> None:
+    """Fetch pages (URLs, a sitemap, a feed) and import each site's pages as import-site
+    does: the subtrees repeated across a site's pages become its noise cases.
+
+    Fetching is polite (robots.txt obeyed, one request per host every --delay seconds). Pages
+    are grouped by the host they end on; each page's id is its URL, and a page imported
+    before is skipped, so the command can be run again to go on. One transaction; URLs that
+    could not be fetched or imported are named (exit 1).
+    """
+    from noisecbr.discover import discover_urls
+    from noisecbr.fetch import DEFAULT_USER_AGENT, Fetcher
+
+    from .fetched_sites import fetch_sites
+    from .site_import import import_site_pages
+
+    given = list(urls)
+    if urls_file is not None:
+        given += [line.strip() for line in urls_file
+                  if line.strip() and not line.lstrip().startswith("#")]
+    bad = [url for url in given if not url.lower().startswith(("http://", "https://"))]
+    if bad:
+        raise click.BadParameter(f"not an http(s) URL: {bad[0]}", param_hint="URLS")
+    if not (given or sitemaps or feeds):
+        raise click.UsageError("give URLs, --urls FILE, --sitemap URL or --feed URL")
+    progress = not quiet and sys.stderr.isatty()
+    fetcher = Fetcher(user_agent=user_agent or DEFAULT_USER_AGENT, timeout=timeout,
+                      delay=delay)
+    failed: list[tuple[str, str]] = []
+    try:
+        try:
+            todo = discover_urls(fetcher, given, sitemaps=sitemaps, feeds=feeds,
+                                 max_pages=max_pages, failures=failed,
+                                 say=lambda line: click.echo(line, err=True))
+        except ImportError as error:
+            raise _Failure(str(error), EXIT_USAGE) from None
+        found = fetch_sites(fetcher, todo, progress=progress)
+    finally:
+        fetcher.close()
+    failed += found.failed
+    for url in found.forbidden:
+        click.echo(f"forbidden by robots.txt (not requested): {url}", err=True)
+    cb = _open(ctx, create=True)
+    reports = []
+    with cb.session() as session:  # one transaction: every site's pages, or none
+        for host, pages in found.pages.items():
+            reports.append((host, import_site_pages(
+                session, pages, host, theta=theta, share=share, parser=parser,
+                source=source, progress=progress)))
+    _checkpoint(cb)
+    for host, report in reports:
+        for name in report.duplicates:
+            click.echo(f"skipped {name}: already in the case base", err=True)
+        failed += report.failed
+        click.echo(f"{host}: {report.read} pages fetched, {report.imported} imported, "
+                   f"{len(report.duplicates)} already there, {len(report.failed)} failed; "
+                   f"template cases (noise, site_template): {report.cases['noise']:,}")
+    for url, error in failed:
+        click.echo(f"failed {url}: {error}", err=True)
+    click.echo(f"{len(todo)} URLs: {found.count} pages fetched, {len(found.forbidden)} "
+               f"forbidden by robots.txt, {len(failed)} failed")
+    if not no_index and any(report.imported for _, report in reports):
+        _follow(cb, quiet)
+    if failed:
+        ctx.exit(EXIT_PARTIAL)
+
 def _filters(function):
     options = [
         click.option("--site", help="Only cases of this site (host)."),

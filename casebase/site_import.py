@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +28,17 @@ from .models import Page
 from .pages import content_hash, find_page, prepare_page
 from .retain import case_rows, insert_cases, insert_page
 
-__all__ = ["import_site", "read_page_bytes", "site_pages"]
+__all__ = ["SitePage", "import_site", "import_site_pages", "read_page_bytes", "site_pages"]
+
+
+@dataclass(frozen=True)
+class SitePage:
+    """One page of a site, read or fetched: its id in the case base (a file name, or the URL
+    it was fetched from), its bytes and its URL when it has one."""
+
+    name: str
+    raw: bytes | str  # str: decoded by the HTTP charset it was served with
+    url: str = ""
 
 
 def site_pages(directory: str | Path) -> list[Path]:
@@ -44,18 +56,17 @@ def read_page_bytes(path: Path) -> bytes:
     return read_file_limited(path)
 
 
-def _read_pages(files: list[Path], report: ImportReport) -> tuple[list[Path], list[bytes]]:
-    """The files that could be read and their bytes; a damaged or oversized file is counted
+def _read_pages(files: list[Path], report: ImportReport) -> list[SitePage]:
+    """The pages of the files that could be read; a damaged or oversized file is counted
     and reported in ``report.failed``, the others go on."""
-    readable, raws = [], []
+    pages = []
     for path in files:
         try:
-            raws.append(read_page_bytes(path))
-            readable.append(path)
+            pages.append(SitePage(shown(path.name), read_page_bytes(path)))
         except (InputError, OSError) as error:
             report.read += 1
             report.failed.append((shown(path.name), reading_problem(error)))
-    return readable, raws
+    return pages
 
 
 def import_site(
@@ -71,13 +82,37 @@ def import_site(
 ) -> ImportReport:
     """Import the pages of one site (a folder of .html/.html.gz files) with the subtrees that
     :func:`noisecbr.seeds.templates.template_labels` finds repeated across them (the
+    site's template) as noise cases, label source ``site_template``: see
+    :func:`import_site_pages`, which does it for pages held in memory."""
+    source = source or f"site:{host}"
+    report = ImportReport(dataset=source)
+    pages = _read_pages(site_pages(directory), report)
+    return import_site_pages(session, pages, host, theta=theta, share=share, parser=parser,
+                             source=source, progress=progress, report=report)
+
+
+def import_site_pages(
+    session: Session,
+    pages: Sequence[SitePage],
+    host: str,
+    *,
+    theta: float = 0.10,
+    share: float = 0.85,
+    parser: str = "lxml",
+    source: str | None = None,
+    progress: bool = False,
+    report: ImportReport | None = None,
+) -> ImportReport:
+    """Import the pages of one site with the subtrees that
+    :func:`noisecbr.seeds.templates.template_labels` finds repeated across them (the
     site's template) as noise cases, label source ``site_template``.
 
     Only template subtrees become cases: a subtree that is not part of the template is not
     thereby content (an ad or a related-links box differs from page to page), so it gets no
     label rather than a wrong one. Every template subtree is a case, at every level, as in a
-    ground-truth import. Pages are stored under ``source`` (default ``site:<host>``); pages
-    already stored there are skipped, pages that are not HTML are reported in ``failed``.
+    ground-truth import. Pages are stored under ``source`` (default ``site:<host>``) with
+    their name as external id; pages already stored there are skipped, pages that are not
+    HTML are reported in ``failed`` (of ``report``, when given: what reading them found).
     ``report.unmatched_paths`` counts template paths that are not elements of the tidied
     page (the two sides parsed differently).
     """
@@ -85,21 +120,19 @@ def import_site(
 
     from noisecbr.seeds.templates import template_labels
 
-    files = site_pages(directory)
     source = source or f"site:{host}"
-    report = ImportReport(dataset=source)
+    report = report or ImportReport(dataset=source)
     started = time.perf_counter()
-    files, raws = _read_pages(files, report)
-    templates = template_labels(raws, theta=theta, share=share)
-    if len(templates) != len(raws):
-        raise ValueError(f"template_labels returned {len(templates)} results for {len(raws)} "
+    templates = template_labels([page.raw for page in pages], theta=theta, share=share)
+    if len(templates) != len(pages):
+        raise ValueError(f"template_labels returned {len(templates)} results for {len(pages)} "
                          "pages")
     site_cache: dict[str, int] = {}
-    bar = tqdm(total=len(files), unit="page", file=sys.stderr, disable=not show_progress(progress),
+    bar = tqdm(total=len(pages), unit="page", file=sys.stderr, disable=not show_progress(progress),
                dynamic_ncols=True, desc=host)
     try:
-        for path, raw, template in zip(files, raws, templates):
-            name = shown(path.name)  # the page's id, stored as text
+        for item, template in zip(pages, templates):
+            name, raw = item.name, item.raw
             report.read += 1
             bar.update(1)
             digest = content_hash(raw)
@@ -117,7 +150,7 @@ def import_site(
             except Exception as error:  # noqa: BLE001 - reported, the other pages go on
                 report.failed.append((name, f"unexpected {type(error).__name__}: {error}"))
                 continue
-            page_id = insert_page(session, page.html, digest, url="", source=source,
+            page_id = insert_page(session, page.html, digest, url=item.url, source=source,
                                    external_id=name, host=host, truth=None,
                                    parser=parser, declared_article=page.declared_article,
                                    derived=derive(page.table), site_cache=site_cache)

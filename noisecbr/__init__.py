@@ -6,6 +6,7 @@ with a backpropagation network trained on a case base of labelled DOM subtrees.
 >>> import noisecbr
 >>> result = noisecbr.clean(html, url=url)    # doctest: +SKIP
 >>> result.text                                # the main content  # doctest: +SKIP
+>>> result = noisecbr.fetch_and_clean("https://example.org/")  # doctest: +SKIP
 
 The pipeline's stages, one at a time (:mod:`noisecbr.pipeline`):
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 from .cleaner import Cleaner, clean, default_model
 from .decide.walk import Thresholds
 from .errors import ModelError, NoisecbrError, SchemaMismatchError
+from .fetch import Fetcher, FetchError, RobotsDeniedError, fetch_and_clean
 from .pipeline import Decisions, Page
 from .prepare.tidy import (
     BinaryInputError,
@@ -48,6 +50,8 @@ __all__ = [
     "Decision",
     "Decisions",
     "EmptyInputError",
+    "FetchError",
+    "Fetcher",
     "InputError",
     "InputTooLargeError",
     "Model",
@@ -55,6 +59,7 @@ __all__ = [
     "NoisecbrError",
     "NotHTMLError",
     "Page",
+    "RobotsDeniedError",
     "SchemaMismatchError",
     "Settings",
     "SiteMemory",
@@ -63,6 +68,7 @@ __all__ = [
     "WARCInputError",
     "clean",
     "default_model",
+    "fetch_and_clean",
     "isotonic_smooth",
     "load_model",
     "save_model",

@@ -32,6 +32,7 @@ from noisecbr.exits import (
     EXIT_PARTIAL,
     EXIT_USAGE,
 )
+from noisecbr.fetch import DEFAULT_DELAY, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT
 from noisecbr.fsnames import shown
 from noisecbr.prepare.limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS, reading_problem
 from noisecbr.score.kind import KINDS
@@ -253,6 +254,8 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
     page never stops the batch. ``evidence``: the page's site's, with ``--by-site``."""
     from noisecbr.prepare.tidy import InputError
 
+    from .formats import rendered
+
     try:
         data = _read(item, _worker_cleaner.max_bytes) if data is None else data
         memory = _worker_memory(data) if _worker_memory is not None else None
@@ -260,13 +263,7 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
         result = _worker_cleaner.clean(data, url=url, memory=memory, site=evidence,
                                        page_type=_worker_page_type)
         # Rendered here, inside the guard: the HTML and the decisions are built on access.
-        if fmt == "json":
-            out = result.to_json() + "\n"
-        elif fmt.startswith("markdown"):  # "markdown+links+images": what it asks for
-            flags = fmt.split("+")[1:]
-            out = result.to_markdown(links="links" in flags, images="images" in flags) + "\n"
-        else:
-            out = result.html if fmt == "html" else result.text + "\n"
+        out = rendered(result, fmt)
     except (InputError, OSError) as error:
         return item, None, reading_problem(error), False
     except Exception as error:  # noqa: BLE001 - reported per page, the batch goes on
@@ -276,7 +273,7 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
 
 @main.command()
 # A path (any bytes a file name may hold), checked for existence below, not by click.
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(readable=False))
+@click.argument("inputs", nargs=-1, required=False, type=click.Path(readable=False))
 @click.option("-o", "--output", type=click.Path(path_type=Path),
               help="Output file (one input) or directory (several). Default: standard output.")
 @click.option("-f", "--format", "fmt", type=click.Choice([*_FORMATS, *_CRAWL_FORMATS]),
@@ -337,14 +334,43 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
               "video and audio with their sources in the sanitised HTML (a browser that opens "
               "it loads them).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("--urls", "urls_file", metavar="FILE", help="Fetch and clean the URLs of FILE "
+              "(one per line; - for stdin).")
+@click.option("--sitemap", "sitemaps", multiple=True, metavar="URL", help="Fetch and clean "
+              "the pages of a sitemap (an index, gzipped, or a robots.txt naming sitemaps). "
+              "Repeatable.")
+@click.option("--feed", "feeds", multiple=True, metavar="URL", help="Fetch and clean the pages "
+              "an RSS or Atom feed links to. Repeatable.")
+@click.option("--max-pages", type=click.IntRange(min=1), default=None,
+              help="Fetch at most N pages (after de-duplication).")
+@click.option("--delay", type=click.FloatRange(min=0), default=DEFAULT_DELAY,
+              show_default=True, help="Seconds between two requests to one host (a longer "
+              "Crawl-delay of its robots.txt wins). Hosts are fetched in parallel.")
+@click.option("--user-agent", default=None, help="The User-Agent of requests, and the name "
+              f"robots.txt rules are read for. Default: {DEFAULT_USER_AGENT}.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=DEFAULT_TIMEOUT,
+              show_default=True, help="Seconds to wait for a server's answer (a download may "
+              "take three times this).")
+@click.option("--retries", type=click.IntRange(min=0), default=DEFAULT_RETRIES,
+              show_default=True, help="Retries of a 429 or 5xx answer (its Retry-After "
+              "honoured, else a back-off from 1 s, doubled each time).")
+@click.option("--resume", is_flag=True, help="URL input: skip the URLs whose pages -o (a "
+              "JSONL file or a folder) already holds, and add the others.")
 def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: str | None,
           url: str | None, parser: str, smooth: float | None, favor: str, comments: bool,
           jobs: int, memory_db: str | None, site: str | None, max_bytes: int,
           max_elements: int, links: bool, images: bool, markdown_column: bool,
           by_site: bool, page_type: str | None, title: bool | None, unsafe_html: bool,
-          keep_media: bool, quiet: bool) -> None:
+          keep_media: bool, quiet: bool, urls_file: str | None, sitemaps: tuple[str, ...],
+          feeds: tuple[str, ...], max_pages: int | None, delay: float,
+          user_agent: str | None, timeout: float, retries: int, resume: bool) -> None:
     """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin; or
-    WARC files (.warc, .warc.gz), whose HTML responses are written one row per page.
+    WARC files (.warc, .warc.gz), whose HTML responses are written one row per page; or
+    http(s) URLs, fetched politely (robots.txt obeyed, one request at a time per host).
+
+    One URL is written as one page file is. Many (several, --urls, --sitemap, --feed) are
+    written one JSONL row per page (to stdout, or -o out.jsonl / out.parquet), or one file per
+    page in the folder -o names; --resume goes on where a stopped crawl left off.
 
     With --memory, pages of a site whose labelled pages are in the case base (imported, or
     corrected with `casebase label`) are cleaned with what those pages say, without retraining.
@@ -353,15 +379,20 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
     from noisecbr.score.model import ModelError
 
     from .crawl.warc import is_warc
+    from .web.command import WebOptions, is_url
 
-    missing = [item for item in inputs if item != "-" and not Path(item).exists()]
-    if missing:
-        _fail(f"no such file or directory: {', '.join(missing)} (nothing was cleaned)",
-              EXIT_NOT_FOUND)
-    placed = list(_expand(inputs))
+    web = [item for item in inputs if is_url(item)]
+    if web or urls_file or sitemaps or feeds:
+        if len(web) < len(inputs):
+            _fail("give URLs alone, not with files", EXIT_USAGE)
+        options = WebOptions(tuple(web), urls_file, sitemaps, feeds, max_pages, user_agent,
+                             delay, timeout, retries, resume=resume)
+        _clean_urls(options, output, fmt, url, memory_db, site, jobs, quiet, links, images,
+                    markdown_column, (model, parser, smooth, max_bytes, favor, comments,
+                                      max_elements, by_site, title, page_type))
+        return
+    placed = _file_inputs(inputs, resume)
     items = [item for item, _ in placed]
-    if not items:
-        _fail("no HTML files found in the inputs", EXIT_USAGE)
     warcs = [item for item in items if item != "-" and is_warc(item)]
     if warcs:
         if len(warcs) < len(items):
@@ -402,10 +433,67 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
 
         groups = list(group_by_site(items, lambda item: _read(item, max_bytes)).values())
     _clean_files(items, output, targets, shape if fmt == "markdown" else fmt, url, stdin_data,
-                 jobs, quiet,
-                 (model, parser, smooth, memory, favor, comments, max_bytes, max_elements,
-                  title, page_type, unsafe_html, keep_media),
-                 groups)
+                 jobs, quiet, (model, parser, smooth, memory, favor, comments, max_bytes,
+                               max_elements, title, page_type, unsafe_html, keep_media), groups)
+
+
+def _file_inputs(inputs: tuple[str, ...], resume: bool) -> list[tuple[str, Path]]:
+    """The pages of the file inputs, each with its place (:func:`_expand`); exits when there
+    are none, with ``--resume`` (of URL input only) or when an input does not exist."""
+    if not inputs:
+        _fail("give pages to clean: files, folders, WARCs, URLs, - (stdin), --urls, "
+              "--sitemap or --feed", EXIT_USAGE)
+    if resume:
+        _fail("--resume goes on with a crawl of URLs: give URLs, --urls, --sitemap or --feed",
+              EXIT_USAGE)
+    missing = [item for item in inputs if item != "-" and not Path(item).exists()]
+    if missing:
+        _fail(f"no such file or directory: {', '.join(missing)} (nothing was cleaned)",
+              EXIT_NOT_FOUND)
+    placed = list(_expand(inputs))
+    if not placed:
+        _fail("no HTML files found in the inputs", EXIT_USAGE)
+    return placed
+
+
+def _clean_urls(options, output: Path | None, fmt: str | None, url: str | None,
+                memory_db: str | None, site: str | None, jobs: int, quiet: bool, links: bool,
+                images: bool, markdown_column: bool, cleaning: tuple) -> None:
+    """``noisecbr clean`` of web input (:mod:`noisecbr_apps.web.command`)."""
+    from noisecbr.score.model import ModelError
+
+    from .crawl.pool import CleanSettings
+    from .web.command import WebUsageError, clean_web
+
+    model, parser, smooth, max_bytes, favor, comments, max_elements, by_site, title, \
+        page_type = cleaning
+    if url:
+        _fail("--url names the page of a file; a fetched page's URL is where it came from",
+              EXIT_USAGE)
+    if (links or images) and fmt not in (None, "markdown"):
+        _fail("--links and --images shape the Markdown: give -f markdown", EXIT_USAGE)
+    if fmt == "markdown" and (links or images):
+        fmt = "+".join(["markdown", *(["links"] if links else []),
+                        *(["images"] if images else [])])
+    memory = _page_memories(memory_db, site, None, warc=True) if memory_db else None
+    settings = CleanSettings(model, parser, smooth, max_bytes, memory, favor, comments,
+                             max_elements, markdown=markdown_column, by_site=by_site,
+                             title=title, page_type=page_type)
+    try:
+        settings.cleaner()
+    except ModelError as error:
+        _fail(str(error), EXIT_MODEL)
+    try:
+        failed = clean_web(options, output, fmt, settings, max_bytes, jobs, quiet,
+                           _format_of(output, False))
+    except WebUsageError as error:
+        _fail(str(error), error.code)
+    except ImportError as error:
+        _fail(str(error), EXIT_USAGE)
+    except OSError as error:  # the output: a full disk, a folder not writable
+        _fail(f"cannot write {output}: {error}", EXIT_PARTIAL)
+    if failed:
+        sys.exit(EXIT_PARTIAL)
 
 
 def _check_page_options(items: list[str], fmt: str, markdown_column: bool, shaped: bool,

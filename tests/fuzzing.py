@@ -254,7 +254,7 @@ CLI_OPTIONS = (
     {"favor": "recall", "smooth": 1.0, "page_type": "listing"},
 )
 #: The HTTP headers of an input's WARC record, one set per input in turn: the charset the
-#: payload is decoded with (:func:`noisecbr_apps.crawl.warc._charset_decoded`), none (the
+#: payload is decoded with (:func:`noisecbr.prepare.decode.http_decoded`), none (the
 #: cleaner detects it), one the bytes are not in or Python does not know, and no Content-Type
 #: at all (the payload is sniffed).
 HTTP_HEADERS = (

@@ -17,9 +17,13 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {"noisecbr": 0, "casebase": 1, "training": 2, "noisecbr_apps": 3, "experiments": 4}
 #: What the engine may import besides the standard library: lxml, numpy, safetensors, the
 #: parsing helpers (html5lib, charset-normalizer), threadpoolctl (numpy's BLAS threads) and
-#: lxml_html_clean (the output HTML's sanitiser), htmldate and dateutil (a page's date).
+#: lxml_html_clean (the output HTML's sanitiser), htmldate and dateutil (a page's date);
+#: webencodings (html5lib's: the WHATWG names of an HTTP charset), httpx and protego (the
+#: public API's fetch_and_clean: noisecbr.fetch, imported only when a URL is fetched); usp,
+#: feedparser and courlan (noisecbr.discover's sitemaps, feeds and URL keys: the extra "web").
 ENGINE_LIBRARIES = {"lxml", "numpy", "safetensors", "html5lib", "charset_normalizer",
-                    "threadpoolctl", "lxml_html_clean", "htmldate", "dateutil"}
+                    "threadpoolctl", "lxml_html_clean", "htmldate", "dateutil", "webencodings",
+                    "httpx", "protego", "usp", "feedparser", "courlan"}
 #: Application libraries: the engine must import none of them.
 APPLICATION_LIBRARIES = {"click", "tqdm", "fastapi", "uvicorn", "starlette", "pebble", "pyspark",
                          "fastwarc", "pyarrow", "datatrove", "sqlalchemy", "alembic", "torch",

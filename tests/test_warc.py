@@ -7,10 +7,10 @@ import pytest
 from click.testing import CliRunner
 from warchelpers import ACCENTED, BASE, make_crawl
 
+from noisecbr.prepare.decode import http_decoded
 from noisecbr.score.kind import KINDS
 from noisecbr_apps.cli import main
 from noisecbr_apps.crawl.warc import (
-    _charset_decoded,
     columns,
     is_warc,
     response_record,
@@ -121,10 +121,10 @@ def test_usage_errors(crawl, tmp_path):
 
 
 def test_charset_decoding_falls_back_to_the_bytes():
-    assert _charset_decoded("café".encode("cp1252"), "iso-8859-1") == "café"
+    assert http_decoded("café".encode("cp1252"), "iso-8859-1") == "café"
     for label in ("x-no-such-charset", "utf-8", None):
-        assert _charset_decoded(b"caf\xe9", label) == b"caf\xe9"
-    assert _charset_decoded(b"\xef\xbb\xbfcaf\xc3\xa9", "latin-1") == b"\xef\xbb\xbfcaf\xc3\xa9"
+        assert http_decoded(b"caf\xe9", label) == b"caf\xe9"
+    assert http_decoded(b"\xef\xbb\xbfcaf\xc3\xa9", "latin-1") == b"\xef\xbb\xbfcaf\xc3\xa9"
 
 
 def test_is_warc(crawl, tmp_path):

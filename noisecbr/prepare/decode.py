@@ -115,3 +115,21 @@ def _mostly_utf8(data: bytes) -> str | None:
     broken = text.count("\ufffd") - data.count("\ufffd".encode())
     well_formed = len(text) - len(text.encode("ascii", "ignore")) - text.count("\ufffd")
     return text if well_formed > broken else None
+
+
+def http_decoded(payload: bytes, label: str | None) -> str | bytes:
+    """A response's body decoded with the charset its HTTP Content-Type names, as a browser
+    honours it over the page's ``<meta charset>``; the bytes themselves (for :func:`decode`) when
+    it names none, a BOM overrides it (as in browsers), or the label is unknown or does not decode
+    the bytes (a mis-declared response: the page's own declaration, then detection, decide)."""
+    if not label or payload.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return payload
+    import webencodings  # html5lib's dependency: the WHATWG encoding labels
+
+    encoding = webencodings.lookup(label)
+    if encoding is None:
+        return payload
+    try:
+        return payload.decode(encoding.codec_info.name)
+    except (UnicodeDecodeError, LookupError):
+        return payload

@@ -30,14 +30,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from noisecbr.decide.walk import AUTO
+from noisecbr.prepare.decode import http_decoded
 from noisecbr.prepare.tidy import DEFAULT_MAX_BYTES, InputError
 from noisecbr.result import LABELS
 
 from .archive import Damage, records
 
 __all__ = ["HTML_TYPES", "WarcPage", "CrawlStats", "is_warc", "iter_pages", "page_row",
-           "clean_pages", "columns", "RowWriter", "output_format", "warc_stem", "cached_cleaner",
-           "response_record"]
+           "result_row", "memory_for", "clean_pages", "columns", "RowWriter", "output_format",
+           "warc_stem", "cached_cleaner", "response_record"]
 
 #: Content types of the HTTP responses that are cleaned.
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -147,21 +148,6 @@ def is_warc(path: str | Path) -> bool:
     return head.startswith(_MAGIC)
 
 
-def _charset_decoded(payload: bytes, label: str | None) -> str | bytes:
-    """The payload decoded with the HTTP charset, or the bytes when that cannot be done."""
-    if not label or payload.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
-        return payload  # no declaration, or a BOM, which overrides HTTP (as in browsers)
-    import webencodings  # html5lib's dependency: the WHATWG encoding labels
-
-    encoding = webencodings.lookup(label)
-    if encoding is None:
-        return payload
-    try:
-        return payload.decode(encoding.codec_info.name)
-    except (UnicodeDecodeError, LookupError):
-        return payload
-
-
 def _looks_html(payload: bytes) -> bool:
     head = payload[:SNIFF_BYTES].lstrip().lower()
     return any(marker in head for marker in _HTML_MARKERS)
@@ -198,7 +184,7 @@ def _read_page(record: Any, limit: int, stats: CrawlStats) -> WarcPage | None:
     payload = response.reader.read(limit + 1)
     if not _html_within(payload, response.http_content_type, limit, stats):
         return None
-    return _page(record, _charset_decoded(payload, response.http_charset))
+    return _page(record, http_decoded(payload, response.http_charset))
 
 
 def _html_within(payload: bytes, content_type: str | None, limit: int, stats: CrawlStats
@@ -238,7 +224,7 @@ def _read_resource(record: Any, limit: int, stats: CrawlStats) -> WarcPage | Non
     if not _html_within(payload, content_type, limit, stats):
         return None
     charset = _CHARSET.search(parameters)
-    return _page(record, _charset_decoded(payload, charset.group(1) if charset else None))
+    return _page(record, http_decoded(payload, charset.group(1) if charset else None))
 
 
 def _page(record: Any, payload: str | bytes) -> WarcPage:
@@ -333,12 +319,16 @@ def cached_cleaner(model: str | None = None, parser: str = "lxml", smooth: float
     return _cleaners[key]
 
 
-def columns(markdown: bool = False) -> list[tuple[str, str]]:
-    """The output columns and their types (``string``, ``int`` or ``float``): the page's kind
-    and the result's confidence (its expected word F1), one count column per label the library
-    knows (``decisions_noise`` …); with ``markdown``, the main content as Markdown after the
-    text."""
-    return [("url", "string"), ("warc_record_id", "string"), ("warc_date", "string"),
+def columns(markdown: bool = False, web: bool = False) -> list[tuple[str, str]]:
+    """The output columns and their types (``string``, ``int``, ``float`` or ``list`` of
+    strings): the page's kind and the result's confidence (its expected word F1), one count
+    column per label the library knows (``decisions_noise`` …); with ``markdown``, the main
+    content as Markdown after the text. Pages fetched from the web (``web``) have the URL asked
+    for and the redirects followed from it (``url`` is where the page came from; ``warc_date``
+    when it was fetched, ``warc_record_id`` empty)."""
+    return [("url", "string"),
+            *([("requested_url", "string"), ("redirects", "list")] if web else []),
+            ("warc_record_id", "string"), ("warc_date", "string"),
             ("title", "string"), ("author", "string"), ("date", "string"), ("lang", "string"),
             ("site_name", "string"), ("description", "string"), ("page_type", "string"),
             ("confidence", "float"),
@@ -353,9 +343,14 @@ def page_row(cleaner: Any, page: WarcPage, memories: Callable | None = None,
     site's (:class:`noisecbr.site.evidence.SiteEvidence`); ``page_type``: its kind, in place of the
     kind model's. Raises :class:`noisecbr.prepare.tidy.InputError` for a payload that is not HTML
     after all."""
-    memory = _memory_for(memories, page.url) if memories is not None else None
+    memory = memory_for(memories, page.url) if memories is not None else None
     result = cleaner.clean(page.payload, url=page.url or None, memory=memory, site=evidence,
                            page_type=page_type)
+    return result_row(result, page, markdown)
+
+
+def result_row(result: Any, page: WarcPage, markdown: bool = False) -> dict[str, Any]:
+    """The output row of ``page`` cleaned into ``result`` (:func:`columns`)."""
     counts = Counter(decision.label for decision in result.decisions)
     row: dict[str, Any] = {
         "url": page.url, "warc_record_id": page.record_id, "warc_date": page.date,
@@ -371,7 +366,7 @@ def page_row(cleaner: Any, page: WarcPage, memories: Callable | None = None,
     return row
 
 
-def _memory_for(memories: Any, url: str):
+def memory_for(memories: Any, url: str):
     """The site memory of a page: of the memories' fixed site, else of the record URL's host."""
     host = memories.host
     if host is None:
@@ -449,18 +444,24 @@ def output_format(path: str | Path | None, fmt: str | None) -> str:
 class RowWriter:
     """Writes rows to a JSONL or Parquet file (or JSONL to a text stream), a batch at a time."""
 
-    def __init__(self, target: str | Path | IO[str], fmt: str, markdown: bool = False) -> None:
+    def __init__(self, target: str | Path | IO[str], fmt: str, markdown: bool = False, *,
+                 web: bool = False, append: bool = False, flush: bool = False) -> None:
+        """``web``: the columns of pages fetched from the web; ``append``: JSONL added after the
+        rows a file holds (a resumed crawl); ``flush``: each JSONL row handed to the system as
+        it is written, so that a killed process loses no row written."""
         self.fmt = fmt
         self.target = target
         self._rows: list[dict[str, Any]] = []
         self._parquet = None
         self._sink: IO[bytes] | None = None  # the Parquet file, opened here (_parquet_writer)
         self._handle: IO[str] | None = None
+        self._flush_each = flush
         self._owned = isinstance(target, (str, Path))  # a stream given is the caller's to close
         if fmt == "parquet":
-            self._parquet, self._sink = _parquet_writer(target, markdown)
+            self._parquet, self._sink = _parquet_writer(target, markdown, web)
         elif isinstance(target, (str, Path)):
-            self._handle = open(target, "w", encoding="utf-8")  # noqa: SIM115 - closed in close
+            self._handle = open(target, "a" if append else "w",  # noqa: SIM115 - closed in close
+                                encoding="utf-8")
         else:
             self._handle = target
 
@@ -468,6 +469,8 @@ class RowWriter:
         """Write one page's row (Parquet rows are buffered into row groups)."""
         if self._handle is not None:
             self._handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            if self._flush_each:
+                self._handle.flush()
             return
         self._rows.append(row)
         if len(self._rows) >= ROW_GROUP:
@@ -497,15 +500,16 @@ class RowWriter:
         self.close()
 
 
-def arrow_schema(markdown: bool = False):
+def arrow_schema(markdown: bool = False, web: bool = False):
     """The Parquet schema of the rows (:func:`columns`)."""
     import pyarrow as pa
 
-    types = {"string": pa.string(), "int": pa.int32(), "float": pa.float64()}
-    return pa.schema([(name, types[kind]) for name, kind in columns(markdown)])
+    types = {"string": pa.string(), "int": pa.int32(), "float": pa.float64(),
+             "list": pa.list_(pa.string())}
+    return pa.schema([(name, types[kind]) for name, kind in columns(markdown, web)])
 
 
-def _parquet_writer(target: str | Path | IO[str], markdown: bool = False):
+def _parquet_writer(target: str | Path | IO[str], markdown: bool = False, web: bool = False):
     """A Parquet writer of the rows to the file ``target``, and the file (the caller closes
     both, the writer first)."""
     try:
@@ -518,7 +522,7 @@ def _parquet_writer(target: str | Path | IO[str], markdown: bool = False):
     # may hold any bytes (issue 43, item 8).
     sink = open(target, "wb")  # noqa: SIM115 - closed by RowWriter.close
     try:
-        return pq.ParquetWriter(sink, arrow_schema(markdown), compression="zstd"), sink
+        return pq.ParquetWriter(sink, arrow_schema(markdown, web), compression="zstd"), sink
     except BaseException:
         sink.close()
         raise

@@ -1,0 +1,240 @@
+"""``noisecbr clean`` of URLs, a URL list, sitemaps and feeds: where the pages come from, where
+each one goes, the progress bar and the summary. Called by :mod:`noisecbr_apps.cli`."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from noisecbr.discover import discover_urls, url_key
+from noisecbr.errors import NoisecbrError
+from noisecbr.fetch import (
+    DEFAULT_DELAY,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    DEFAULT_USER_AGENT,
+    Fetcher,
+)
+from noisecbr.fsnames import shown
+from noisecbr.prepare.limits import reading_problem
+
+from ..crawl.pool import CleanSettings
+from .crawl import (
+    ROW_FORMATS,
+    CrawlCounts,
+    Outcome,
+    already_written,
+    crawl,
+    fetch_all,
+    page_file,
+    write_page_file,
+)
+
+__all__ = ["WebOptions", "WebUsageError", "is_url", "clean_web"]
+
+_SUFFIXES = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"}
+
+
+class WebUsageError(NoisecbrError):
+    """Options that do not fit web input: the command line says so and exits with ``code``."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class WebOptions:
+    """Where the URLs come from and how they are fetched."""
+
+    urls: tuple[str, ...] = ()
+    urls_file: str | None = None
+    sitemaps: tuple[str, ...] = ()
+    feeds: tuple[str, ...] = ()
+    max_pages: int | None = None
+    user_agent: str | None = None
+    delay: float = DEFAULT_DELAY
+    timeout: float = DEFAULT_TIMEOUT
+    retries: int = DEFAULT_RETRIES
+    connections: int = 8
+    resume: bool = False
+
+    @property
+    def one_page(self) -> bool:
+        """Whether one URL alone is asked for: it is written as one page file is."""
+        return (len(self.urls) == 1 and not self.urls_file and not self.sitemaps
+                and not self.feeds)
+
+
+def is_url(item: str) -> bool:
+    """Whether a command-line input is a URL (http or https), not a file."""
+    return item[:8].lower().startswith(("http://", "https://"))
+
+
+def _listed(path: str) -> list[str]:
+    """The URLs of a ``--urls`` file (one per line; blank lines and ``#`` comments skipped;
+    ``-``: standard input)."""
+    try:
+        text = (sys.stdin.read() if path == "-"
+                else Path(path).read_text(encoding="utf-8", errors="replace"))
+    except OSError as error:
+        raise WebUsageError(f"--urls {path}: {reading_problem(error)}", 3) from error
+    return [line.strip() for line in text.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _say(message: str) -> None:
+    click.echo(f"noisecbr: {shown(message)}", err=True)
+
+
+def _discovered(fetcher: Fetcher, options: WebOptions, failures: list[tuple[str, str]]
+                ) -> list[str]:
+    """Every URL to fetch, in order: those given, then each sitemap's and feed's."""
+    given = list(options.urls) + (_listed(options.urls_file) if options.urls_file else [])
+    bad = [url for url in given if not is_url(url)]
+    if bad:
+        raise WebUsageError(f"not an http(s) URL: {bad[0]}" + (
+            f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""), 2)
+    return discover_urls(fetcher, given, sitemaps=options.sitemaps, feeds=options.feeds,
+                         max_pages=options.max_pages, failures=failures, say=_say)
+
+
+def clean_web(options: WebOptions, output: Path | None, fmt: str | None,
+              settings: CleanSettings, max_bytes: int, jobs: int, quiet: bool,
+              default_format: str) -> int:
+    """Fetch and clean the pages of ``options`` into ``output``; returns the number of URLs
+    that failed (each named on stderr)."""
+    from tqdm import tqdm
+
+    fmt = fmt or (default_format if options.one_page else _many_format(output))
+    rows = fmt in ROW_FORMATS
+    if rows and options.one_page and output is None and fmt == "parquet":
+        raise WebUsageError("Parquet is written to a file: give -o out.parquet", 2)
+    folder = None if (options.one_page or rows or output is None) else output
+    if options.resume and output is None:
+        raise WebUsageError("--resume reads what -o holds: give -o FILE.jsonl or -o FOLDER", 2)
+    fetcher = Fetcher(user_agent=options.user_agent or DEFAULT_USER_AGENT,
+                      timeout=options.timeout, max_bytes=max_bytes, delay=options.delay,
+                      retries=options.retries)
+    counts = CrawlCounts()
+    try:
+        urls = _discovered(fetcher, options, counts.failures)
+        done = _done(output, fmt, folder, urls) if options.resume else set()
+        todo = [url for url in urls if url_key(url) not in done]
+        counts.skipped = len(urls) - len(todo)
+        if counts.skipped:
+            _say(f"--resume: {counts.skipped} of {len(urls)} URLs are written already")
+        bar = tqdm(total=len(todo), unit="page", file=sys.stderr,
+                   disable=quiet or options.one_page or None)
+        started = time.monotonic()
+        with _Sink(output, fmt, folder, settings.markdown, options.resume, done,
+                   headers=not options.one_page) as sink:
+            def emit(outcome: Outcome) -> None:
+                bar.update(1)
+                if outcome.forbidden:
+                    counts.forbidden.append(outcome.url)
+                elif outcome.error is not None:
+                    counts.failures.append((outcome.url, outcome.error))
+                    bar.set_postfix(failed=len(counts.failures), refresh=False)
+                elif sink.write(outcome):
+                    counts.cleaned += 1
+                else:
+                    counts.skipped += 1
+
+            crawl(fetch_all(fetcher, todo, options.connections), settings, fmt, jobs, emit)
+        bar.close()
+        seconds = time.monotonic() - started
+    finally:
+        fetcher.close()
+    if options.one_page and counts.forbidden:
+        counts.failures.append((counts.forbidden[0], "robots.txt forbids this page to "
+                                f"{fetcher.user_agent}: it was not requested"))
+    elif not options.one_page:
+        rate = counts.cleaned / seconds if seconds > 0 else 0.0
+        _say(f"{len(urls)} URLs: {counts.cleaned} cleaned, {len(counts.failures)} failed, "
+             f"{len(counts.forbidden)} forbidden by robots.txt (not requested), "
+             f"{counts.skipped} skipped (written before, or the same page after redirects); "
+             f"{rate:.1f} pages/s")
+        if counts.forbidden:
+            _say(f"forbidden by robots.txt: {', '.join(counts.forbidden[:5])}"
+                 + (f" and {len(counts.forbidden) - 5} more" if len(counts.forbidden) > 5
+                    else ""))
+    if counts.failures:
+        if not options.one_page:
+            _say(f"{len(counts.failures)} failed:")
+        for url, error in counts.failures:
+            click.echo(f"  {shown(url)}: {error}" if not options.one_page
+                       else f"noisecbr: {shown(url)}: {error}", err=True)
+    return len(counts.failures)
+
+
+def _many_format(output: Path | None) -> str:
+    """The format of many pages without ``-f``: Parquet or JSONL rows by the name of ``-o``,
+    text files in a folder ``-o`` names, JSONL rows on standard output."""
+    if output is None:
+        return "jsonl"
+    suffix = output.suffix.lower()
+    if suffix in (".jsonl", ".parquet") and not output.is_dir():
+        return suffix[1:]
+    return "text"
+
+
+def _done(output: Path, fmt: str, folder: Path | None, urls: list[str]) -> set[str]:
+    """The keys of the URLs an earlier run wrote to ``output``."""
+    if folder is not None:
+        suffix = _SUFFIXES[fmt.split("+")[0]]
+        return {url_key(url) for url in urls if (folder / page_file(url, suffix)).is_file()}
+    try:
+        return already_written(output, fmt)
+    except ValueError as error:
+        raise WebUsageError(str(error), 2) from error
+
+
+class _Sink:
+    """Where cleaned pages go: rows to a JSONL/Parquet file or standard output, a folder of
+    page files, one page to a file or standard output. Knows the pages it wrote (by the URL
+    they came from after redirects) and writes none twice."""
+
+    def __init__(self, output: Path | None, fmt: str, folder: Path | None, markdown: bool,
+                 append: bool, done: set[str], headers: bool) -> None:
+        self.output, self.fmt, self.folder = output, fmt, folder
+        self.written = set(done)
+        self.writer = None
+        self.headers = headers  # many pages on standard output: each after its URL
+        if fmt in ROW_FORMATS:
+            from ..crawl.warc import RowWriter
+
+            target = output if output is not None else sys.stdout
+            self.writer = RowWriter(target, fmt, markdown, web=True, append=append,
+                                    flush=True)
+
+    def write(self, outcome: Outcome) -> bool:
+        """Write one page; False when the page it came from is written already."""
+        key = url_key(outcome.final_url or outcome.url)
+        if key in self.written:
+            return False
+        self.written.update({key, url_key(outcome.url)})
+        if self.writer is not None:
+            self.writer.write(outcome.output)
+        elif self.folder is not None:
+            suffix = _SUFFIXES[self.fmt.split("+")[0]]
+            write_page_file(self.folder, page_file(outcome.url, suffix), outcome.output)
+        elif self.output is not None:
+            write_page_file(self.output.parent, Path(self.output.name), outcome.output)
+        else:
+            if self.headers:
+                sys.stdout.write(f"==> {shown(outcome.url)} <==\n")
+            sys.stdout.write(outcome.output)
+            sys.stdout.flush()
+        return True
+
+    def __enter__(self) -> _Sink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.writer is not None:
+            self.writer.close()

@@ -1,0 +1,279 @@
+"""The web as input (issue 55): fetching one page politely, and crawling URL lists, sitemaps and
+feeds with ``noisecbr clean``, against a loopback site (tests/websim.py); no test reaches any
+other address."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from websim import BUSY_TEXT, CAFE, serve_site
+
+import noisecbr
+from noisecbr.discover import feed_urls, page_urls, sitemap_urls
+from noisecbr.fetch import Fetcher, FetchError, FetchTimeoutError, RobotsDeniedError
+from noisecbr.prepare.tidy import InputTooLargeError, NotHTMLError
+from noisecbr_apps.cli import main
+from noisecbr_apps.web.crawl import already_written
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def site():
+    with serve_site(pages=20, slow_seconds=5.0, busy_failures=1, retry_after=1) as served:
+        yield served
+
+
+def _fetcher(**options) -> Fetcher:
+    return Fetcher(**{"delay": 0.0, "timeout": 2.0, "retries": 2, "backoff": 0.1, **options})
+
+
+# -- one page ---------------------------------------------------------------------------------
+def test_fetch_and_clean_keeps_the_article_and_drops_the_menu(site):
+    result = noisecbr.fetch_and_clean(site.url("/page/3.html"))
+    assert site.page_text(3) in result.text
+    assert "Cookie" not in result.text and "Related articles" not in result.text
+    assert result.url == site.url("/page/3.html")
+
+
+def test_redirects_are_followed_and_recorded(site):
+    with _fetcher() as fetcher:
+        fetched = fetcher.fetch(site.url("/redirect/1"))
+    assert fetched.final_url == site.url("/page/0.html")
+    assert fetched.redirects == (site.url("/redirect/1"), site.url("/redirect/2"))
+    assert site.page_text(0) in noisecbr.clean(fetched.payload, url=fetched.final_url).text
+
+
+def test_robots_txt_is_obeyed_and_the_page_never_requested(site):
+    with _fetcher() as fetcher, pytest.raises(RobotsDeniedError, match="robots.txt"):
+        fetcher.fetch(site.url("/private/2.html"))
+    assert site.hits("/private/2.html") == 0
+    with _fetcher(robots=False) as fetcher:  # the rule, not the server, refused it
+        assert fetcher.fetch(site.url("/private/2.html")).status == 200
+
+
+def test_a_slow_page_times_out(site):
+    with _fetcher(timeout=0.5) as fetcher, pytest.raises(FetchTimeoutError, match="timed out"):
+        fetcher.fetch(site.url("/slow.html"))
+
+
+def test_a_503_is_retried_after_its_retry_after():
+    with serve_site(pages=2, busy_failures=1, retry_after=1) as local:
+        with _fetcher() as fetcher:
+            started = time.monotonic()
+            fetched = fetcher.fetch(local.url("/busy.html"))
+            waited = time.monotonic() - started
+        assert BUSY_TEXT in noisecbr.clean(fetched.payload).text
+        assert local.hits("/busy.html") == 2
+        assert waited >= 0.9  # its Retry-After: 1, not the back-off of 0.1 s
+
+
+def test_a_server_that_stays_busy_fails_after_the_retries(site):
+    before = site.hits("/always-busy.html")
+    with _fetcher(retries=1) as fetcher, pytest.raises(FetchError, match="503") as caught:
+        fetcher.fetch(site.url("/always-busy.html"))
+    assert caught.value.status == 503
+    assert site.hits("/always-busy.html") - before == 2
+    # A Retry-After longer than the bound is not waited for.
+    with _fetcher(max_retry_after=0.5) as fetcher, pytest.raises(FetchError, match="retry after"):
+        fetcher.fetch(site.url("/always-busy.html"))
+
+
+def test_a_wrong_charset_header_does_not_garble_the_page(site):
+    # The header says UTF-8; the bytes are windows-1252, as the page's own <meta> says.
+    result = noisecbr.fetch_and_clean(site.url("/wrong-charset.html"))
+    assert CAFE in result.text and "\ufffd" not in result.text
+
+
+def test_a_body_over_the_cap_is_refused_while_downloading(site):
+    with _fetcher(max_bytes=200_000) as fetcher:
+        with pytest.raises(InputTooLargeError, match="while downloading"):
+            fetcher.fetch(site.url("/big.html"))
+        with pytest.raises(InputTooLargeError, match="3000000 bytes"):
+            fetcher.fetch(site.url("/big-declared.html"))
+
+
+def test_other_content_types_and_bad_urls_are_refused(site):
+    with _fetcher() as fetcher:
+        with pytest.raises(NotHTMLError, match="application/json"):
+            fetcher.fetch(site.url("/not-html.json"))
+        with pytest.raises(FetchError, match="404"):
+            fetcher.fetch(site.url("/no-such-page.html"))
+        with pytest.raises(FetchError, match="not an http"):
+            fetcher.fetch("ftp://127.0.0.1/x")
+
+
+def test_requests_to_one_host_wait_the_delay(site):
+    with _fetcher(delay=0.3) as fetcher:
+        started = time.monotonic()
+        for n in range(3):
+            fetcher.fetch(site.url(f"/page/{n}.html"))
+        assert time.monotonic() - started >= 0.6  # two gaps of at least the delay
+
+
+def test_the_user_agent_is_the_users(site):
+    with _fetcher(user_agent="my-crawler/2") as fetcher:
+        assert fetcher.fetch(site.url("/page/1.html")).status == 200
+    assert "my-crawler/2" in site.agents
+
+
+# -- discovery --------------------------------------------------------------------------------
+def test_a_sitemap_index_with_a_gzipped_sitemap_lists_every_page(site):
+    with _fetcher() as fetcher:
+        listed = sitemap_urls(fetcher, site.url("/sitemap.xml"))
+    urls = list(page_urls(listed))
+    pages = [site.url(f"/page/{n}.html") for n in range(20)]
+    assert set(pages) <= set(urls)
+    assert len(urls) == len(set(urls)) == 25  # 20 pages, 5 private; the duplicate gone
+    assert not any(url.endswith(".pdf") for url in urls)
+
+
+def test_feeds_list_their_entries(site):
+    with _fetcher() as fetcher:
+        assert feed_urls(fetcher, site.url("/feed.xml")) == [
+            site.url(f"/page/{n}.html") for n in range(10)]
+        assert len(feed_urls(fetcher, site.url("/atom.xml"))) == 5
+        with pytest.raises(FetchError):
+            feed_urls(fetcher, site.url("/page/1.html"))
+
+
+def test_page_urls_stops_at_max_pages_and_drops_fragments():
+    urls = ["http://a.test/x#one", "http://a.test/x#two", "http://A.test/y", "http://a.test/z"]
+    assert list(page_urls(urls, max_pages=2)) == ["http://a.test/x#one", "http://A.test/y"]
+
+
+# -- the command line -------------------------------------------------------------------------
+def test_clean_one_url_prints_its_text(site):
+    done = CliRunner().invoke(main, ["clean", site.url("/page/4.html")])
+    assert done.exit_code == 0, done.output
+    assert site.page_text(4) in done.stdout
+
+
+def test_clean_a_forbidden_url_fails_naming_robots_txt(site):
+    done = CliRunner().invoke(main, ["clean", site.url("/private/3.html")])
+    assert done.exit_code == 1
+    assert "robots.txt" in done.stderr
+    assert site.hits("/private/3.html") == 0
+
+
+def test_a_sitemap_crawl_writes_every_allowed_page_once(site, tmp_path):
+    out = tmp_path / "crawl.jsonl"
+    before = len(site.log)
+    done = CliRunner().invoke(main, ["clean", "--sitemap", site.url("/sitemap.xml"), "--delay",
+                                     "0", "-j", "2", "-o", str(out), "-q"])
+    requested = site.log[before:]
+    assert done.exit_code == 0, done.output
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert sorted(row["url"] for row in rows) == sorted(site.url(f"/page/{n}.html")
+                                                      for n in range(20))
+    for row in rows:
+        n = int(row["url"].rsplit("/", 1)[1].split(".")[0])
+        assert site.page_text(n) in row["text"]
+        assert row["requested_url"] == row["url"] and row["redirects"] == []
+    assert not any(path.startswith("/private/") for path in requested)
+    assert "/files/report.pdf" not in requested
+    assert sorted(requested.count(f"/page/{n}.html") for n in range(20)) == [1] * 20
+    assert "5 forbidden by robots.txt" in done.stderr
+
+
+def test_failures_are_named_and_the_exit_code_says_so(site, tmp_path):
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join([site.url("/page/5.html"), "# a comment", "",
+                                  site.url("/slow.html"), site.url("/always-busy.html"),
+                                  site.url("/missing.html"), site.url("/redirect/1")]) + "\n")
+    out = tmp_path / "pages"
+    done = CliRunner().invoke(main, ["clean", "--urls", str(listing), "--delay", "0",
+                                     "--timeout", "0.5", "--retries", "0", "-o", str(out)])
+    assert done.exit_code == 1
+    for path, reason in (("/slow.html", "timed out"), ("/always-busy.html", "HTTP 503"),
+                         ("/missing.html", "HTTP 404")):
+        line = next(line for line in done.stderr.splitlines() if site.url(path) + ":" in line)
+        assert reason in line
+    written = sorted(path.read_text(encoding="utf-8") for path in out.rglob("*.txt"))
+    assert len(written) == 2  # page 5, and page 0 through the redirects
+    assert any(site.page_text(5) in text for text in written)
+    assert any(site.page_text(0) in text for text in written)
+    assert not list(out.rglob("*.part"))
+
+
+def test_parquet_rows_record_the_redirects(site, tmp_path):
+    out = tmp_path / "crawl.parquet"
+    done = CliRunner().invoke(main, ["clean", site.url("/redirect/1"), site.url("/page/6.html"),
+                                     "--delay", "0", "-o", str(out), "-q"])
+    assert done.exit_code == 0, done.output
+    rows = {row["url"]: row for row in pq.read_table(out).to_pylist()}
+    assert rows[site.url("/page/0.html")]["redirects"] == [site.url("/redirect/1"),
+                                                          site.url("/redirect/2")]
+    assert rows[site.url("/page/0.html")]["requested_url"] == site.url("/redirect/1")
+
+
+def test_resume_skips_what_is_written_and_mends_a_cut_row(site, tmp_path):
+    out = tmp_path / "crawl.jsonl"
+    first = CliRunner().invoke(main, ["clean", "--feed", site.url("/feed.xml"), "--delay", "0",
+                                      "--max-pages", "4", "-o", str(out), "-q"])
+    assert first.exit_code == 0, first.output
+    with out.open("a", encoding="utf-8") as handle:
+        handle.write('{"url": "http://127.0.0.1/cut sh')  # a row a killed crawl was writing
+    assert len(already_written(out, "jsonl")) >= 4
+    before = list(site.log)
+    again = CliRunner().invoke(main, ["clean", "--feed", site.url("/feed.xml"), "--delay", "0",
+                                      "-o", str(out), "--resume", "-q"])
+    assert again.exit_code == 0, again.output
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert sorted(row["url"] for row in rows) == sorted(site.url(f"/page/{n}.html")
+                                                      for n in range(10))
+    fetched_again = [path for path in site.log[len(before):] if path.startswith("/page/")]
+    assert len(fetched_again) == 6
+    assert "4 of 10 URLs are written already" in again.stderr
+
+
+def test_resume_of_parquet_is_refused_with_a_reason(site, tmp_path):
+    done = CliRunner().invoke(main, ["clean", site.url("/page/1.html"), site.url("/page/2.html"),
+                                     "-o", str(tmp_path / "x.parquet"), "--resume"])
+    assert done.exit_code == 2 and "JSONL" in done.stderr
+
+
+def test_web_options_that_do_not_fit_are_refused(site, tmp_path):
+    page = tmp_path / "a.html"
+    page.write_text("<p>x</p>")
+    mixed = CliRunner().invoke(main, ["clean", site.url("/page/1.html"), str(page)])
+    assert mixed.exit_code == 2 and "URLs alone" in mixed.stderr
+    bad = tmp_path / "urls.txt"
+    bad.write_text("not a url\n")
+    listed = CliRunner().invoke(main, ["clean", "--urls", str(bad)])
+    assert listed.exit_code == 2 and "not an http(s) URL" in listed.stderr
+    assert CliRunner().invoke(main, ["clean", str(page), "--resume"]).exit_code == 2
+    assert CliRunner().invoke(main, ["clean"]).exit_code == 2
+
+
+def test_a_killed_crawl_resumes_with_no_page_lost_or_written_twice(tmp_path):
+    # A real process, killed with SIGKILL mid-crawl, then resumed.
+    out = tmp_path / "crawl.jsonl"
+    with serve_site(pages=60) as local:
+        command = [sys.executable, "-m", "noisecbr_apps.cli", "clean", "--sitemap",
+                   local.url("/sitemap.xml"), "--delay", "0.05", "-o", str(out), "-q"]
+        crawl = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.DEVNULL,
+                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
+        try:
+            while (not out.exists() or out.read_text(encoding="utf-8").count("\n") < 5):
+                assert crawl.poll() is None, "the crawl ended before it could be killed"
+                time.sleep(0.05)
+            os.kill(crawl.pid, signal.SIGKILL)
+        finally:
+            crawl.wait()
+        cut = out.read_text(encoding="utf-8").count("\n")
+        assert cut < 60
+        resumed = subprocess.run([*command, "--resume"], cwd=ROOT, capture_output=True,
+                                 text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert resumed.returncode == 0, resumed.stderr
+    urls = [json.loads(line)["url"] for line in out.read_text(encoding="utf-8").splitlines()]
+    assert sorted(urls) == sorted(local.url(f"/page/{n}.html") for n in range(60))
