@@ -86,8 +86,7 @@ def test_every_command_line_runs_as_written(folder):
             if any(marker in line for marker in SKIPPED):
                 continue
             # The lines that fetch from the web fetch from a loopback copy of example.org.
-            if line.startswith("noisecbr clean"):
-                line = line.replace("https://example.org/", site.base + "/")
+            line = line.replace("https://example.org/", site.base + "/")
             done = _run(line, folder)
             ran += 1
             if done.returncode != 0:
@@ -97,6 +96,7 @@ def test_every_command_line_runs_as_written(folder):
     assert ran >= 12  # the skip rules leave the most of the lines to run
     assert (folder / "cleaned.parquet").is_file() and (folder / "cleaned").is_dir()
     assert "/page/1.html" in fetched and (folder / "site.jsonl").read_text().count("\n") == 5
+    assert fetched.count("/page/3.html") == 2  # the crawl's, then import-urls' (cb.sqlite)
 
 
 def test_the_skip_rules_each_skip_a_line():
