@@ -57,7 +57,6 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_REDIRECTS = 10
 #: Google reads the first 500 KiB of a robots.txt; a longer one is cut there (RFC 9309 2.5).
 ROBOTS_MAX_BYTES = 500 * 1024
-_CHUNK = 64 * 1024
 
 
 class FetchError(NoisecbrError):
@@ -262,8 +261,10 @@ class Fetcher:
                 raise InputTooLargeError(f"{url} is {int(declared)} bytes, over the limit of "
                                          f"{limit} (--max-bytes)")
             parts, size = [], 0
-            # Decompressed as it arrives: the cap holds for a gzip bomb too.
-            for part in response.iter_bytes(_CHUNK):
+            # Decompressed as it arrives: the cap holds for a gzip bomb too. Each network read's
+            # bytes as they come (no chunk size: httpx would wait to fill one), so that the
+            # deadline is checked at every read, however few bytes a server trickles.
+            for part in response.iter_bytes():
                 parts.append(part)
                 size += len(part)
                 if size > limit:

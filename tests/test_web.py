@@ -66,6 +66,12 @@ def test_a_slow_page_times_out(site):
         fetcher.fetch(site.url("/slow.html"))
 
 
+def test_a_page_that_trickles_forever_is_cut_off_by_the_download_deadline(site):
+    # A byte every 0.2 s never trips the 0.5 s read timeout: the whole download's does (1.5 s).
+    with _fetcher(timeout=0.5) as fetcher, pytest.raises(FetchTimeoutError, match="downloading"):
+        fetcher.fetch(site.url("/trickle.html"))
+
+
 def test_a_503_is_retried_after_its_retry_after():
     with serve_site(pages=2, busy_failures=1, retry_after=1) as local:
         with _fetcher() as fetcher:

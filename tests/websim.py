@@ -11,8 +11,9 @@ slow, busy and mislabelled pages, endless bodies) needs a URL that reproduces it
   duplicate and a PDF among the pages, and ``/sitemap-private.xml``), ``/feed.xml`` (RSS 2.0),
   ``/atom.xml``.
 - ``/redirect/1`` (301) to ``/redirect/2`` (302, relative) to ``/page/0.html``.
-- ``/slow.html`` (headers after ``slow_seconds``), ``/busy.html`` (503 with Retry-After for the
-  first ``busy_failures`` requests), ``/always-busy.html`` (503 forever).
+- ``/slow.html`` (headers after ``slow_seconds``), ``/trickle.html`` (a byte every 0.2 s,
+  forever, never silent long enough for a read timeout), ``/busy.html`` (503 with Retry-After
+  for the first ``busy_failures`` requests), ``/always-busy.html`` (503 forever).
 - ``/wrong-charset.html`` (windows-1252 bytes sent as UTF-8), ``/big.html`` (``big_bytes`` with
   no Content-Length), ``/big-declared.html`` (with one), ``/not-html.json``; anything else 404.
 """
@@ -400,6 +401,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
             self._html(self._small("A slow page", SLOW_TEXT))
+        elif path == "/trickle.html":
+            self._trickle()
         elif path == "/busy.html":
             with server.busy_lock:
                 busy, server.busy_left = server.busy_left > 0, server.busy_left - 1
@@ -420,6 +423,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         else:
             self._html(f"<!DOCTYPE html>\n<html><head><title>Not found</title></head><body>"
                        f"<h1>Not found</h1><p>Nothing at {escape(path)}.</p></body></html>\n", 404)
+
+    def _trickle(self) -> None:
+        """A page that never ends, one byte at a time: only a deadline on the whole download
+        stops a client, since no read waits long."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Connection", "close")
+        self.close_connection = True
+        self.end_headers()
+        try:
+            self.wfile.write(b"<html><body><p>")
+            while not self.server.stop.wait(0.2):
+                self.wfile.write(b"z")
+                self.wfile.flush()
+        except (ConnectionError, TimeoutError):
+            return
 
     def _big(self, *, declared: bool) -> None:
         """The big page in 64 kB writes; without a length, the connection's end ends the body."""
