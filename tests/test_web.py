@@ -283,3 +283,28 @@ def test_a_killed_crawl_resumes_with_no_page_lost_or_written_twice(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     urls = [json.loads(line)["url"] for line in out.read_text(encoding="utf-8").splitlines()]
     assert sorted(urls) == sorted(local.url(f"/page/{n}.html") for n in range(60))
+
+
+def test_ctrl_c_ends_a_crawl_with_its_output_whole(tmp_path):
+    # SIGINT mid-crawl: exit 130, one line saying so, and the Parquet file closed and readable.
+    out = tmp_path / "crawl.parquet"
+    with serve_site(pages=60) as local:
+        crawl = subprocess.Popen(
+            [sys.executable, "-m", "noisecbr_apps.cli", "clean", "--sitemap",
+             local.url("/sitemap.xml"), "--delay", "0.05", "-j", "2", "-o", str(out), "-q"],
+            cwd=ROOT, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)})
+        try:
+            while sum(path.startswith("/page/") for path in local.log) < 10:
+                assert crawl.poll() is None, "the crawl ended before it could be interrupted"
+                time.sleep(0.05)
+            crawl.send_signal(signal.SIGINT)
+            stderr = crawl.communicate(timeout=120)[1]
+        finally:
+            crawl.kill()
+    assert crawl.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    written = int(stderr.split("interrupted: ")[1].split(" pages")[0])
+    rows = pq.read_table(out).to_pylist()
+    assert 0 < len(rows) == written < 60
+    assert all(local.url("/page/") in row["url"] and row["text"] for row in rows)

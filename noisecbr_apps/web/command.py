@@ -12,6 +12,7 @@ import click
 
 from noisecbr.discover import discover_urls, url_key
 from noisecbr.errors import NoisecbrError
+from noisecbr.exits import EXIT_INTERRUPTED
 from noisecbr.fetch import (
     DEFAULT_DELAY,
     DEFAULT_RETRIES,
@@ -40,7 +41,8 @@ _SUFFIXES = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"
 
 
 class WebUsageError(NoisecbrError):
-    """Options that do not fit web input: the command line says so and exits with ``code``."""
+    """Options that do not fit web input, or a crawl interrupted (Ctrl-C): the command line
+    says so and exits with ``code``."""
 
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
@@ -145,7 +147,14 @@ def clean_web(options: WebOptions, output: Path | None, fmt: str | None,
                 else:
                     counts.skipped += 1
 
-            crawl(fetch_all(fetcher, todo, options.connections), settings, fmt, jobs, emit)
+            try:
+                crawl(fetch_all(fetcher, todo, options.connections), settings, fmt, jobs, emit)
+            except KeyboardInterrupt:  # what is written stays whole (the sink closes it)
+                bar.close()
+                raise WebUsageError(f"interrupted: {counts.cleaned} pages written" + (
+                    "; the same command with --resume goes on" if folder or fmt == "jsonl"
+                    and output is not None else ""),
+                    EXIT_INTERRUPTED) from None
         bar.close()
         seconds = time.monotonic() - started
     finally:
