@@ -200,10 +200,12 @@ def _init_worker(model: str | None, parser: str, smooth: float | None, memory=No
     _worker_page_type = page_type
 
 
-def _page_memories(database: str, site: str | None, url: str | None, warc: bool = False):
+def _page_memories(database: str, site: str | None, url: str | None,
+                   record: str | None = None):
     """The memories of ``--memory DB``: of ``--site`` (or the host of ``--url``) for every
-    input, or else of the site each page declares (of a WARC record: its target URI), read
-    from the case base (:func:`casebase.reuse.open_page_memories`)."""
+    input, or else of the site each page declares (``record`` names the URL a WARC record or
+    a fetched page has instead), read from the case base
+    (:func:`casebase.reuse.open_page_memories`)."""
     from casebase.reuse import open_page_memories as open_memories
     from noisecbr.site.memory import MemorySourceError
 
@@ -218,8 +220,8 @@ def _page_memories(database: str, site: str | None, url: str | None, warc: bool 
         _fail(str(error), EXIT_CASEBASE)
     if memories.host is None:
         click.echo("noisecbr: --memory: each page's site is the host of "
-                   + ("its WARC-Target-URI" if warc else
-                      "the URL it declares (<link rel=canonical> or og:url)"), err=True)
+                   + (record or "the URL it declares (<link rel=canonical> or og:url)"),
+                   err=True)
         return memories
     memory = memories.memory(memories.host)
     if not len(memory):
@@ -399,7 +401,7 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
             _fail("give WARC files alone, not with HTML pages", EXIT_USAGE)
         from .crawl.pool import CleanSettings
 
-        memory = _page_memories(memory_db, site, url, warc=True) if memory_db else None
+        memory = _page_memories(memory_db, site, url, "its WARC-Target-URI") if memory_db else None
         _clean_crawl(warcs, output, fmt, CleanSettings(
             model, parser, smooth, max_bytes, memory, favor, comments, max_elements,
             markdown=markdown_column, by_site=by_site, title=title, page_type=page_type),
@@ -475,7 +477,8 @@ def _clean_urls(options, output: Path | None, fmt: str | None, url: str | None,
     if fmt == "markdown" and (links or images):
         fmt = "+".join(["markdown", *(["links"] if links else []),
                         *(["images"] if images else [])])
-    memory = _page_memories(memory_db, site, None, warc=True) if memory_db else None
+    memory = _page_memories(memory_db, site, None,
+                                    "the URL it was fetched from") if memory_db else None
     settings = CleanSettings(model, parser, smooth, max_bytes, memory, favor, comments,
                              max_elements, markdown=markdown_column, by_site=by_site,
                              title=title, page_type=page_type)

@@ -89,3 +89,20 @@ def test_by_site_uses_the_sitemap_s_other_pages_as_evidence(site, tmp_path, monk
     assert all(evidence is not None for _, evidence in given)  # each page had its site's
     for row in rows:
         assert "Related articles" not in row["text"] and "All rights reserved" not in row["text"]
+
+
+def test_fetched_pages_cleaned_with_the_memory_import_urls_filled(site, db, tmp_path):
+    imported = CliRunner().invoke(cli, ["--db", db, "import-urls", site.url("/page/1.html"),
+                                        site.url("/page/2.html"), site.url("/page/3.html"),
+                                        "--delay", "0", "-q"])
+    assert imported.exit_code == 0, imported.output
+    out = tmp_path / "clean.jsonl"
+    done = CliRunner().invoke(main, ["clean", site.url("/page/4.html"), site.url("/page/5.html"),
+                                     "--memory", db.removeprefix("sqlite:///"), "--delay", "0",
+                                     "-o", str(out), "-q"])
+    assert done.exit_code == 0, done.output
+    assert "the host of the URL it was fetched from" in done.stderr
+    rows = {row["url"]: row for row in map(json.loads, out.read_text().splitlines())}
+    for n in (4, 5):
+        text = rows[site.url(f"/page/{n}.html")]["text"]
+        assert site.page_text(n) in text and "All rights reserved" not in text
