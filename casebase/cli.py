@@ -365,20 +365,29 @@ def import_page(ctx: click.Context, file: Path, url: str, labels_file: Path | No
         ctx.exit(EXIT_PARTIAL)
 
 
+def _template_options(function):
+    """The options of the commands that import a site's pages as its template's noise cases
+    (import-site, import-urls)."""
+    for option in reversed((
+        click.option("--theta", type=click.FloatRange(0, 1), default=0.10, show_default=True,
+                     help="template_labels' theta (see noisecbr.seeds.templates)."),
+        click.option("--share", type=click.FloatRange(0, 1), default=0.85, show_default=True,
+                     help="template_labels' share (see noisecbr.seeds.templates)."),
+        click.option("--source", help="Source name of the pages [default: site:HOST]."),
+        click.option("--parser", type=click.Choice(["lxml", "html5lib"]), default="lxml",
+                     show_default=True),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
+        click.option("--no-index", is_flag=True,
+                     help="Do not bring the nearest-case index of `casebase explain` up to "
+                     "date (its next call does)."))):
+        function = option(function)
+    return function
+
+
 @cli.command("import-site")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--site", "host", required=True, help="The site's host, e.g. example.com.")
-@click.option("--theta", type=click.FloatRange(0, 1), default=0.10, show_default=True,
-              help="template_labels' theta (see noisecbr.seeds.templates).")
-@click.option("--share", type=click.FloatRange(0, 1), default=0.85, show_default=True,
-              help="template_labels' share (see noisecbr.seeds.templates).")
-@click.option("--source", help="Source name of the pages [default: site:HOST].")
-@click.option("--parser", type=click.Choice(["lxml", "html5lib"]), default="lxml",
-              show_default=True)
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@click.option("--no-index", is_flag=True,
-              help="Do not bring the nearest-case index of `casebase explain` up to date "
-              "(its next call does).")
+@_template_options
 @click.pass_context
 @_handle_errors
 def import_site_(ctx: click.Context, directory: Path, host: str, theta: float, share: float,
@@ -439,17 +448,7 @@ def import_site_(ctx: click.Context, directory: Path, host: str, theta: float, s
               "robots.txt rules read.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
               help="Seconds to wait for a server's answer.")
-@click.option("--theta", type=click.FloatRange(0, 1), default=0.10, show_default=True,
-              help="template_labels' theta (see noisecbr.seeds.templates).")
-@click.option("--share", type=click.FloatRange(0, 1), default=0.85, show_default=True,
-              help="template_labels' share (see noisecbr.seeds.templates).")
-@click.option("--source", help="Source name of the pages [default: site:HOST].")
-@click.option("--parser", type=click.Choice(["lxml", "html5lib"]), default="lxml",
-              show_default=True)
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@click.option("--no-index", is_flag=True,
-              help="Do not bring the nearest-case index of `casebase explain` up to date "
-              "(its next call does).")
+@_template_options
 @click.pass_context
 @_handle_errors
 def import_urls(ctx: click.Context, urls: tuple[str, ...], urls_file, sitemaps: tuple[str, ...],
