@@ -191,6 +191,24 @@ def test_a_sitemap_crawl_writes_every_allowed_page_once(site, tmp_path):
     assert "5 forbidden by robots.txt" in done.stderr
 
 
+def test_each_host_waits_its_delay_while_hosts_are_fetched_together(tmp_path):
+    # Two sites (two hosts: their ports differ), two pages each, a 2 s delay: each host's
+    # second page comes at least the delay after its first, and both hosts' first pages come
+    # before either one's second (they are fetched together, not one host after the other).
+    with serve_site(pages=2) as one, serve_site(pages=2) as two:
+        urls = [site.url(f"/page/{n}.html") for site in (one, two) for n in range(2)]
+        done = CliRunner().invoke(main, ["clean", *urls, "--delay", "2", "-j", "1", "-q",
+                                         "-o", str(tmp_path / "out.jsonl")])
+        assert done.exit_code == 0, done.output
+        firsts, seconds = [], []
+        for site in (one, two):
+            pages = [when for path, when in zip(site.log, site.times) if path.startswith("/page/")]
+            assert len(pages) == 2 and pages[1] - pages[0] >= 1.9
+            firsts.append(pages[0])
+            seconds.append(pages[1])
+    assert max(firsts) < min(seconds)
+
+
 def test_failures_are_named_and_the_exit_code_says_so(site, tmp_path):
     listing = tmp_path / "urls.txt"
     listing.write_text("\n".join([site.url("/page/5.html"), "# a comment", "",

@@ -30,6 +30,7 @@ import random
 import re
 import sys
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -278,6 +279,8 @@ class Site:
     log: list[str] = field(default_factory=list)
     #: The User-Agent of each request, in the same order.
     agents: list[str] = field(default_factory=list)
+    #: When each request arrived (time.monotonic()), in the same order.
+    times: list[float] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False,
                                   compare=False)
 
@@ -302,6 +305,7 @@ class Site:
         with self._lock:
             self.log.append(target)
             self.agents.append(agent)
+            self.times.append(time.monotonic())
 
 
 class _Server(http.server.ThreadingHTTPServer):
