@@ -463,8 +463,8 @@ def import_urls(ctx: click.Context, urls: tuple[str, ...], urls_file, sitemaps: 
     before is skipped, so the command can be run again to go on. One transaction; URLs that
     could not be fetched or imported are named (exit 1).
     """
-    from noisecbr.discover import discover_urls
-    from noisecbr.fetch import DEFAULT_USER_AGENT, Fetcher
+    from noisecbr.web.discover import discover_urls
+    from noisecbr.web.fetch import DEFAULT_USER_AGENT, Fetcher
 
     from .fetched_sites import fetch_sites
     from .site_import import import_site_pages

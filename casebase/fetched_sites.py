@@ -2,7 +2,7 @@
 (``casebase import-urls``).
 
 A sitemap gives many pages of one site, which is what a site template needs: the pages are
-fetched politely (:class:`noisecbr.fetch.Fetcher`: robots.txt obeyed, one request at a time per
+fetched politely (:class:`noisecbr.web.fetch.Fetcher`: robots.txt obeyed, one request at a time per
 host, ``delay`` apart), grouped by the host they ended on after redirects, and each host's
 pages are imported together, so that the subtrees repeated across them become its noise cases.
 """
@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from noisecbr.fetch import Fetcher, FetchError, RobotsDeniedError
 from noisecbr.prepare.limits import reading_problem
 from noisecbr.prepare.tidy import InputError
+from noisecbr.web.fetch import Fetcher, FetchError, RobotsDeniedError
 
 from .importer import show_progress
 from .site_import import SitePage

@@ -21,7 +21,6 @@ from __future__ import annotations
 from .cleaner import Cleaner, clean, default_model
 from .decide.walk import Thresholds
 from .errors import ModelError, NoisecbrError, SchemaMismatchError
-from .fetch import Fetcher, FetchError, RobotsDeniedError, fetch_and_clean
 from .pipeline import Decisions, Page
 from .prepare.tidy import (
     BinaryInputError,
@@ -38,6 +37,7 @@ from .score.model import Model
 from .seeds.smoothing import isotonic_smooth
 from .settings import Settings
 from .site.memory import SiteMemory
+from .web.fetch import Fetcher, FetchError, RobotsDeniedError, fetch_and_clean
 
 __version__ = "0.1.0"
 

@@ -32,10 +32,10 @@ from noisecbr.exits import (
     EXIT_PARTIAL,
     EXIT_USAGE,
 )
-from noisecbr.fetch import DEFAULT_DELAY, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT
 from noisecbr.fsnames import shown
 from noisecbr.prepare.limits import DEFAULT_MAX_BYTES, MAX_ELEMENTS, reading_problem
 from noisecbr.score.kind import KINDS
+from noisecbr.web.fetch import DEFAULT_DELAY, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT
 
 _FORMATS = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"}
 #: The formats of WARC input: one row per page (noisecbr_apps.crawl.warc.FORMATS).

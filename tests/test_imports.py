@@ -19,8 +19,8 @@ LAYERS = {"noisecbr": 0, "casebase": 1, "training": 2, "noisecbr_apps": 3, "expe
 #: parsing helpers (html5lib, charset-normalizer), threadpoolctl (numpy's BLAS threads) and
 #: lxml_html_clean (the output HTML's sanitiser), htmldate and dateutil (a page's date);
 #: webencodings (html5lib's: the WHATWG names of an HTTP charset), httpx and protego (the
-#: public API's fetch_and_clean: noisecbr.fetch, imported only when a URL is fetched); usp,
-#: feedparser and courlan (noisecbr.discover's sitemaps, feeds and URL keys: the extra "web").
+#: public API's fetch_and_clean: noisecbr.web.fetch, imported only when a URL is fetched); usp,
+#: feedparser and courlan (noisecbr.web.discover's sitemaps, feeds and URL keys: the extra "web").
 ENGINE_LIBRARIES = {"lxml", "numpy", "safetensors", "html5lib", "charset_normalizer",
                     "threadpoolctl", "lxml_html_clean", "htmldate", "dateutil", "webencodings",
                     "httpx", "protego", "usp", "feedparser", "courlan"}

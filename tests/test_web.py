@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from websim import BUSY_TEXT, CAFE, serve_site
 
 import noisecbr
-from noisecbr.discover import feed_urls, page_urls, sitemap_urls
-from noisecbr.fetch import Fetcher, FetchError, FetchTimeoutError, RobotsDeniedError
 from noisecbr.prepare.tidy import InputTooLargeError, NotHTMLError
+from noisecbr.web.discover import feed_urls, page_urls, sitemap_urls
+from noisecbr.web.fetch import Fetcher, FetchError, FetchTimeoutError, RobotsDeniedError
 from noisecbr_apps.cli import main
 from noisecbr_apps.web.crawl import already_written
 

@@ -10,18 +10,18 @@ from pathlib import Path
 
 import click
 
-from noisecbr.discover import discover_urls, url_key
 from noisecbr.errors import NoisecbrError
 from noisecbr.exits import EXIT_INTERRUPTED
-from noisecbr.fetch import (
+from noisecbr.fsnames import shown
+from noisecbr.prepare.limits import reading_problem
+from noisecbr.web.discover import discover_urls, url_key
+from noisecbr.web.fetch import (
     DEFAULT_DELAY,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     DEFAULT_USER_AGENT,
     Fetcher,
 )
-from noisecbr.fsnames import shown
-from noisecbr.prepare.limits import reading_problem
 
 from ..crawl.pool import CleanSettings
 from .crawl import (

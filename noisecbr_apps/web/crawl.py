@@ -1,7 +1,7 @@
 """Fetch many URLs politely and clean them as they arrive (``noisecbr clean URL…``, ``--urls``,
 ``--sitemap``, ``--feed``).
 
-Fetching runs in threads, one host per thread at a time (the :class:`noisecbr.fetch.Fetcher`
+Fetching runs in threads, one host per thread at a time (the :class:`noisecbr.web.fetch.Fetcher`
 keeps each host's requests ``delay`` apart), so different hosts are fetched in parallel; the
 pages are cleaned in this process or in ``jobs`` worker processes as they arrive, and each one
 is written as soon as it is cleaned. A failure (robots.txt forbids the page, a timeout, an error
@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from noisecbr.discover import url_key
-from noisecbr.fetch import Fetched, Fetcher, FetchError, RobotsDeniedError
 from noisecbr.prepare.limits import reading_problem
 from noisecbr.prepare.tidy import InputError
+from noisecbr.web.discover import url_key
+from noisecbr.web.fetch import Fetched, Fetcher, FetchError, RobotsDeniedError
 
 from ..crawl.pool import CleanSettings
 from ..crawl.warc import WarcPage, memory_for, result_row, site_windows

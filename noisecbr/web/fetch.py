@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
-from .errors import InputTooLargeError, NoisecbrError, NotHTMLError
-from .prepare.decode import http_decoded
-from .prepare.limits import DEFAULT_MAX_BYTES
+from ..errors import InputTooLargeError, NoisecbrError, NotHTMLError
+from ..prepare.decode import http_decoded
+from ..prepare.limits import DEFAULT_MAX_BYTES
 
 if TYPE_CHECKING:
-    from .result import CleanResult
+    from ..result import CleanResult
 
 __all__ = ["Fetched", "Fetcher", "FetchError", "RobotsDeniedError", "FetchTimeoutError",
            "DEFAULT_USER_AGENT", "HTML_TYPES", "fetch_and_clean"]
@@ -329,7 +329,7 @@ def fetch_and_clean(url: str, *, fetcher: Fetcher | None = None,
     Raises :class:`FetchError` (:class:`RobotsDeniedError`, :class:`FetchTimeoutError`) when the
     page cannot be fetched, and :func:`noisecbr.clean`'s input errors, :class:`NotHTMLError`
     and :class:`InputTooLargeError` included."""
-    from .cleaner import clean
+    from ..cleaner import clean
 
     own = fetcher is None
     if own:

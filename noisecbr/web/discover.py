@@ -1,7 +1,7 @@
 """The pages a sitemap or a feed lists, filtered and de-duplicated (needs ``noisecbr[web]``).
 
 Sitemaps are read by ultimate-sitemap-parser (sitemap indexes, gzip sitemaps, text sitemaps),
-feeds by feedparser (RSS, Atom); both fetch through a :class:`noisecbr.fetch.Fetcher`,
+feeds by feedparser (RSS, Atom); both fetch through a :class:`noisecbr.web.fetch.Fetcher`,
 so robots.txt, the per-host delay and the size cap hold for them too. URLs are normalised and
 filtered by courlan (its file-extension filter: PDFs, images and archives are not pages).
 """
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from noisecbr.fetch import Fetcher, FetchError
 from noisecbr.prepare.tidy import InputError
+
+from .fetch import Fetcher, FetchError
 
 __all__ = ["DiscoveryError", "discover_urls", "sitemap_urls", "feed_urls", "page_urls", "url_key"]
 
