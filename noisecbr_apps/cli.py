@@ -20,6 +20,7 @@ import sys
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -343,6 +344,9 @@ def _clean_one(item: str, data: bytes | None, fmt: str, url: str | None, evidenc
               "Repeatable.")
 @click.option("--feed", "feeds", multiple=True, metavar="URL", help="Fetch and clean the pages "
               "an RSS or Atom feed links to. Repeatable.")
+@click.option("--crawl", "crawls", multiple=True, metavar="URL", help="Fetch and clean URL "
+              "and the pages of its site it links to, and theirs, breadth first (100 pages "
+              "unless --max-pages). Repeatable.")
 @click.option("--max-pages", type=click.IntRange(min=1), default=None,
               help="Fetch at most N pages (after de-duplication).")
 @click.option("--delay", type=click.FloatRange(min=0), default=DEFAULT_DELAY,
@@ -363,14 +367,12 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
           jobs: int, memory_db: str | None, site: str | None, max_bytes: int,
           max_elements: int, links: bool, images: bool, markdown_column: bool,
           by_site: bool, page_type: str | None, title: bool | None, unsafe_html: bool,
-          keep_media: bool, quiet: bool, urls_file: str | None, sitemaps: tuple[str, ...],
-          feeds: tuple[str, ...], max_pages: int | None, delay: float,
-          user_agent: str | None, timeout: float, retries: int, resume: bool) -> None:
+          keep_media: bool, quiet: bool, **web_options: Any) -> None:
     """Clean pages: INPUT is an HTML file, a .gz, a directory of them, or - for stdin; or
     WARC files (.warc, .warc.gz), whose HTML responses are written one row per page; or
     http(s) URLs, fetched politely (robots.txt obeyed, one request at a time per host).
 
-    One URL is written as one page file is. Many (several, --urls, --sitemap, --feed) are
+    One URL is written as one page file is. Many (several, --urls, --sitemap, --feed, --crawl) are
     written one JSONL row per page (to stdout, or -o out.jsonl / out.parquet), or one file per
     page in the folder -o names; --resume goes on where a stopped crawl left off.
 
@@ -384,11 +386,11 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
     from .web.command import WebOptions, is_url
 
     web = [item for item in inputs if is_url(item)]
-    if web or urls_file or sitemaps or feeds:
+    resume = web_options.pop("resume")  # the other options (--urls, --sitemap, …): WebOptions
+    if web or any(web_options[name] for name in ("urls_file", "sitemaps", "feeds", "crawls")):
         if len(web) < len(inputs):
             _fail("give URLs alone, not with files", EXIT_USAGE)
-        options = WebOptions(tuple(web), urls_file, sitemaps, feeds, max_pages, user_agent,
-                             delay, timeout, retries, resume=resume)
+        options = WebOptions(tuple(web), resume=resume, **web_options)
         _clean_urls(options, output, fmt, url, memory_db, site, jobs, quiet, links, images,
                     markdown_column, (model, parser, smooth, max_bytes, favor, comments,
                                       max_elements, by_site, title, page_type))
@@ -444,10 +446,10 @@ def _file_inputs(inputs: tuple[str, ...], resume: bool) -> list[tuple[str, Path]
     are none, with ``--resume`` (of URL input only) or when an input does not exist."""
     if not inputs:
         _fail("give pages to clean: files, folders, WARCs, URLs, - (stdin), --urls, "
-              "--sitemap or --feed", EXIT_USAGE)
+              "--sitemap, --feed or --crawl", EXIT_USAGE)
     if resume:
-        _fail("--resume goes on with a crawl of URLs: give URLs, --urls, --sitemap or --feed",
-              EXIT_USAGE)
+        _fail("--resume goes on with a crawl of URLs: give URLs, --urls, --sitemap, --feed or "
+              "--crawl", EXIT_USAGE)
     missing = [item for item in inputs if item != "-" and not Path(item).exists()]
     if missing:
         _fail(f"no such file or directory: {', '.join(missing)} (nothing was cleaned)",

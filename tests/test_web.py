@@ -19,10 +19,16 @@ from websim import BUSY_TEXT, CAFE, serve_site
 
 import noisecbr
 from noisecbr.prepare.tidy import InputTooLargeError, NotHTMLError
-from noisecbr.web.discover import feed_urls, page_urls, sitemap_urls
-from noisecbr.web.fetch import Fetcher, FetchError, FetchTimeoutError, RobotsDeniedError
+from noisecbr.web.discover import feed_urls, page_links, page_urls, sitemap_urls
+from noisecbr.web.fetch import (
+    Fetched,
+    Fetcher,
+    FetchError,
+    FetchTimeoutError,
+    RobotsDeniedError,
+)
 from noisecbr_apps.cli import main
-from noisecbr_apps.web.crawl import already_written
+from noisecbr_apps.web.crawl import already_written, fetch_all
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -326,3 +332,59 @@ def test_ctrl_c_ends_a_crawl_with_its_output_whole(tmp_path):
     rows = pq.read_table(out).to_pylist()
     assert 0 < len(rows) == written < 60
     assert all(local.url("/page/") in row["url"] and row["text"] for row in rows)
+
+
+# -- following links (--crawl) ----------------------------------------------------------------
+def test_a_crawl_follows_its_site_s_links_once_each(tmp_path):
+    out = tmp_path / "crawl.jsonl"
+    with serve_site(pages=12) as local:
+        done = CliRunner().invoke(main, ["clean", "--crawl", local.url("/page/0.html"),
+                                         "--delay", "0", "--max-pages", "40", "-o", str(out),
+                                         "-q"])
+        requested = [path for path in local.log if path != "/robots.txt"]
+    # Each page links to the next three: every page is reached, and fetched once.
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert sorted(row["url"] for row in rows) == sorted(local.url(f"/page/{n}.html")
+                                                      for n in range(12))
+    assert len(requested) == len(set(requested))
+    # The menu's and footer's links lead nowhere on the test site: named, and the exit says so.
+    assert done.exit_code == 1
+    assert f"{local.url('/about.html')}: HTTP 404" in done.stderr
+    assert not any(path.startswith("/private/") for path in requested)  # never linked
+
+
+def test_a_crawl_stops_at_max_pages(tmp_path):
+    out = tmp_path / "crawl.jsonl"
+    with serve_site(pages=12) as local:
+        CliRunner().invoke(main, ["clean", "--crawl", local.url("/page/0.html"), "--delay", "0",
+                                  "--max-pages", "5", "-o", str(out), "-q"])
+        requested = [path for path in local.log if path != "/robots.txt"]
+    assert len(requested) == 5 and requested[0] == "/page/0.html"
+
+
+def test_links_to_another_host_are_not_followed():
+    with serve_site(pages=3) as one, serve_site(pages=3) as two:
+        def follow(fetched):
+            return [two.url("/page/1.html"), one.url("/page/1.html")]
+
+        with _fetcher() as fetcher:
+            got = {url: page is not None
+                   for url, page, _ in fetch_all(fetcher, [one.url("/page/0.html")],
+                                                 follow=follow, limit=10)}
+        assert got == {one.url("/page/0.html"): True, one.url("/page/1.html"): True}
+        assert two.log == []
+
+
+def test_page_links_are_absolute_followable_pages():
+    page = ("<html><head><base href='/docs/'></head><body>"
+            "<a href='a.html#part'>a</a> <a href='https://other.test/b'>b</a>"
+            "<a href='mailto:x@y.test'>mail</a> <a rel='nofollow ugc' href='c.html'>c</a>"
+            "<a href='a.html'>again</a> <a>no href</a> <a href='http://[::1'>broken</a>"
+            "</body></html>")
+    fetched = Fetched("http://site.test/x", "http://site.test/x", 200, "text/html", "utf-8",
+                      page.encode())
+    assert page_links(fetched) == ["http://site.test/docs/a.html", "https://other.test/b",
+                                   "http://site.test/docs/a.html"]
+    meta = page.replace("<head>", "<head><meta name='robots' content='noindex, nofollow'>")
+    assert page_links(Fetched("http://site.test/x", "http://site.test/x", 200, "text/html",
+                              "utf-8", meta.encode())) == []

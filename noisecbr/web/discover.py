@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from noisecbr.prepare.tidy import InputError
 
-from .fetch import Fetcher, FetchError
+from .fetch import Fetched, Fetcher, FetchError
 
-__all__ = ["DiscoveryError", "discover_urls", "sitemap_urls", "feed_urls", "page_urls", "url_key"]
+__all__ = ["DiscoveryError", "discover_urls", "page_links", "sitemap_urls", "feed_urls",
+           "page_urls", "url_key"]
 
 #: A sitemap may hold 50 MB of XML (sitemaps.org); gzipped ones are read up to this too.
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
@@ -108,6 +109,46 @@ def feed_urls(fetcher: Fetcher, url: str) -> list[str]:
         link = entry.get("link") or next((item.get("href") for item in entry.get("links", [])
                                           if item.get("href")), None)
         if link:
+            links.append(link)
+    return links
+
+
+def page_links(fetched: Fetched) -> list[str]:
+    """The links a fetched page's ``<a href>`` make to http(s) pages, absolute (against its
+    ``<base href>``, else the URL it came from), without fragments, in page order; none when
+    the page asks robots not to follow its links (``<meta name="robots" content="nofollow">``),
+    and none of those marked ``rel="nofollow"``."""
+    from urllib.parse import urldefrag, urljoin, urlsplit
+
+    from lxml import etree, html
+
+    try:
+        page = html.document_fromstring(fetched.payload)
+    except (etree.ParserError, ValueError):  # nothing to parse, or a str declaring an encoding
+        try:
+            page = html.document_fromstring(fetched.body)
+        except (etree.ParserError, ValueError):
+            return []
+    for meta in page.iter("meta"):
+        if ((meta.get("name") or "").strip().lower() in ("robots", "googlebot")
+                and "nofollow" in (meta.get("content") or "").lower()):
+            return []
+    base = fetched.final_url
+    for element in page.iter("base"):
+        if element.get("href"):
+            base = urljoin(base, element.get("href").strip())
+            break
+    links = []
+    for anchor in page.iter("a"):
+        href = (anchor.get("href") or "").strip()
+        if not href or "nofollow" in (anchor.get("rel") or "").lower():
+            continue
+        try:
+            link = urldefrag(urljoin(base, href))[0]
+            scheme = urlsplit(link).scheme.lower()
+        except ValueError:  # a malformed URL (an IPv6 host cut short): not a link
+            continue
+        if scheme in ("http", "https"):
             links.append(link)
     return links
 

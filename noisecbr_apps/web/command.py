@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
 
@@ -14,12 +16,13 @@ from noisecbr.errors import NoisecbrError
 from noisecbr.exits import EXIT_INTERRUPTED
 from noisecbr.fsnames import shown
 from noisecbr.prepare.limits import reading_problem
-from noisecbr.web.discover import discover_urls, url_key
+from noisecbr.web.discover import discover_urls, page_links, url_key
 from noisecbr.web.fetch import (
     DEFAULT_DELAY,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     DEFAULT_USER_AGENT,
+    Fetched,
     Fetcher,
 )
 
@@ -37,6 +40,9 @@ from .crawl import (
 
 __all__ = ["WebOptions", "WebUsageError", "is_url", "clean_web"]
 
+#: Pages a ``--crawl`` fetches without ``--max-pages``: a site's links lead on without end (a
+#: calendar, a search, a tag cloud), and a crawl is meant to be asked for by its size.
+CRAWL_MAX_PAGES = 100
 _SUFFIXES = {"text": ".txt", "markdown": ".md", "html": ".html", "json": ".json"}
 
 
@@ -64,12 +70,22 @@ class WebOptions:
     retries: int = DEFAULT_RETRIES
     connections: int = 8
     resume: bool = False
+    #: Pages to start a crawl from: their links to pages of their own host are followed.
+    crawls: tuple[str, ...] = ()
 
     @property
     def one_page(self) -> bool:
         """Whether one URL alone is asked for: it is written as one page file is."""
         return (len(self.urls) == 1 and not self.urls_file and not self.sitemaps
-                and not self.feeds)
+                and not self.feeds and not self.crawls)
+
+    @property
+    def limit(self) -> int | None:
+        """The most pages to fetch: ``max_pages``; a crawl that follows links stops at
+        :data:`CRAWL_MAX_PAGES` unless told otherwise."""
+        if self.max_pages is None and self.crawls:
+            return CRAWL_MAX_PAGES
+        return self.max_pages
 
 
 def is_url(item: str) -> bool:
@@ -96,13 +112,14 @@ def _say(message: str) -> None:
 def _discovered(fetcher: Fetcher, options: WebOptions, failures: list[tuple[str, str]]
                 ) -> list[str]:
     """Every URL to fetch, in order: those given, then each sitemap's and feed's."""
-    given = list(options.urls) + (_listed(options.urls_file) if options.urls_file else [])
+    given = (list(options.crawls) + list(options.urls)
+             + (_listed(options.urls_file) if options.urls_file else []))
     bad = [url for url in given if not is_url(url)]
     if bad:
         raise WebUsageError(f"not an http(s) URL: {bad[0]}" + (
             f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""), 2)
     return discover_urls(fetcher, given, sitemaps=options.sitemaps, feeds=options.feeds,
-                         max_pages=options.max_pages, failures=failures, say=_say)
+                         max_pages=options.limit, failures=failures, say=_say)
 
 
 def clean_web(options: WebOptions, output: Path | None, fmt: str | None,
@@ -126,11 +143,13 @@ def clean_web(options: WebOptions, output: Path | None, fmt: str | None,
     try:
         urls = _discovered(fetcher, options, counts.failures)
         done = _done(output, fmt, folder, urls) if options.resume else set()
-        todo = [url for url in urls if url_key(url) not in done]
+        # A crawl fetches its starts again for their links; the sink writes no page twice.
+        starts = {url_key(url) for url in options.crawls}
+        todo = [url for url in urls if url_key(url) not in done or url_key(url) in starts]
         counts.skipped = len(urls) - len(todo)
         if counts.skipped:
             _say(f"--resume: {counts.skipped} of {len(urls)} URLs are written already")
-        bar = tqdm(total=len(todo), unit="page", file=sys.stderr,
+        bar = tqdm(total=None if options.crawls else len(todo), unit="page", file=sys.stderr,
                    disable=quiet or options.one_page or None)
         started = time.monotonic()
         with _Sink(output, fmt, folder, settings.markdown, options.resume, done,
@@ -148,7 +167,8 @@ def clean_web(options: WebOptions, output: Path | None, fmt: str | None,
                     counts.skipped += 1
 
             try:
-                crawl(fetch_all(fetcher, todo, options.connections), settings, fmt, jobs, emit)
+                crawl(fetch_all(fetcher, todo, options.connections, follow=_follower(options),
+                                limit=options.limit), settings, fmt, jobs, emit)
             except KeyboardInterrupt:  # what is written stays whole (the sink closes it)
                 bar.close()
                 raise WebUsageError(f"interrupted: {counts.cleaned} pages written" + (
@@ -179,6 +199,22 @@ def clean_web(options: WebOptions, output: Path | None, fmt: str | None,
             click.echo(f"  {shown(url)}: {error}" if not options.one_page
                        else f"noisecbr: {shown(url)}: {error}", err=True)
     return len(counts.failures)
+
+
+def _follower(options: WebOptions) -> Callable[[Fetched], list[str]] | None:
+    """With ``--crawl``, the links to follow from a fetched page: those of a page asked of, or
+    redirected to, a crawl's host (the fetching keeps to the page's own host)."""
+    if not options.crawls:
+        return None
+    hosts = {urlsplit(url).netloc.lower() for url in options.crawls}
+
+    def follow(fetched: Fetched) -> list[str]:
+        asked, got = (urlsplit(url).netloc.lower() for url in (fetched.url, fetched.final_url))
+        if asked in hosts:
+            hosts.add(got)  # http://site → https://www.site: the crawl goes on there
+        return page_links(fetched) if got in hosts else []
+
+    return follow
 
 
 def _many_format(output: Path | None) -> str:

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 from noisecbr.prepare.limits import reading_problem
 from noisecbr.prepare.tidy import InputError
-from noisecbr.web.discover import url_key
+from noisecbr.web.discover import page_urls, url_key
 from noisecbr.web.fetch import Fetched, Fetcher, FetchError, RobotsDeniedError
 
 from ..crawl.pool import CleanSettings
@@ -85,17 +85,21 @@ class CrawlCounts:
 
 # -- fetching --------------------------------------------------------------------------------
 def fetch_all(fetcher: Fetcher, urls: Iterable[str], connections: int = 8,
-              stop: threading.Event | None = None
+              stop: threading.Event | None = None,
+              follow: Callable[[Fetched], Iterable[str]] | None = None,
+              limit: int | None = None
               ) -> Iterator[tuple[str, Fetched | None, str | None]]:
     """Fetch ``urls``: (url, fetched page, None) or (url, None, why not) for each, as they come.
     Each host's URLs are fetched in order by one thread at a time; up to ``connections``
-    hosts at once."""
+    hosts at once. ``follow``: the links of a fetched page to fetch as well, those of its own
+    host (each URL once, by :func:`url_key`), until ``limit`` URLs in all."""
     by_host: dict[str, deque[str]] = {}
     for url in urls:
-        by_host.setdefault(urlsplit(url).netloc.lower(), deque()).append(url)
-    hosts: queue.SimpleQueue[deque[str]] = queue.SimpleQueue()
-    for group in by_host.values():
-        hosts.put(group)
+        by_host.setdefault(_host(url), deque()).append(url)
+    frontier = _Frontier({url_key(url) for group in by_host.values() for url in group}, limit)
+    hosts: queue.SimpleQueue[tuple[str, deque[str]]] = queue.SimpleQueue()
+    for item in by_host.items():
+        hosts.put(item)
     results: queue.Queue = queue.Queue(maxsize=max(connections, 1) * 4)
     stop = stop or threading.Event()
     done = object()
@@ -103,12 +107,19 @@ def fetch_all(fetcher: Fetcher, urls: Iterable[str], connections: int = 8,
     def work() -> None:
         while not stop.is_set():
             try:
-                group = hosts.get_nowait()
+                host, group = hosts.get_nowait()
             except queue.Empty:
                 break
             while group and not stop.is_set():
                 url = group.popleft()
-                _put(results, stop, (url, *_fetch_one(fetcher, url)))
+                fetched, error = _fetch_one(fetcher, url)
+                if follow is not None and fetched is not None:
+                    # Its own host's links: the host asked, or the one it redirected to (the
+                    # Fetcher keeps each host's turns, whichever thread asks).
+                    own = {host, _host(fetched.final_url)}
+                    group.extend(frontier.new(link for link in follow(fetched)
+                                              if _host(link) in own))
+                _put(results, stop, (url, fetched, error))
         _put(results, stop, done)
 
     threads = [threading.Thread(target=work, daemon=True, name=f"fetch-{i}")
@@ -125,6 +136,33 @@ def fetch_all(fetcher: Fetcher, urls: Iterable[str], connections: int = 8,
                 yield item
     finally:
         stop.set()  # a consumer that stops early stops the threads at their next page
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).netloc.lower()
+
+
+class _Frontier:
+    """The URLs a crawl has taken on (by :func:`url_key`), shared by the fetching threads, and
+    how many more it may take."""
+
+    def __init__(self, seen: set[str], limit: int | None) -> None:
+        self.seen, self.left = seen, None if limit is None else max(0, limit - len(seen))
+        self.lock = threading.Lock()
+
+    def new(self, links: Iterable[str]) -> list[str]:
+        """Those of ``links`` not taken on before, within the limit (now taken on)."""
+        taken = []
+        for link in page_urls(links):
+            key = url_key(link)
+            with self.lock:
+                if key in self.seen or self.left == 0:
+                    continue
+                self.seen.add(key)
+                if self.left is not None:
+                    self.left -= 1
+            taken.append(link)
+        return taken
 
 
 def _put(results: queue.Queue, stop: threading.Event, item: object) -> None:
