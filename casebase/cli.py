@@ -479,6 +479,7 @@ def import_urls(ctx: click.Context, urls: tuple[str, ...], urls_file, sitemaps: 
     if not (given or sitemaps or feeds):
         raise click.UsageError("give URLs, --urls FILE, --sitemap URL or --feed URL")
     progress = not quiet and sys.stderr.isatty()
+    cb = _open(ctx, create=True)  # before fetching: a case base that cannot be opened says so now
     fetcher = Fetcher(user_agent=user_agent or DEFAULT_USER_AGENT, timeout=timeout,
                       delay=delay)
     failed: list[tuple[str, str]] = []
@@ -495,7 +496,6 @@ def import_urls(ctx: click.Context, urls: tuple[str, ...], urls_file, sitemaps: 
     failed += found.failed
     for url in found.forbidden:
         click.echo(f"forbidden by robots.txt (not requested): {url}", err=True)
-    cb = _open(ctx, create=True)
     reports = []
     with cb.session() as session:  # one transaction: every site's pages, or none
         for host, pages in found.pages.items():

@@ -27,6 +27,7 @@ import click
 from noisecbr.decide.walk import AUTO, FAVOR
 from noisecbr.exits import (
     EXIT_CASEBASE,
+    EXIT_INTERRUPTED,
     EXIT_MODEL,
     EXIT_NOT_FOUND,
     EXIT_OTHER,
@@ -497,6 +498,8 @@ def _clean_urls(options, output: Path | None, fmt: str | None, url: str | None,
         _fail(str(error), EXIT_USAGE)
     except OSError as error:  # the output: a full disk, a folder not writable
         _fail(f"cannot write {output}: {error}", EXIT_PARTIAL)
+    except KeyboardInterrupt:  # outside the crawl (reading a sitemap): the crawl's says more
+        _fail("interrupted", EXIT_INTERRUPTED)
     if failed:
         sys.exit(EXIT_PARTIAL)
 

@@ -73,8 +73,8 @@ def test_a_slow_page_times_out(site):
 
 
 def test_a_page_that_trickles_forever_is_cut_off_by_the_download_deadline(site):
-    # A byte every 0.2 s never trips the 0.5 s read timeout: the whole download's does (1.5 s).
-    with _fetcher(timeout=0.5) as fetcher, pytest.raises(FetchTimeoutError, match="downloading"):
+    # A byte every 0.2 s never trips the 1 s read timeout: the whole download's does (3 s).
+    with _fetcher(timeout=1.0) as fetcher, pytest.raises(FetchTimeoutError, match="downloading"):
         fetcher.fetch(site.url("/trickle.html"))
 
 
@@ -222,7 +222,7 @@ def test_failures_are_named_and_the_exit_code_says_so(site, tmp_path):
                                   site.url("/missing.html"), site.url("/redirect/1")]) + "\n")
     out = tmp_path / "pages"
     done = CliRunner().invoke(main, ["clean", "--urls", str(listing), "--delay", "0",
-                                     "--timeout", "0.5", "--retries", "0", "-o", str(out)])
+                                     "--timeout", "1.5", "--retries", "0", "-o", str(out)])
     assert done.exit_code == 1
     for path, reason in (("/slow.html", "timed out"), ("/always-busy.html", "HTTP 503"),
                          ("/missing.html", "HTTP 404")):
@@ -376,7 +376,7 @@ def test_links_to_another_host_are_not_followed():
 
 
 def test_page_links_are_absolute_followable_pages():
-    page = ("<html><head><base href='/docs/'></head><body>"
+    page = ("<html><head><base href='/docs/'><base href='/ignored/'></head><body>"
             "<a href='a.html#part'>a</a> <a href='https://other.test/b'>b</a>"
             "<a href='mailto:x@y.test'>mail</a> <a rel='nofollow ugc' href='c.html'>c</a>"
             "<a href='a.html'>again</a> <a>no href</a> <a href='http://[::1'>broken</a>"
@@ -388,3 +388,95 @@ def test_page_links_are_absolute_followable_pages():
     meta = page.replace("<head>", "<head><meta name='robots' content='noindex, nofollow'>")
     assert page_links(Fetched("http://site.test/x", "http://site.test/x", 200, "text/html",
                               "utf-8", meta.encode())) == []
+
+    broken_base = page.replace("href='/docs/'", "href='http://[::1'")
+    assert page_links(Fetched("http://site.test/x", "http://site.test/x", 200, "text/html",
+                              "utf-8", broken_base.encode()))[0] == "http://site.test/a.html"
+
+
+# -- what a server may answer, without a server (httpx's MockTransport) -------------------------
+def _mock(routes: dict[str, tuple[int, dict, bytes]], **options) -> tuple[Fetcher, list[str]]:
+    """A Fetcher whose requests are answered from ``routes`` (path → status, headers, body; 404
+    otherwise), and the list of paths it asked for."""
+    import httpx
+
+    asked: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        status, headers, body = routes.get(request.url.path, (404, {}, b"not here"))
+        return httpx.Response(status, headers=headers, content=body)
+
+    return _fetcher(transport=httpx.MockTransport(answer), **options), asked
+
+
+_PAGE = (200, {"Content-Type": "text/html"}, b"<html><body><p>Hello there.</p></body></html>")
+
+
+def test_a_robots_txt_that_cannot_be_read_fails_the_host_s_pages_saying_so():
+    fetcher, asked = _mock({"/robots.txt": (503, {}, b"down"), "/a.html": _PAGE}, retries=1)
+    with fetcher, pytest.raises(FetchError, match="could not be read") as raised:
+        fetcher.fetch("http://down.test/a.html")
+    assert not isinstance(raised.value, RobotsDeniedError)  # a failure, not a rule
+    assert asked == ["/robots.txt", "/robots.txt"]  # retried, and the page never asked for
+
+
+def test_a_robots_txt_with_a_byte_order_mark_keeps_its_rules():
+    rules = "\ufeffUser-agent: *\nDisallow: /private/\n".encode()
+    fetcher, asked = _mock({"/robots.txt": (200, {}, rules), "/private/a.html": _PAGE})
+    with fetcher, pytest.raises(RobotsDeniedError):
+        fetcher.fetch("http://bom.test/private/a.html")
+    assert "/private/a.html" not in asked
+
+
+def test_a_crawl_delay_of_a_day_fails_the_pages_instead_of_waiting():
+    rules = b"User-agent: *\nCrawl-delay: 86400\n"
+    fetcher, asked = _mock({"/robots.txt": (200, {}, rules), "/a.html": _PAGE})
+    with fetcher, pytest.raises(FetchError, match="86400 s between requests"):
+        fetcher.fetch("http://slowpoke.test/a.html")
+    assert asked == ["/robots.txt"]
+
+
+def test_malformed_urls_and_headers_are_fetch_errors():
+    fetcher, _ = _mock({"/robots.txt": (404, {}, b""),
+                        "/moved": (301, {"Location": "http://[::1/x"}, b""),
+                        "/odd": (200, {"Content-Type": "text/html", "Content-Length": b"\xb2"},
+                                 b"<p>odd</p>")})
+    with fetcher:
+        for url in ("http://[::1/x", "http://host.test:99999/", "ftp://host.test/"):
+            with pytest.raises(FetchError):
+                fetcher.fetch(url)
+        with pytest.raises(FetchError, match="http://host.test/moved"):
+            fetcher.fetch("http://host.test/moved")  # its Location names no URL
+        try:  # a length of "²": read as the body comes, or refused as a FetchError
+            assert fetcher.fetch("http://host.test/odd").body == b"<p>odd</p>"
+        except FetchError:
+            pass
+
+
+def test_a_sub_sitemap_that_fails_is_named():
+    index = (b'<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/'
+             b'sitemap/0.9"><sitemap><loc>http://map.test/gone.xml</loc></sitemap><sitemap>'
+             b'<loc>http://map.test/pages.xml</loc></sitemap></sitemapindex>')
+    pages = (b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+             b'<url><loc>http://map.test/a.html</loc></url></urlset>')
+    xml = {"Content-Type": "application/xml"}
+    fetcher, _ = _mock({"/robots.txt": (404, {}, b""), "/sitemap.xml": (200, xml, index),
+                        "/pages.xml": (200, xml, pages)})
+    failures: list[tuple[str, str]] = []
+    with fetcher:
+        assert sitemap_urls(fetcher, "http://map.test/sitemap.xml", failures) == [
+            "http://map.test/a.html"]
+    assert [url for url, _ in failures] == ["http://map.test/gone.xml"]
+
+
+def test_bad_urls_among_good_ones_are_named_and_the_rest_cleaned(site, tmp_path):
+    out = tmp_path / "out.jsonl"
+    done = CliRunner().invoke(main, ["clean", "http://[::1/x", site.url("/page/7.html"),
+                                     "--delay", "0", "-o", str(out), "-q"])
+    assert done.exit_code == 1 and "http://[::1/x: not a valid URL" in done.stderr
+    assert [json.loads(line)["url"] for line in out.read_text().splitlines()] == [
+        site.url("/page/7.html")]
+    parquet = CliRunner().invoke(main, ["clean", site.url("/page/1.html"),
+                                        site.url("/page/2.html"), "-f", "parquet"])
+    assert parquet.exit_code == 2 and "give -o out.parquet" in parquet.stderr

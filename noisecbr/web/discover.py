@@ -63,7 +63,8 @@ def _client(fetcher: Fetcher):
 
         def get(self, url: str):
             try:
-                fetched = fetcher.fetch(url, html_only=False)
+                fetched = fetcher.fetch(url, html_only=False,
+                                        max_bytes=max(fetcher.max_bytes, SITEMAP_MAX_BYTES))
             except (FetchError, InputError) as error:
                 # Already retried by the fetcher: the parser must not retry again.
                 return WebClientErrorResponse(str(error), retryable=False)
@@ -73,11 +74,13 @@ def _client(fetcher: Fetcher):
     return Client()
 
 
-def sitemap_urls(fetcher: Fetcher, url: str) -> list[str]:
+def sitemap_urls(fetcher: Fetcher, url: str,
+                 failures: list[tuple[str, str]] | None = None) -> list[str]:
     """The page URLs of the sitemap (or sitemap index, or robots.txt with Sitemap: lines) at
     ``url``, every sub-sitemap followed; :class:`DiscoveryError` when the top one cannot be
-    read."""
+    read. A sub-sitemap that cannot be read is appended to ``failures`` (its URL, why)."""
     try:
+        from usp.exceptions import SitemapException
         from usp.fetch_parse import SitemapFetcher
         from usp.objects.sitemap import InvalidSitemap
     except ImportError as error:
@@ -85,9 +88,15 @@ def sitemap_urls(fetcher: Fetcher, url: str) -> list[str]:
     import logging
 
     logging.getLogger("usp").setLevel(logging.CRITICAL)  # its failures are reported here
-    tree = SitemapFetcher(url, 0, _client(fetcher)).sitemap()
+    try:
+        tree = SitemapFetcher(url, 0, _client(fetcher)).sitemap()
+    except SitemapException as error:  # a URL it refuses before fetching
+        raise DiscoveryError(f"sitemap {url}: {error}") from None
     if isinstance(tree, InvalidSitemap):
         raise DiscoveryError(f"sitemap {url}: {tree.reason}")
+    if failures is not None:
+        failures += [(sitemap.url, f"sitemap: {sitemap.reason}")
+                     for sitemap in tree.all_sitemaps() if isinstance(sitemap, InvalidSitemap)]
     return [page.url for page in tree.all_pages()]
 
 
@@ -136,7 +145,10 @@ def page_links(fetched: Fetched) -> list[str]:
     base = fetched.final_url
     for element in page.iter("base"):
         if element.get("href"):
-            base = urljoin(base, element.get("href").strip())
+            try:
+                base = urljoin(base, element.get("href").strip())
+            except ValueError:  # a malformed <base>: the page's own URL stands
+                pass
             break
     links = []
     for anchor in page.iter("a"):
@@ -202,7 +214,10 @@ def discover_urls(fetcher: Fetcher, given: Sequence[str] = (), *, sitemaps: Sequ
     ``max_pages``. A sitemap or feed that cannot be read is appended to ``failures`` (source,
     why) when it is given, else raised; ``say`` hears how many URLs each one listed."""
     found: list[str] = []
-    for kind, sources, read in (("sitemap", sitemaps, sitemap_urls), ("feed", feeds, feed_urls)):
+    def sitemap(fetcher: Fetcher, url: str) -> list[str]:
+        return sitemap_urls(fetcher, url, failures)
+
+    for kind, sources, read in (("sitemap", sitemaps, sitemap), ("feed", feeds, feed_urls)):
         for source in sources:
             try:
                 listed = read(fetcher, source)

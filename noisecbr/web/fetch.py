@@ -4,7 +4,8 @@ download, and what a crawl (:mod:`noisecbr_apps.web`) fetches each page with.
 A :class:`Fetcher` is an HTTP client (httpx) with what a crawler owes a site and itself:
 
 - robots.txt obeyed (protego), read once per host, as RFC 9309 says: a 4xx robots.txt allows
-  everything, a 5xx or an unreachable one forbids everything for the run;
+  everything; a 5xx (or 429) after the retries, or an unreachable one, forbids everything for
+  the run, and the host's pages fail saying so; a Crawl-delay over a minute fails them too;
 - one request at a time per host, ``delay`` seconds apart (or the host's Crawl-delay, if longer);
 - redirects followed one hop at a time (each hop's robots.txt asked) and recorded;
 - the size cap enforced while the body arrives (a declared Content-Length over it is refused
@@ -20,6 +21,7 @@ httpx and protego are imported when a Fetcher is made: cleaning files never load
 from __future__ import annotations
 
 import email.utils
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -53,10 +55,14 @@ DEFAULT_RETRIES = 3
 DEFAULT_BACKOFF = 1.0
 #: A Retry-After longer than this is not waited for: the page fails, and the crawl goes on.
 MAX_RETRY_AFTER = 120.0
+#: A robots.txt Crawl-delay longer than this is not waited for: the host's pages fail, named,
+#: rather than hold a crawl for hours (``Crawl-delay: 86400`` is seen in the wild).
+MAX_CRAWL_DELAY = 60.0
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_REDIRECTS = 10
 #: Google reads the first 500 KiB of a robots.txt; a longer one is cut there (RFC 9309 2.5).
 ROBOTS_MAX_BYTES = 500 * 1024
+_DIGITS = re.compile(r"[0-9]+")  # str.isdigit() takes "²" too
 
 
 class FetchError(NoisecbrError):
@@ -106,7 +112,15 @@ class _Host:
     next_time: float = 0.0
 
 
-_ALLOW_ALL, _DENY_ALL = "allow", "deny"
+_ALLOW_ALL = "allow"
+
+
+@dataclass(frozen=True)
+class _Unreachable:
+    """A robots.txt that could not be read: RFC 9309 2.3.1.4 says to fetch nothing from the
+    host; its pages fail with ``why`` (the site may be down), named like any failure."""
+
+    why: str
 
 
 class Fetcher:
@@ -131,20 +145,21 @@ class Fetcher:
         self._hosts_lock = threading.Lock()
 
     # -- the public calls -----------------------------------------------------------------------
-    def fetch(self, url: str, *, html_only: bool = True) -> Fetched:
+    def fetch(self, url: str, *, html_only: bool = True, max_bytes: int | None = None
+              ) -> Fetched:
         """Download ``url``, following redirects. Raises :class:`RobotsDeniedError`,
         :class:`FetchTimeoutError`, :class:`FetchError` (an error status after the retries, a
-        network failure, a bad URL, too many redirects), :class:`NotHTMLError` for a response
-        of another content type (``html_only``), :class:`InputTooLargeError` over the cap."""
+        network failure, a bad URL, too many redirects, a robots.txt that could not be read),
+        :class:`NotHTMLError` for a response of another content type (``html_only``),
+        :class:`InputTooLargeError` over the cap (the Fetcher's, or ``max_bytes``)."""
         chain: list[str] = []
         current = _checked_url(url)
         for _ in range(MAX_REDIRECTS + 1):
-            if not self.allowed(current):
-                raise RobotsDeniedError(f"robots.txt of {_origin(current)} forbids {current}")
-            status, headers, body = self._get(current, self.max_bytes, html_only)
+            self._check_robots(current)
+            status, headers, body = self._get(current, max_bytes or self.max_bytes, html_only)
             if status in (301, 302, 303, 307, 308) and "location" in headers:
                 chain.append(current)
-                current = _checked_url(urljoin(current, headers["location"]))
+                current = _redirected(current, headers["location"])
                 continue
             if not 200 <= status < 300:
                 raise FetchError(f"HTTP {status} from {current}", status)
@@ -153,16 +168,14 @@ class Fetcher:
         raise FetchError(f"more than {MAX_REDIRECTS} redirects from {url}")
 
     def allowed(self, url: str) -> bool:
-        """Whether robots.txt lets this user agent fetch ``url`` (always, with robots=False)."""
+        """Whether robots.txt lets this user agent fetch ``url`` (always, with robots=False;
+        never when the host's robots.txt could not be read)."""
         if not self.obey_robots:
             return True
-        host = self._host(url)
-        with host.robots_lock:
-            if host.robots is None:
-                host.robots = self._read_robots(url)
-        if host.robots in (_ALLOW_ALL, _DENY_ALL):
-            return host.robots == _ALLOW_ALL
-        return host.robots.can_fetch(url, self.user_agent)
+        robots = self._robots(_checked_url(url))
+        if robots == _ALLOW_ALL or isinstance(robots, _Unreachable):
+            return robots == _ALLOW_ALL
+        return robots.can_fetch(url, self.user_agent)
 
     def close(self) -> None:
         """Close the HTTP client's connections (also on leaving a ``with`` block)."""
@@ -175,6 +188,31 @@ class Fetcher:
         self.close()
 
     # -- the parts --------------------------------------------------------------------------
+    def _check_robots(self, url: str) -> None:
+        """Raise unless robots.txt lets this user agent fetch ``url`` now: a
+        :class:`RobotsDeniedError` when its rules forbid it, a :class:`FetchError` when it
+        could not be read or asks for a delay over :data:`MAX_CRAWL_DELAY`."""
+        if not self.obey_robots:
+            return
+        robots = self._robots(url)
+        if isinstance(robots, _Unreachable):
+            raise FetchError(f"robots.txt of {_origin(url)} could not be read ({robots.why}): "
+                             "nothing is fetched from the host (RFC 9309)")
+        if not self.allowed(url):
+            raise RobotsDeniedError(f"robots.txt of {_origin(url)} forbids {url}")
+        asked = self._declared_delay(robots)
+        if asked > MAX_CRAWL_DELAY:
+            raise FetchError(f"robots.txt of {_origin(url)} asks {asked:g} s between requests, "
+                             f"over the {MAX_CRAWL_DELAY:g} s this crawler waits: not fetched")
+
+    def _robots(self, url: str) -> object:
+        """The robots rules of ``url``'s host, read once."""
+        host = self._host(url)
+        with host.robots_lock:
+            if host.robots is None:
+                host.robots = self._read_robots(url)
+        return host.robots
+
     def _host(self, url: str) -> _Host:
         key = _origin(url)
         with self._hosts_lock:
@@ -188,30 +226,36 @@ class Fetcher:
         where = _origin(url) + "/robots.txt"
         try:
             for _ in range(5):  # RFC 9309 2.3.1.2: at least five redirects
-                status, headers, body = self._request(where, ROBOTS_MAX_BYTES, truncate=True)
+                # Retried as a page is (a 503 often passes), its Retry-After honoured.
+                status, headers, body = self._get(where, ROBOTS_MAX_BYTES, False, truncate=True)
                 if status in (301, 302, 303, 307, 308) and "location" in headers:
-                    where = urljoin(where, headers["location"])
+                    where = _redirected(where, headers["location"])
                     continue
                 break
-        except FetchError:
-            return _DENY_ALL
-        if 400 <= status < 500:
+        except FetchError as error:
+            return _Unreachable(str(error))
+        if 400 <= status < 500 and status != 429:  # 429: too busy to answer, as a 5xx
             return _ALLOW_ALL
         if not 200 <= status < 300:
-            return _DENY_ALL
-        return Protego.parse(body.decode("utf-8", errors="replace"))
+            return _Unreachable(f"HTTP {status}")
+        # utf-8-sig: a byte-order mark would otherwise glue itself to the first rule's name.
+        return Protego.parse(body.decode("utf-8-sig", errors="replace"))
+
+    def _declared_delay(self, robots: object) -> float:
+        """The Crawl-delay robots.txt asks of this user agent (0 when none)."""
+        if robots is None or robots == _ALLOW_ALL or isinstance(robots, _Unreachable):
+            return 0.0
+        return float(robots.crawl_delay(self.user_agent) or 0.0)
 
     def _crawl_delay(self, host: _Host) -> float:
-        robots = host.robots
-        declared = None
-        if robots not in (None, _ALLOW_ALL, _DENY_ALL):
-            declared = robots.crawl_delay(self.user_agent)
-        return max(self.delay, float(declared or 0.0))
+        return max(self.delay, min(self._declared_delay(host.robots), MAX_CRAWL_DELAY))
 
-    def _get(self, url: str, limit: int, html_only: bool) -> tuple[int, dict, bytes]:
+    def _get(self, url: str, limit: int, html_only: bool, truncate: bool = False
+             ) -> tuple[int, dict, bytes]:
         """One request with the retries of 429 and 5xx."""
         for attempt in range(self.retries + 1):
-            status, headers, body = self._request(url, limit, html_only=html_only)
+            status, headers, body = self._request(url, limit, html_only=html_only,
+                                                  truncate=truncate)
             if status not in RETRY_STATUSES or attempt == self.retries:
                 return status, headers, body
             wait = _retry_after(headers.get("retry-after"))
@@ -239,7 +283,7 @@ class Fetcher:
             except httpx.TimeoutException as error:
                 raise FetchTimeoutError(f"timed out fetching {url} ({self.timeout:g} s "
                                         f"without an answer)") from error
-            except httpx.HTTPError as error:
+            except (httpx.HTTPError, httpx.InvalidURL) as error:  # InvalidURL: no HTTPError
                 raise FetchError(f"cannot fetch {url}: {type(error).__name__}: "
                                  f"{error or 'connection failed'}") from error
             finally:
@@ -257,7 +301,7 @@ class Fetcher:
             if html_only and content_type is not None and content_type not in HTML_TYPES:
                 raise NotHTMLError(f"{url} is {content_type}, not an HTML page")
             declared = headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > limit and not truncate:
+            if _DIGITS.fullmatch(declared) and int(declared) > limit and not truncate:
                 raise InputTooLargeError(f"{url} is {int(declared)} bytes, over the limit of "
                                          f"{limit} (--max-bytes)")
             parts, size = [], 0
@@ -280,10 +324,22 @@ class Fetcher:
 
 def _checked_url(url: str) -> str:
     """``url`` if it is an absolute http(s) URL; a :class:`FetchError` that says why if not."""
-    parts = urlsplit(url.strip())
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url.strip())
+        hostname = parts.hostname
+    except ValueError as error:  # "http://[::1/x": a bracket not closed, a bad port
+        raise FetchError(f"not a valid URL: {url!r} ({error})") from None
+    if parts.scheme.lower() not in ("http", "https") or not hostname:
         raise FetchError(f"not an http(s) URL: {url!r}")
     return url.strip()
+
+
+def _redirected(url: str, location: str) -> str:
+    """Where a redirect from ``url`` leads: its Location made absolute, checked."""
+    try:
+        return _checked_url(urljoin(url, location))
+    except ValueError as error:
+        raise FetchError(f"a redirect from {url} to a malformed URL: {location!r}") from error
 
 
 def _origin(url: str) -> str:
@@ -309,7 +365,7 @@ def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if _DIGITS.fullmatch(value):
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)

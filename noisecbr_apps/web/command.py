@@ -114,7 +114,7 @@ def _discovered(fetcher: Fetcher, options: WebOptions, failures: list[tuple[str,
     """Every URL to fetch, in order: those given, then each sitemap's and feed's."""
     given = (list(options.crawls) + list(options.urls)
              + (_listed(options.urls_file) if options.urls_file else []))
-    bad = [url for url in given if not is_url(url)]
+    bad = [url for url in (*given, *options.sitemaps, *options.feeds) if not is_url(url)]
     if bad:
         raise WebUsageError(f"not an http(s) URL: {bad[0]}" + (
             f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""), 2)
@@ -127,19 +127,16 @@ def clean_web(options: WebOptions, output: Path | None, fmt: str | None,
               default_format: str) -> int:
     """Fetch and clean the pages of ``options`` into ``output``; returns the number of URLs
     that failed (each named on stderr)."""
+    import threading
+
     from tqdm import tqdm
 
-    fmt = fmt or (default_format if options.one_page else _many_format(output))
-    rows = fmt in ROW_FORMATS
-    if rows and options.one_page and output is None and fmt == "parquet":
-        raise WebUsageError("Parquet is written to a file: give -o out.parquet", 2)
-    folder = None if (options.one_page or rows or output is None) else output
-    if options.resume and output is None:
-        raise WebUsageError("--resume reads what -o holds: give -o FILE.jsonl or -o FOLDER", 2)
+    fmt, folder = _shape(options, output, fmt, default_format)
     fetcher = Fetcher(user_agent=options.user_agent or DEFAULT_USER_AGENT,
                       timeout=options.timeout, max_bytes=max_bytes, delay=options.delay,
                       retries=options.retries)
     counts = CrawlCounts()
+    stop = threading.Event()  # set on the way out, however it goes: the fetching threads stop
     try:
         urls = _discovered(fetcher, options, counts.failures)
         done = _done(output, fmt, folder, urls) if options.resume else set()
@@ -167,8 +164,9 @@ def clean_web(options: WebOptions, output: Path | None, fmt: str | None,
                     counts.skipped += 1
 
             try:
-                crawl(fetch_all(fetcher, todo, options.connections, follow=_follower(options),
-                                limit=options.limit), settings, fmt, jobs, emit)
+                crawl(fetch_all(fetcher, todo, options.connections, stop=stop,
+                                follow=_follower(options), limit=options.limit),
+                      settings, fmt, jobs, emit)
             except KeyboardInterrupt:  # what is written stays whole (the sink closes it)
                 bar.close()
                 raise WebUsageError(f"interrupted: {counts.cleaned} pages written" + (
@@ -178,6 +176,7 @@ def clean_web(options: WebOptions, output: Path | None, fmt: str | None,
         bar.close()
         seconds = time.monotonic() - started
     finally:
+        stop.set()
         fetcher.close()
     if options.one_page and counts.forbidden:
         counts.failures.append((counts.forbidden[0], "robots.txt forbids this page to "
@@ -201,16 +200,34 @@ def clean_web(options: WebOptions, output: Path | None, fmt: str | None,
     return len(counts.failures)
 
 
+def _shape(options: WebOptions, output: Path | None, fmt: str | None, default_format: str
+           ) -> tuple[str, Path | None]:
+    """The output's format and, for one file per page, its folder; a :class:`WebUsageError`
+    for what does not fit."""
+    fmt = fmt or (default_format if options.one_page else _many_format(output))
+    if fmt == "parquet" and output is None:
+        raise WebUsageError("Parquet is written to a file: give -o out.parquet", 2)
+    if options.resume and output is None:
+        raise WebUsageError("--resume reads what -o holds: give -o FILE.jsonl or -o FOLDER", 2)
+    if options.resume and options.one_page:
+        raise WebUsageError("--resume goes on with many URLs (--urls, --sitemap, --feed, "
+                            "--crawl); one page is simply fetched again", 2)
+    rows = fmt in ROW_FORMATS
+    return fmt, None if (options.one_page or rows or output is None) else output
+
+
 def _follower(options: WebOptions) -> Callable[[Fetched], list[str]] | None:
-    """With ``--crawl``, the links to follow from a fetched page: those of a page asked of, or
-    redirected to, a crawl's host (the fetching keeps to the page's own host)."""
+    """With ``--crawl``, the links to follow from a fetched page: those of a page of a crawl's
+    host, or of the host a start redirected to (not another page's redirect: a link through
+    /go?u=… does not carry the crawl off the site); the fetching keeps to the page's host."""
     if not options.crawls:
         return None
     hosts = {urlsplit(url).netloc.lower() for url in options.crawls}
+    starts = {url_key(url) for url in options.crawls}
 
     def follow(fetched: Fetched) -> list[str]:
-        asked, got = (urlsplit(url).netloc.lower() for url in (fetched.url, fetched.final_url))
-        if asked in hosts:
+        got = urlsplit(fetched.final_url).netloc.lower()
+        if url_key(fetched.url) in starts:
             hosts.add(got)  # http://site → https://www.site: the crawl goes on there
         return page_links(fetched) if got in hosts else []
 
@@ -246,7 +263,7 @@ class _Sink:
 
     def __init__(self, output: Path | None, fmt: str, folder: Path | None, markdown: bool,
                  append: bool, done: set[str], headers: bool) -> None:
-        self.output, self.fmt, self.folder = output, fmt, folder
+        self.output, self.fmt, self.folder, self.append = output, fmt, folder, append
         self.written = set(done)
         self.writer = None
         self.headers = headers  # many pages on standard output: each after its URL
@@ -266,8 +283,10 @@ class _Sink:
         if self.writer is not None:
             self.writer.write(outcome.output)
         elif self.folder is not None:
-            suffix = _SUFFIXES[self.fmt.split("+")[0]]
-            write_page_file(self.folder, page_file(outcome.url, suffix), outcome.output)
+            relative = page_file(outcome.url, _SUFFIXES[self.fmt.split("+")[0]])
+            if self.append and (self.folder / relative).is_file():
+                return False  # written by the crawl --resume goes on with (a followed link)
+            write_page_file(self.folder, relative, outcome.output)
         elif self.output is not None:
             write_page_file(self.output.parent, Path(self.output.name), outcome.output)
         else:

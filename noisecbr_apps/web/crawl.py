@@ -105,22 +105,20 @@ def fetch_all(fetcher: Fetcher, urls: Iterable[str], connections: int = 8,
     done = object()
 
     def work() -> None:
-        while not stop.is_set():
-            try:
-                host, group = hosts.get_nowait()
-            except queue.Empty:
-                break
-            while group and not stop.is_set():
-                url = group.popleft()
-                fetched, error = _fetch_one(fetcher, url)
-                if follow is not None and fetched is not None:
-                    # Its own host's links: the host asked, or the one it redirected to (the
-                    # Fetcher keeps each host's turns, whichever thread asks).
-                    own = {host, _host(fetched.final_url)}
-                    group.extend(frontier.new(link for link in follow(fetched)
-                                              if _host(link) in own))
-                _put(results, stop, (url, fetched, error))
-        _put(results, stop, done)
+        try:
+            while not stop.is_set():
+                try:
+                    host, group = hosts.get_nowait()
+                except queue.Empty:
+                    break
+                while group and not stop.is_set():
+                    url = group.popleft()
+                    fetched, error = _fetch_one(fetcher, url)
+                    if follow is not None and fetched is not None:
+                        group.extend(_followed(follow, fetched, host, frontier))
+                    _put(results, stop, (url, fetched, error))
+        finally:  # whatever happens, the consumer hears that this thread is done
+            _put(results, stop, done)
 
     threads = [threading.Thread(target=work, daemon=True, name=f"fetch-{i}")
                for i in range(max(1, min(connections, len(by_host))))]
@@ -139,7 +137,25 @@ def fetch_all(fetcher: Fetcher, urls: Iterable[str], connections: int = 8,
 
 
 def _host(url: str) -> str:
-    return urlsplit(url).netloc.lower()
+    """The host (and port) of ``url``; "" for a URL too malformed to tell (fetching it fails,
+    saying why)."""
+    try:
+        return urlsplit(url).netloc.lower()
+    except ValueError:
+        return ""
+
+
+def _followed(follow: Callable[[Fetched], Iterable[str]], fetched: Fetched, host: str,
+              frontier: _Frontier) -> list[str]:
+    """The links of ``fetched`` to fetch next: those of its own host (the host asked, or the
+    one it redirected to: the Fetcher keeps each host's turns, whichever thread asks) not
+    taken on before. A page whose links cannot be read gives none: it is written all the
+    same."""
+    own = {host, _host(fetched.final_url)}
+    try:
+        return frontier.new(link for link in follow(fetched) if _host(link) in own)
+    except Exception:  # noqa: BLE001 - a page's links never stop a crawl
+        return []
 
 
 class _Frontier:
@@ -259,6 +275,9 @@ def crawl(fetched: Iterable[tuple[str, Fetched | None, str | None]], settings: C
         return
     pending: deque[Future] = deque()
     with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(settings, fmt)) as pool:
+        # The workers forked now, before the fetching threads start (forking a process whose
+        # threads hold locks can leave the child a lock no one will release).
+        pool.submit(_ready).result()
         def drain(limit: int) -> None:
             while len(pending) > limit or (pending and pending[0].done()):
                 for outcome in pending.popleft().result():
@@ -276,6 +295,10 @@ def crawl(fetched: Iterable[tuple[str, Fetched | None, str | None]], settings: C
         if batch:
             pending.append(pool.submit(clean_chunk, batch))
         drain(0)
+
+
+def _ready() -> None:
+    """Nothing: a first task, so that the pool's workers start at once."""
 
 
 def _failed(url: str, error: str | None) -> Outcome:
