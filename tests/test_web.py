@@ -480,3 +480,14 @@ def test_bad_urls_among_good_ones_are_named_and_the_rest_cleaned(site, tmp_path)
     parquet = CliRunner().invoke(main, ["clean", site.url("/page/1.html"),
                                         site.url("/page/2.html"), "-f", "parquet"])
     assert parquet.exit_code == 2 and "give -o out.parquet" in parquet.stderr
+
+
+def test_max_pages_stops_reading_an_index_s_sitemaps_once_it_has_enough(tmp_path):
+    with serve_site(pages=10) as local:
+        with _fetcher() as fetcher:
+            whole = sitemap_urls(fetcher, local.url("/sitemap.xml"))
+            assert local.hits("/sitemap-private.xml") == 1
+            few = sitemap_urls(fetcher, local.url("/sitemap.xml"), enough=3)
+        assert local.hits("/sitemap-private.xml") == 1  # the second time, not read
+    # The first sub-sitemap's pages; then all of them, the private sitemap's too.
+    assert few == [url for url in whole if "/private/" not in url] and len(few) < len(whole)

@@ -8,6 +8,8 @@ filtered by courlan (its file-extension filter: PDFs, images and archives are no
 
 from __future__ import annotations
 
+import gzip
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from noisecbr.prepare.tidy import InputError
@@ -30,8 +32,26 @@ def _missing(error: ImportError) -> ImportError:
                        "pip install 'noisecbr[web]'")
 
 
-def _client(fetcher: Fetcher):
-    """An ultimate-sitemap-parser web client that fetches with ``fetcher``."""
+#: What a sitemap's page entries look like, counted (roughly) to stop reading an index's
+#: sub-sitemaps once a crawl has pages enough: ``<url>`` of a urlset, RSS ``<item>``, Atom
+#: ``<entry>`` (any namespace prefix), or a text sitemap's lines.
+_ENTRY = re.compile(rb"<(?:[\w.-]+:)?(?:url|item|entry)[\s>]")
+_TEXT_LINE = re.compile(rb"^\s*https?://", re.MULTILINE)
+
+
+def _entries(body: bytes) -> int:
+    """About how many pages a fetched sitemap lists (its body gunzipped, as the parser will)."""
+    if body[:2] == b"\x1f\x8b":
+        try:
+            body = gzip.decompress(body)
+        except (OSError, EOFError):
+            return 0
+    return len(_ENTRY.findall(body)) if b"<" in body[:1024] else len(_TEXT_LINE.findall(body))
+
+
+def _client(fetcher: Fetcher, listed: list[int] | None = None):
+    """An ultimate-sitemap-parser web client that fetches with ``fetcher`` (``listed[0]``
+    adds up the pages the sitemaps fetched list, when given)."""
     from usp.web_client.abstract_client import (
         AbstractWebClient,
         AbstractWebClientSuccessResponse,
@@ -68,6 +88,8 @@ def _client(fetcher: Fetcher):
             except (FetchError, InputError) as error:
                 # Already retried by the fetcher: the parser must not retry again.
                 return WebClientErrorResponse(str(error), retryable=False)
+            if listed is not None:
+                listed[0] += _entries(fetched.body)
             return Response(fetched.final_url, fetched.status, fetched.body,
                             fetched.content_type)
 
@@ -75,10 +97,13 @@ def _client(fetcher: Fetcher):
 
 
 def sitemap_urls(fetcher: Fetcher, url: str,
-                 failures: list[tuple[str, str]] | None = None) -> list[str]:
+                 failures: list[tuple[str, str]] | None = None,
+                 enough: int | None = None) -> list[str]:
     """The page URLs of the sitemap (or sitemap index, or robots.txt with Sitemap: lines) at
-    ``url``, every sub-sitemap followed; :class:`DiscoveryError` when the top one cannot be
-    read. A sub-sitemap that cannot be read is appended to ``failures`` (its URL, why)."""
+    ``url``, every sub-sitemap followed, or (``enough``) sub-sitemaps until about that many
+    pages are listed: an index of thousands of sitemaps is not read whole, a request per
+    ``delay``, for the first hundred pages. :class:`DiscoveryError` when the top one cannot be
+    read; a sub-sitemap that cannot be read is appended to ``failures`` (its URL, why)."""
     try:
         from usp.exceptions import SitemapException
         from usp.fetch_parse import SitemapFetcher
@@ -88,8 +113,13 @@ def sitemap_urls(fetcher: Fetcher, url: str,
     import logging
 
     logging.getLogger("usp").setLevel(logging.CRITICAL)  # its failures are reported here
+    listed = [0]
+
+    def more(sub_sitemap: str, level: int, parents: set[str]) -> bool:
+        return enough is None or listed[0] < enough
+
     try:
-        tree = SitemapFetcher(url, 0, _client(fetcher)).sitemap()
+        tree = SitemapFetcher(url, 0, _client(fetcher, listed), recurse_callback=more).sitemap()
     except SitemapException as error:  # a URL it refuses before fetching
         raise DiscoveryError(f"sitemap {url}: {error}") from None
     if isinstance(tree, InvalidSitemap):
@@ -215,7 +245,7 @@ def discover_urls(fetcher: Fetcher, given: Sequence[str] = (), *, sitemaps: Sequ
     why) when it is given, else raised; ``say`` hears how many URLs each one listed."""
     found: list[str] = []
     def sitemap(fetcher: Fetcher, url: str) -> list[str]:
-        return sitemap_urls(fetcher, url, failures)
+        return sitemap_urls(fetcher, url, failures, max_pages)
 
     for kind, sources, read in (("sitemap", sitemaps, sitemap), ("feed", feeds, feed_urls)):
         for source in sources:
