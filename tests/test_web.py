@@ -198,10 +198,10 @@ def test_a_sitemap_crawl_writes_every_allowed_page_once(site, tmp_path):
 
 
 def test_each_host_waits_its_delay_while_hosts_are_fetched_together(tmp_path):
-    # Two sites (two hosts: their ports differ), two pages each, a 2 s delay: each host's
+    # Two sites on two loopback addresses (two hosts), two pages each, a 2 s delay: each host's
     # second page comes at least the delay after its first, and both hosts' first pages come
     # before either one's second (they are fetched together, not one host after the other).
-    with serve_site(pages=2) as one, serve_site(pages=2) as two:
+    with serve_site(pages=2) as one, serve_site(pages=2, address="127.0.0.2") as two:
         urls = [site.url(f"/page/{n}.html") for site in (one, two) for n in range(2)]
         done = CliRunner().invoke(main, ["clean", *urls, "--delay", "2", "-j", "1", "-q",
                                          "-o", str(tmp_path / "out.jsonl")])
@@ -491,3 +491,14 @@ def test_max_pages_stops_reading_an_index_s_sitemaps_once_it_has_enough(tmp_path
         assert local.hits("/sitemap-private.xml") == 1  # the second time, not read
     # The first sub-sitemap's pages; then all of them, the private sitemap's too.
     assert few == [url for url in whole if "/private/" not in url] and len(few) < len(whole)
+
+
+def test_one_host_s_turns_are_shared_by_its_ports_and_schemes():
+    # Two servers of one host name (two ports): one server's turns, the delay between them.
+    with serve_site(pages=2) as one, serve_site(pages=2) as other:
+        with _fetcher(delay=1.0) as fetcher:
+            fetcher.fetch(one.url("/page/0.html"))
+            fetcher.fetch(other.url("/page/0.html"))
+        first = one.times[one.log.index("/page/0.html")]
+        second = other.times[other.log.index("/page/0.html")]
+    assert second - first >= 0.9

@@ -314,8 +314,8 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, *, slow_seconds: float, busy_failures: int, retry_after: int,
-                 big_bytes: int, pages: int) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+                 big_bytes: int, pages: int, address: str = "127.0.0.1") -> None:
+        super().__init__((address, 0), _Handler)
         host, port = self.server_address[:2]
         self.site = Site(base=f"http://{host}:{port}", pages=pages)
         self.stop = threading.Event()
@@ -469,11 +469,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @contextlib.contextmanager
 def serve_site(pages: int = 20, *, slow_seconds: float = 5.0, busy_failures: int = 1,
-               retry_after: int = 1, big_bytes: int = 3_000_000) -> Iterator[Site]:
-    """Serve the site on 127.0.0.1 (a free port) for the ``with`` block; stop it at the block's
-    end, cutting short slow and big replies in progress so no test waits on them."""
+               retry_after: int = 1, big_bytes: int = 3_000_000,
+               address: str = "127.0.0.1") -> Iterator[Site]:
+    """Serve the site on ``address`` (a loopback one: 127.0.0.1, or 127.0.0.2 for a second
+    host) and a free port for the ``with`` block; stop it at the block's end, cutting short
+    slow and big replies in progress so no test waits on them."""
+    if not address.startswith("127."):
+        raise ValueError(f"the test site serves on loopback only, not {address}")
     server = _Server(slow_seconds=slow_seconds, busy_failures=busy_failures,
-                     retry_after=retry_after, big_bytes=big_bytes, pages=pages)
+                     retry_after=retry_after, big_bytes=big_bytes, pages=pages,
+                     address=address)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               name="websim", daemon=True)
     thread.start()

@@ -104,11 +104,19 @@ class Fetched:
 
 @dataclass
 class _Host:
-    """What the Fetcher knows of one host: its robots rules, its turn and when it is next due."""
+    """What the Fetcher knows of one origin (scheme, host, port: what a robots.txt covers)."""
 
-    lock: threading.Lock = field(default_factory=threading.Lock)  # its turn to be asked
     robots_lock: threading.Lock = field(default_factory=threading.Lock)  # its robots.txt read
-    robots: object | None = None  # protego.Protego, or ALLOW / DENY below
+    robots: object | None = None  # protego.Protego, ALLOW or _Unreachable below
+
+
+@dataclass
+class _Turn:
+    """One server's turn to be asked, and when it is next due: by host name, so that http://a
+    and https://a (a redirect from one to the other, a sitemap mixing both) wait for each
+    other."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
     next_time: float = 0.0
 
 
@@ -142,6 +150,7 @@ class Fetcher:
                                     timeout=httpx.Timeout(timeout), follow_redirects=False,
                                     transport=transport)
         self._hosts: dict[str, _Host] = {}
+        self._turns: dict[str, _Turn] = {}
         self._hosts_lock = threading.Lock()
 
     # -- the public calls -----------------------------------------------------------------------
@@ -218,6 +227,11 @@ class Fetcher:
         with self._hosts_lock:
             return self._hosts.setdefault(key, _Host())
 
+    def _turn(self, url: str) -> _Turn:
+        key = (urlsplit(url).hostname or "").lower()
+        with self._hosts_lock:
+            return self._turns.setdefault(key, _Turn())
+
     def _read_robots(self, url: str) -> object:
         """The robots rules of ``url``'s host (RFC 9309 2.3.1: 4xx allows all; 5xx or no answer
         forbids all)."""
@@ -273,9 +287,9 @@ class Fetcher:
         a redirect or an error status), the body cut at ``limit`` (``truncate``) or refused."""
         import httpx
 
-        host = self._host(url)
-        with host.lock:  # one request at a time per host, delay apart
-            wait = host.next_time - time.monotonic()
+        host, turn = self._host(url), self._turn(url)
+        with turn.lock:  # one request at a time per host, delay apart
+            wait = turn.next_time - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
             try:
@@ -287,7 +301,7 @@ class Fetcher:
                 raise FetchError(f"cannot fetch {url}: {type(error).__name__}: "
                                  f"{error or 'connection failed'}") from error
             finally:
-                host.next_time = time.monotonic() + self._crawl_delay(host)
+                turn.next_time = time.monotonic() + self._crawl_delay(host)
 
     def _download(self, url: str, limit: int, html_only: bool, truncate: bool
                   ) -> tuple[int, dict, bytes]:
