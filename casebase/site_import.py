@@ -69,6 +69,22 @@ def _read_pages(files: list[Path], report: ImportReport) -> list[SitePage]:
     return pages
 
 
+def _readable(pages: Sequence[SitePage], parser: str, report: ImportReport) -> list[SitePage]:
+    """The pages that tidy; the others counted and reported in ``report.failed``."""
+    from noisecbr.prepare.tidy import tidy
+
+    kept = []
+    for page in pages:
+        try:
+            tidy(page.raw, parser=parser)
+        except InputError as error:
+            report.read += 1
+            report.failed.append((page.name, str(error)))
+            continue
+        kept.append(page)
+    return kept
+
+
 def import_site(
     session: Session,
     directory: str | Path,
@@ -123,7 +139,11 @@ def import_site_pages(
     source = source or f"site:{host}"
     report = report or ImportReport(dataset=source)
     started = time.perf_counter()
-    templates = template_labels([page.raw for page in pages], theta=theta, share=share)
+    try:
+        templates = template_labels([page.raw for page in pages], theta=theta, share=share)
+    except InputError:  # a page that cannot be read (too many elements, …): it alone is left out
+        pages = _readable(pages, parser, report)
+        templates = template_labels([page.raw for page in pages], theta=theta, share=share)
     if len(templates) != len(pages):
         raise ValueError(f"template_labels returned {len(templates)} results for {len(pages)} "
                          "pages")

@@ -106,3 +106,22 @@ def test_fetched_pages_cleaned_with_the_memory_import_urls_filled(site, db, tmp_
     for n in (4, 5):
         text = rows[site.url(f"/page/{n}.html")]["text"]
         assert site.page_text(n) in text and "All rights reserved" not in text
+
+
+def test_a_page_that_cannot_be_read_is_left_out_of_the_site_s_import(tmp_path):
+    from casebase.site_import import SitePage, import_site_pages
+    from casebase.store import CaseBase
+    from noisecbr.prepare.limits import MAX_ELEMENTS
+
+    def page(n: int) -> bytes:
+        return (f"<html><body><nav><a href='/'>Home</a> <a href='/b'>Back issues</a></nav>"
+                f"<main><p>Article {n}: the harbour's boats came in at dawn.</p></main>"
+                "<footer>All rights reserved</footer></body></html>").encode()
+
+    huge = ("<html><body>" + "<b>x</b>" * (MAX_ELEMENTS + 10) + "</body></html>").encode()
+    pages = [SitePage(f"p{n}", page(n)) for n in range(3)] + [SitePage("huge", huge)]
+    base = CaseBase.open(f"sqlite:///{tmp_path / 'cb.sqlite'}")
+    with base.session() as session:
+        report = import_site_pages(session, pages, "harbour.test")
+    assert report.imported == 3 and [name for name, _ in report.failed] == ["huge"]
+    assert report.cases["noise"] > 0
