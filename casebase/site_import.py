@@ -69,6 +69,23 @@ def _read_pages(files: list[Path], report: ImportReport) -> list[SitePage]:
     return pages
 
 
+def _templates(pages: Sequence[SitePage], theta: float, share: float, parser: str,
+               report: ImportReport) -> tuple[Sequence[SitePage], list[dict[str, bool]]]:
+    """The pages and, for each, :func:`noisecbr.seeds.templates.template_labels`' element path
+    → is template; a page that cannot be read (too many elements, …) is left out, reported."""
+    from noisecbr.seeds.templates import template_labels
+
+    try:
+        templates = template_labels([page.raw for page in pages], theta=theta, share=share)
+    except InputError:  # one page's: it alone is left out
+        pages = _readable(pages, parser, report)
+        templates = template_labels([page.raw for page in pages], theta=theta, share=share)
+    if len(templates) != len(pages):
+        raise ValueError(f"template_labels returned {len(templates)} results for {len(pages)} "
+                         "pages")
+    return pages, templates
+
+
 def _readable(pages: Sequence[SitePage], parser: str, report: ImportReport) -> list[SitePage]:
     """The pages that tidy; the others counted and reported in ``report.failed``."""
     from noisecbr.prepare.tidy import tidy
@@ -134,19 +151,10 @@ def import_site_pages(
     """
     from tqdm import tqdm
 
-    from noisecbr.seeds.templates import template_labels
-
     source = source or f"site:{host}"
     report = report or ImportReport(dataset=source)
     started = time.perf_counter()
-    try:
-        templates = template_labels([page.raw for page in pages], theta=theta, share=share)
-    except InputError:  # a page that cannot be read (too many elements, …): it alone is left out
-        pages = _readable(pages, parser, report)
-        templates = template_labels([page.raw for page in pages], theta=theta, share=share)
-    if len(templates) != len(pages):
-        raise ValueError(f"template_labels returned {len(templates)} results for {len(pages)} "
-                         "pages")
+    pages, templates = _templates(pages, theta, share, parser, report)
     site_cache: dict[str, int] = {}
     bar = tqdm(total=len(pages), unit="page", file=sys.stderr, disable=not show_progress(progress),
                dynamic_ncols=True, desc=host)
