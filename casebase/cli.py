@@ -56,6 +56,7 @@ from noisecbr.exits import (
 from noisecbr.fsnames import shown
 from noisecbr.prepare.subtrees import is_element_path
 from noisecbr.result import LABELS
+from noisecbr.web.fetch import DEFAULT_DELAY, DEFAULT_TIMEOUT
 
 from .arguments import CheckedGroup
 from .errors import InvalidInputError
@@ -431,7 +432,6 @@ def import_site_(ctx: click.Context, directory: Path, host: str, theta: float, s
         ctx.exit(EXIT_PARTIAL)
 
 
-
 @cli.command("import-urls")
 @click.argument("urls", nargs=-1)
 @click.option("--urls", "urls_file", type=click.File("r", encoding="utf-8", errors="replace"),
@@ -442,12 +442,12 @@ def import_site_(ctx: click.Context, directory: Path, host: str, theta: float, s
               help="Import the pages an RSS or Atom feed links to. Repeatable.")
 @click.option("--max-pages", type=click.IntRange(min=1), default=200, show_default=True,
               help="Fetch at most N pages (after de-duplication).")
-@click.option("--delay", type=click.FloatRange(min=0), default=1.0, show_default=True,
+@click.option("--delay", type=click.FloatRange(min=0), default=DEFAULT_DELAY, show_default=True,
               help="Seconds between two requests to one host (a longer Crawl-delay wins).")
 @click.option("--user-agent", default=None, help="The User-Agent of requests and of the "
               "robots.txt rules read.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              help="Seconds to wait for a server's answer.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=DEFAULT_TIMEOUT,
+              show_default=True, help="Seconds to wait for a server's answer.")
 @_template_options
 @click.pass_context
 @_handle_errors
@@ -463,17 +463,14 @@ def import_urls(ctx: click.Context, urls: tuple[str, ...], urls_file, sitemaps: 
     before is skipped, so the command can be run again to go on. One transaction; URLs that
     could not be fetched or imported are named (exit 1).
     """
-    from noisecbr.web.discover import discover_urls
+    from noisecbr.web.discover import discover_urls, is_url, listed_urls
     from noisecbr.web.fetch import DEFAULT_USER_AGENT, Fetcher
 
     from .fetched_sites import fetch_sites
     from .site_import import import_site_pages
 
-    given = list(urls)
-    if urls_file is not None:
-        given += [line.strip() for line in urls_file
-                  if line.strip() and not line.lstrip().startswith("#")]
-    bad = [url for url in given if not url.lower().startswith(("http://", "https://"))]
+    given = list(urls) + (listed_urls(urls_file) if urls_file is not None else [])
+    bad = [url for url in given if not is_url(url)]
     if bad:
         raise click.BadParameter(f"not an http(s) URL: {bad[0]}", param_hint="URLS")
     if not (given or sitemaps or feeds):
@@ -518,6 +515,7 @@ def import_urls(ctx: click.Context, urls: tuple[str, ...], urls_file, sitemaps: 
         _follow(cb, quiet)
     if failed:
         ctx.exit(EXIT_PARTIAL)
+
 
 def _filters(function):
     options = [

@@ -382,9 +382,10 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
     With --by-site, what recurs across a site's pages is removed from each, without labels."""
     from noisecbr.prepare.tidy import InputError
     from noisecbr.score.model import ModelError
+    from noisecbr.web.discover import is_url
 
     from .crawl.warc import is_warc
-    from .web.command import WebOptions, is_url
+    from .web.command import WebOptions
 
     web = [item for item in inputs if is_url(item)]
     resume = web_options.pop("resume")  # the other options (--urls, --sitemap, …): WebOptions
@@ -431,13 +432,12 @@ def clean(inputs: tuple[str, ...], output: Path | None, fmt: str | None, model: 
             stdin_data = _read("-", max_bytes)
         except InputError as error:
             _fail(f"-: {error}", EXIT_PARTIAL)
-    shape = "+".join(["markdown", *(["links"] if links else []), *(["images"] if images else [])])
     groups = None
     if by_site:
         from .sites import group_by_site
 
         groups = list(group_by_site(items, lambda item: _read(item, max_bytes)).values())
-    _clean_files(items, output, targets, shape if fmt == "markdown" else fmt, url, stdin_data,
+    _clean_files(items, output, targets, _shaped(fmt, links, images), url, stdin_data,
                  jobs, quiet, (model, parser, smooth, memory, favor, comments, max_bytes,
                                max_elements, title, page_type, unsafe_html, keep_media), groups)
 
@@ -477,11 +477,9 @@ def _clean_urls(options, output: Path | None, fmt: str | None, url: str | None,
               EXIT_USAGE)
     if (links or images) and fmt not in (None, "markdown"):
         _fail("--links and --images shape the Markdown: give -f markdown", EXIT_USAGE)
-    if fmt == "markdown" and (links or images):
-        fmt = "+".join(["markdown", *(["links"] if links else []),
-                        *(["images"] if images else [])])
-    memory = _page_memories(memory_db, site, None,
-                                    "the URL it was fetched from") if memory_db else None
+    fmt = _shaped(fmt, links, images) if fmt is not None else None
+    memory = (_page_memories(memory_db, site, None, "the URL it was fetched from")
+              if memory_db else None)
     settings = CleanSettings(model, parser, smooth, max_bytes, memory, favor, comments,
                              max_elements, markdown=markdown_column, by_site=by_site,
                              title=title, page_type=page_type)
@@ -502,6 +500,14 @@ def _clean_urls(options, output: Path | None, fmt: str | None, url: str | None,
         _fail("interrupted", EXIT_INTERRUPTED)
     if failed:
         sys.exit(EXIT_PARTIAL)
+
+
+def _shaped(fmt: str, links: bool, images: bool) -> str:
+    """The format a page is rendered in: Markdown with what --links and --images ask for
+    ("markdown+links+images"), any other format as it is."""
+    if fmt != "markdown":
+        return fmt
+    return "+".join(["markdown", *(["links"] if links else []), *(["images"] if images else [])])
 
 
 def _check_page_options(items: list[str], fmt: str, markdown_column: bool, shaped: bool,

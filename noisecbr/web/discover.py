@@ -16,8 +16,8 @@ from noisecbr.prepare.tidy import InputError
 
 from .fetch import Fetched, Fetcher, FetchError
 
-__all__ = ["DiscoveryError", "discover_urls", "page_links", "sitemap_urls", "feed_urls",
-           "page_urls", "url_key"]
+__all__ = ["DiscoveryError", "discover_urls", "is_url", "listed_urls", "page_links",
+           "sitemap_urls", "feed_urls", "page_urls", "url_key"]
 
 #: A sitemap may hold 50 MB of XML (sitemaps.org); gzipped ones are read up to this too.
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
@@ -25,6 +25,16 @@ SITEMAP_MAX_BYTES = 50 * 1024 * 1024
 
 class DiscoveryError(FetchError):
     """A sitemap or feed could not be read (fetched, or parsed as one)."""
+
+
+def is_url(item: str) -> bool:
+    """Whether a command-line input is a URL (http or https), not a file."""
+    return item[:8].lower().startswith(("http://", "https://"))
+
+
+def listed_urls(lines: Iterable[str]) -> list[str]:
+    """The URLs of a URL list (one per line; blank lines and ``#`` comments skipped)."""
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
 def _missing(error: ImportError) -> ImportError:
@@ -113,10 +123,10 @@ def sitemap_urls(fetcher: Fetcher, url: str,
     import logging
 
     logging.getLogger("usp").setLevel(logging.CRITICAL)  # its failures are reported here
-    listed = [0]
+    listed = [0] if enough is not None else None  # counted only to stop at ``enough``
 
     def more(sub_sitemap: str, level: int, parents: set[str]) -> bool:
-        return enough is None or listed[0] < enough
+        return listed is None or listed[0] < enough
 
     try:
         tree = SitemapFetcher(url, 0, _client(fetcher, listed), recurse_callback=more).sitemap()

@@ -16,7 +16,7 @@ from noisecbr.errors import NoisecbrError
 from noisecbr.exits import EXIT_INTERRUPTED
 from noisecbr.fsnames import shown
 from noisecbr.prepare.limits import reading_problem
-from noisecbr.web.discover import discover_urls, page_links, url_key
+from noisecbr.web.discover import discover_urls, is_url, listed_urls, page_links, url_key
 from noisecbr.web.fetch import (
     DEFAULT_DELAY,
     DEFAULT_RETRIES,
@@ -88,11 +88,6 @@ class WebOptions:
         return self.max_pages
 
 
-def is_url(item: str) -> bool:
-    """Whether a command-line input is a URL (http or https), not a file."""
-    return item[:8].lower().startswith(("http://", "https://"))
-
-
 def _listed(path: str) -> list[str]:
     """The URLs of a ``--urls`` file (one per line; blank lines and ``#`` comments skipped;
     ``-``: standard input)."""
@@ -101,8 +96,7 @@ def _listed(path: str) -> list[str]:
                 else Path(path).read_text(encoding="utf-8", errors="replace"))
     except OSError as error:
         raise WebUsageError(f"--urls {path}: {reading_problem(error)}", 3) from error
-    return [line.strip() for line in text.splitlines()
-            if line.strip() and not line.lstrip().startswith("#")]
+    return listed_urls(text.splitlines())
 
 
 def _say(message: str) -> None:
